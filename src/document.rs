@@ -1,0 +1,56 @@
+//! The document model: what an application hands to folio.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::SourceFormat;
+
+/// A source document. Its chunks inherit its ACL; a document with an empty ACL is public.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Document {
+    pub doc_id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub source_uri: String,
+    #[serde(default = "default_format")]
+    pub format: SourceFormat,
+    pub text: String,
+    /// Principals (users or groups) allowed to see the document; empty = public.
+    #[serde(default)]
+    pub acl: Vec<String>,
+    #[serde(default)]
+    pub published_at: Option<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+fn default_format() -> SourceFormat {
+    SourceFormat::Text
+}
+
+impl Document {
+    /// A public document with the given id, format and text, and no other fields.
+    pub fn new(doc_id: impl Into<String>, format: SourceFormat, text: impl Into<String>) -> Self {
+        Document {
+            doc_id: doc_id.into(),
+            title: String::new(),
+            source_uri: String::new(),
+            format,
+            text: text.into(),
+            acl: Vec::new(),
+            published_at: None,
+            updated_at: None,
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// The same document, visible to `acl` only.
+    pub fn with_acl<S: Into<String>>(mut self, acl: impl IntoIterator<Item = S>) -> Self {
+        self.acl = acl.into_iter().map(Into::into).collect();
+        self
+    }
+}

@@ -7,6 +7,7 @@ pub mod document;
 pub mod embed;
 pub mod eval;
 pub mod index;
+pub mod input;
 pub mod retrieve;
 pub mod store;
 pub mod tokens;

@@ -1,5 +1,9 @@
 //! Embedders: text in, vectors out.
 
+mod hash;
+
+pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
+
 use crate::index::Metric;
 
 /// Why an embedder could not embed a batch.
@@ -21,4 +25,42 @@ pub trait Embedder: Send + Sync {
     fn max_input_tokens(&self) -> usize;
     /// Embeds `texts` into a row-major `texts.len() x dimension()` matrix.
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError>;
+}
+
+/// The embedder a store uses when the application brings none.
+pub fn default_embedder() -> HashEmbedder {
+    HashEmbedder::default()
+}
+
+/// Why a batch of vectors cannot be stored.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VectorError {
+    #[error("vector dimension must be at least 1")]
+    ZeroDimension,
+    #[error("{len} values do not make whole rows of dimension {dim}")]
+    Length { len: usize, dim: usize },
+    #[error("vector {row} has a non-finite value {value} at column {col}")]
+    NotFinite { row: usize, col: usize, value: f32 },
+}
+
+/// Checks a row-major batch of `dim`-dimensional vectors before anything is written:
+/// whole rows only, and every value finite (one NaN would poison every distance to it).
+pub fn validate(vectors: &[f32], dim: usize) -> Result<(), VectorError> {
+    if dim == 0 {
+        return Err(VectorError::ZeroDimension);
+    }
+    if vectors.len() % dim != 0 {
+        return Err(VectorError::Length {
+            len: vectors.len(),
+            dim,
+        });
+    }
+    match vectors.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(VectorError::NotFinite {
+            row: i / dim,
+            col: i % dim,
+            value: vectors[i],
+        }),
+        None => Ok(()),
+    }
 }

@@ -1,8 +1,23 @@
-//! Vector search over flat arrays: distance kernels, the exact scan, the graph index and
-//! the filtered-search planner. Knows nothing of storage: vectors come in as slices, a
-//! visible set as a [`roaring::RoaringBitmap`] of local ids.
+//! Vector search over flat arrays: distance kernels, the exact scan, the HNSW graph and the
+//! filtered-search planner. Knows nothing of storage: a segment's vectors come in as a
+//! row-major `&[f32]` with contiguous global ids `base..base + n`, a visible set as a
+//! [`roaring::RoaringBitmap`] of global ids (shared across segments).
+
+pub mod distance;
+pub mod exact;
+pub mod hnsw;
+pub mod planner;
+pub mod segment;
+pub mod vectors;
+mod visited;
 
 use serde::{Deserialize, Serialize};
+
+pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
+pub use hnsw::{Graph, GraphDecodeError, HnswParams};
+pub use planner::{search, SearchPath, SearchReport};
+pub use segment::SegmentIndex;
+pub use vectors::{ShapeError, VectorSet};
 
 /// How two vectors are compared. Scores are always "higher is better".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]

@@ -1,1 +1,389 @@
-//! TODO
+//! Small-to-big retrieval: search the small children, group them by their reading unit
+//! (parent, section or window) with the **max** child score, and return the best units
+//! within a token budget, dropping near-duplicates.
+
+mod dedup;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::embed::validate;
+use crate::index::planner::SearchPath;
+use crate::index::Metric;
+use crate::store::{
+    chunk_id, parent_id, slice_text, Access, IndexState, Reader, SearchError, Store, StorageError,
+    StoredChild,
+};
+
+/// What a query is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+    /// Embedded with the index's embedder.
+    Text(String),
+    /// Already embedded by the caller, with the index's embedder.
+    Vector(Vec<f32>),
+}
+
+/// What is returned for each group of matching children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expand {
+    /// The child's parent chunk (the default).
+    Parent,
+    /// The whole section around the child's parent (parents of the same heading path, together).
+    Section,
+    /// The child and `n` neighbouring children on each side.
+    Window(usize),
+}
+
+/// A search: the query, who asks, and how much to return.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: Query,
+    pub access: Access,
+    /// Reading units to return (at most).
+    pub k: usize,
+    /// Children to gather before grouping; by default `max(4k, 20)`, grown until `k` units
+    /// are found or every visible child was seen.
+    pub children: Option<usize>,
+    /// Total estimated tokens of the returned texts (see [`crate::tokens`]); units that do
+    /// not fit are skipped.
+    pub token_budget: Option<usize>,
+    pub expand: Expand,
+    /// `index`, `index@version`, or an alias; the `default` index when `None`.
+    pub target: Option<String>,
+    /// Graph search breadth; the planner picks one from `k` when `None`.
+    pub ef: Option<usize>,
+    /// Drops a unit whose word-shingle Jaccard similarity to a better one reaches this.
+    pub dedup_threshold: f32,
+}
+
+impl SearchRequest {
+    /// A text query with defaults: public access, k = 5, parents, no budget.
+    pub fn text(query: impl Into<String>) -> Self {
+        Self::new(Query::Text(query.into()))
+    }
+
+    /// A vector query with defaults.
+    pub fn vector(query: Vec<f32>) -> Self {
+        Self::new(Query::Vector(query))
+    }
+
+    fn new(query: Query) -> Self {
+        SearchRequest {
+            query,
+            access: Access::public(),
+            k: 5,
+            children: None,
+            token_budget: None,
+            expand: Expand::Parent,
+            target: None,
+            ef: None,
+            dedup_threshold: 0.9,
+        }
+    }
+
+    pub fn access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// Searches as these principals (public documents are always visible).
+    pub fn as_principals<S: Into<String>>(self, principals: impl IntoIterator<Item = S>) -> Self {
+        self.access(Access::principals(principals))
+    }
+
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+
+    pub fn children(mut self, n: usize) -> Self {
+        self.children = Some(n);
+        self
+    }
+
+    pub fn token_budget(mut self, tokens: usize) -> Self {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    pub fn expand(mut self, expand: Expand) -> Self {
+        self.expand = expand;
+        self
+    }
+
+    pub fn target(mut self, target: impl Into<String>) -> Self {
+        self.target = Some(target.into());
+        self
+    }
+
+    pub fn ef(mut self, ef: usize) -> Self {
+        self.ef = Some(ef);
+        self
+    }
+}
+
+/// A matching child inside a returned unit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChildHit {
+    pub chunk_id: String,
+    pub score: f32,
+    /// Byte span in the document's source text.
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One returned reading unit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub doc_id: String,
+    /// The parent chunk of the best child (for sections and windows too).
+    pub parent_id: String,
+    pub section_path: Vec<String>,
+    pub source_uri: String,
+    pub title: String,
+    /// The best child's score.
+    pub score: f32,
+    pub text: String,
+    /// Byte span of `text` in the document's source text.
+    pub start: usize,
+    pub end: usize,
+    pub tokens: usize,
+    pub children: Vec<ChildHit>,
+}
+
+/// How the children were found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchStats {
+    /// The planner's path in each segment searched, most expensive first.
+    pub paths: Vec<SearchPath>,
+    pub distances: usize,
+    /// Children the caller may see in this version.
+    pub visible: u64,
+    pub children_gathered: usize,
+    pub micros: u64,
+}
+
+/// The answer to a [`SearchRequest`]: which index version answered, and the units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResponse {
+    pub index: String,
+    pub version: u64,
+    pub results: Vec<Hit>,
+    pub stats: SearchStats,
+}
+
+/// One scored child, with its stored record.
+struct ScoredChild {
+    score: f32,
+    record: StoredChild,
+}
+
+impl Store {
+    /// Searches: children by vector, grouped into reading units, best first.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
+        let started = Instant::now();
+        let target = request.target.as_deref().unwrap_or(crate::store::DEFAULT_INDEX);
+        let reader = self.reader()?;
+        let (state, view) = reader.resolve(target)?;
+        let query = self.query_vector(&state, &request.query)?;
+        let visible = reader.visible(&view, &request.access)?;
+        let k = request.k;
+        let mut n = request.children.unwrap_or((4 * k).max(20)).max(k);
+        let (children, stats) = loop {
+            let search = view.search_children(&query, n, request.ef, &visible);
+            let found = &search.neighbors;
+            let scored = found
+                .iter()
+                .map(|n| Ok(ScoredChild { score: n.score, record: reader.child(&state, n.id)? }))
+                .collect::<Result<Vec<_>, StorageError>>()?;
+            let units = count_units(&scored, request.expand);
+            let exhausted = (found.len() as u64) >= visible.len() || found.len() < n;
+            if units >= k || exhausted {
+                break (scored, search);
+            }
+            n = n.saturating_mul(4);
+        };
+        let children_len = children.len();
+        let results = assemble(&reader, &state, children, request)?;
+        Ok(SearchResponse {
+            index: state.name().to_string(),
+            version: view.version(),
+            results,
+            stats: SearchStats {
+                paths: stats.paths,
+                distances: stats.distances,
+                visible: visible.len(),
+                children_gathered: children_len,
+                micros: started.elapsed().as_micros() as u64,
+            },
+        })
+    }
+
+    fn query_vector(&self, state: &IndexState, query: &Query) -> Result<Vec<f32>, SearchError> {
+        let identity = state.embedder();
+        let dim = identity.dimension as usize;
+        let mut vector = match query {
+            Query::Vector(v) => v.clone(),
+            Query::Text(text) => {
+                let embedder = self.embedder(&identity.name).ok_or_else(|| {
+                    SearchError::InvalidQuery(format!(
+                        "index `{}` embeds with `{}`, which is not registered: pass a vector",
+                        state.name(),
+                        identity.name
+                    ))
+                })?;
+                embedder.embed(&[text.as_str()])?
+            }
+        };
+        validate(&vector, dim)?;
+        if vector.len() != dim {
+            return Err(SearchError::InvalidQuery(format!(
+                "the query vector has {} dimensions, the index {dim}",
+                vector.len()
+            )));
+        }
+        if identity.metric == Metric::Cosine && !crate::store::normalise(&mut vector) {
+            return Err(SearchError::InvalidQuery("a zero query vector has no cosine".into()));
+        }
+        Ok(vector)
+    }
+}
+
+/// The key children are grouped by: their parent, or (for windows) their own window.
+fn unit_key(child: &ScoredChild, expand: Expand) -> (u64, u32) {
+    match expand {
+        Expand::Parent | Expand::Section => (child.record.rev, child.record.parent),
+        Expand::Window(_) => (child.record.rev, child.record.number),
+    }
+}
+
+fn count_units(children: &[ScoredChild], expand: Expand) -> usize {
+    let mut keys: Vec<(u64, u32)> = children.iter().map(|c| unit_key(c, expand)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
+}
+
+fn assemble(
+    reader: &Reader<'_>,
+    state: &IndexState,
+    children: Vec<ScoredChild>,
+    request: &SearchRequest,
+) -> Result<Vec<Hit>, SearchError> {
+    // Group by unit, keeping the max score; `children` arrive best first.
+    let mut order: Vec<(u64, u32)> = Vec::new();
+    let mut groups: HashMap<(u64, u32), Vec<ScoredChild>> = HashMap::new();
+    for child in children {
+        let key = unit_key(&child, request.expand);
+        let group = groups.entry(key).or_default();
+        if group.is_empty() {
+            order.push(key);
+        }
+        group.push(child);
+    }
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut spent = 0usize;
+    for key in order {
+        if hits.len() >= request.k {
+            break;
+        }
+        let group = groups.remove(&key).unwrap_or_default();
+        let Some(best) = group.first() else { continue };
+        let (start, end, section_path) = unit_span(reader, state, &best.record, request.expand)?;
+        let doc = reader.doc(best.record.rev)?;
+        let text = slice_text(&doc.text, start as u64, end as u64)?.to_string();
+        // Overlapping windows of one document merge into the better unit.
+        if let Some(existing) = hits
+            .iter_mut()
+            .find(|h| h.doc_id == doc.doc_id && h.start < end && start < h.end)
+        {
+            existing.children.extend(group.iter().map(|c| child_hit(&doc.doc_id, c)));
+            continue;
+        }
+        if hits.iter().any(|h| dedup::near_duplicate(&h.text, &text, request.dedup_threshold)) {
+            continue;
+        }
+        let tokens = crate::tokens::count(&text);
+        if let Some(budget) = request.token_budget {
+            if spent + tokens > budget {
+                continue;
+            }
+        }
+        spent += tokens;
+        hits.push(Hit {
+            doc_id: doc.doc_id.clone(),
+            parent_id: parent_id(&doc.doc_id, best.record.parent_ordinal),
+            section_path,
+            source_uri: doc.source_uri.clone(),
+            title: doc.title.clone(),
+            score: best.score,
+            text,
+            start,
+            end,
+            tokens,
+            children: group.iter().map(|c| child_hit(&doc.doc_id, c)).collect(),
+        });
+    }
+    Ok(hits)
+}
+
+fn child_hit(doc_id: &str, child: &ScoredChild) -> ChildHit {
+    ChildHit {
+        chunk_id: chunk_id(doc_id, child.record.ordinal),
+        score: child.score,
+        start: child.record.start,
+        end: child.record.end,
+    }
+}
+
+/// The byte span and heading path of the unit around `child`.
+fn unit_span(
+    reader: &Reader<'_>,
+    state: &IndexState,
+    child: &StoredChild,
+    expand: Expand,
+) -> Result<(usize, usize, Vec<String>), StorageError> {
+    match expand {
+        Expand::Parent => {
+            let parent = reader.parent(state, child.parent)?;
+            Ok((parent.start, parent.end, parent.section_path))
+        }
+        Expand::Section => {
+            // A long section was split into several parents: put them back together.
+            let ranges = reader.chunk_ranges(state, child.rev)?;
+            let parent = reader.parent(state, child.parent)?;
+            let (mut start, mut end) = (parent.start, parent.end);
+            let mut before = parent.number;
+            while before > ranges.parents.start {
+                let p = reader.parent(state, before - 1)?;
+                if p.section_path != parent.section_path {
+                    break;
+                }
+                start = p.start;
+                before -= 1;
+            }
+            let mut after = parent.number + 1;
+            while after < ranges.parents.end {
+                let p = reader.parent(state, after)?;
+                if p.section_path != parent.section_path {
+                    break;
+                }
+                end = p.end;
+                after += 1;
+            }
+            Ok((start, end, parent.section_path))
+        }
+        Expand::Window(n) => {
+            let ranges = reader.chunk_ranges(state, child.rev)?;
+            let first = child.number.saturating_sub(n as u32).max(ranges.children.start);
+            let last = child.number.saturating_add(n as u32).min(ranges.children.end - 1);
+            let start = reader.child(state, first)?.start;
+            let end = reader.child(state, last)?.end;
+            Ok((start.min(child.start), end.max(child.end), child.section_path.clone()))
+        }
+    }
+}

@@ -1,1 +1,526 @@
-//! TODO
+//! The one-file store: binds chunking, embedding and the vector index to a redb file.
+//!
+//! Layout of the file: see `storage-format.md`. In memory a [`Store`] keeps, per index,
+//! the loaded segments (vectors and graphs) of the versions in use and swaps a new
+//! [`IndexState`] in atomically after each commit, so readers on other threads always see
+//! a whole version.
+
+mod error;
+mod read;
+mod records;
+mod segment;
+mod state;
+mod tables;
+mod write;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
+
+pub use error::{OpenError, SearchError, StorageError, WriteError};
+pub use records::{EmbedderIdentity, GraphParams};
+pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
+pub use segment::Segment;
+pub use state::{Access, ChildSearch, IndexState, VersionView};
+pub use write::{Batch, CommitReceipt, NoProgress, Progress};
+
+use crate::chunk::ChunkSpec;
+use crate::embed::{default_embedder, Embedder};
+use records::{decode, ChildRecord, DocEntry, IndexRecord, ParentRecord, RevisionRecord};
+use tables::*;
+
+/// The version of the file layout this build reads and writes. Independent of the crate
+/// version; bumped whenever a table, key or value changes meaning.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The index every store starts with.
+pub const DEFAULT_INDEX: &str = "default";
+
+/// How to open or create a store.
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// Used for text queries and ingest of indexes built with an embedder of the same name.
+    pub embedder: Arc<dyn Embedder>,
+    /// The chunking of the `default` index, when the store is created.
+    pub spec: ChunkSpec,
+    /// The graph parameters of the `default` index, when the store is created.
+    pub graph: GraphParams,
+    /// Create the file when it does not exist.
+    pub create: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            embedder: Arc::new(default_embedder()),
+            spec: ChunkSpec::default(),
+            graph: GraphParams::default(),
+            create: false,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Default options that create the file when it is missing.
+    pub fn create() -> Self {
+        StoreOptions { create: true, ..Self::default() }
+    }
+}
+
+/// A handle on an open store. Cheap to clone; share it across threads.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Database,
+    path: PathBuf,
+    embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
+    indexes: RwLock<BTreeMap<String, Arc<IndexState>>>,
+    /// Serialises writers so the in-memory state is swapped in commit order.
+    writer: Mutex<()>,
+}
+
+/// A summary of a store, as `folio stats` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreStats {
+    pub path: PathBuf,
+    pub format_version: u32,
+    pub file_bytes: u64,
+    pub documents: u64,
+    pub indexes: Vec<IndexStats>,
+}
+
+/// One index in [`StoreStats`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IndexStats {
+    pub name: String,
+    pub version: u64,
+    pub embedder: EmbedderIdentity,
+    pub spec: ChunkSpec,
+    pub live_children: u64,
+    pub segments: usize,
+    pub graph_segments: usize,
+    pub principals: Vec<String>,
+}
+
+/// One child chunk as stored, for applications and tools.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ChunkInfo {
+    /// The child number in its index (stable for the life of the chunk).
+    pub number: u32,
+    pub chunk_id: String,
+    pub parent_id: String,
+    pub doc_id: String,
+    pub section_path: Vec<String>,
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    /// What the embedder sees: the heading path, then the text.
+    pub embed_text: String,
+    pub oversized: bool,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `doc#c3`: the id of a document's fourth child chunk.
+pub fn chunk_id(doc_id: &str, ordinal: u32) -> String {
+    format!("{doc_id}#c{ordinal}")
+}
+
+/// `doc#p0`: the id of a document's first parent chunk.
+pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
+    format!("{doc_id}#p{ordinal}")
+}
+
+impl Store {
+    /// Opens the store at `path` with the default (built-in) embedder; the file must exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens the store at `path`, creating it with the default settings when missing.
+    pub fn open_or_create(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::open_with(path, StoreOptions::create())
+    }
+
+    /// Opens (or, with `options.create`, creates) the store at `path`.
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let exists = path.exists();
+        if !exists && !options.create {
+            return Err(OpenError::NotFound(path));
+        }
+        let db = if exists { Database::open(&path) } else { Database::create(&path) };
+        let db = db.map_err(|e| open_error(&path, e))?;
+        if !exists {
+            initialise(&db, &options)?;
+        }
+        let indexes = load_indexes(&db, &path)?;
+        let mut embedders = HashMap::new();
+        embedders.insert(options.embedder.name().to_string(), options.embedder.clone());
+        let store = Store {
+            inner: Arc::new(Inner {
+                db,
+                path,
+                embedders: RwLock::new(embedders),
+                indexes: RwLock::new(indexes),
+                writer: Mutex::new(()),
+            }),
+        };
+        store.check_embedder(&options.embedder)?;
+        Ok(store)
+    }
+
+    /// Refuses an embedder whose name matches an index's but whose vectors would differ.
+    fn check_embedder(&self, embedder: &Arc<dyn Embedder>) -> Result<(), OpenError> {
+        let given = identity_of(embedder.as_ref());
+        for (name, index) in self.inner.indexes.read().iter() {
+            let stored = &index.record().embedder;
+            if stored.name == given.name && *stored != given {
+                return Err(OpenError::EmbedderMismatch {
+                    index: name.clone(),
+                    stored: stored.to_string(),
+                    given: given.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `embedder` available to the indexes built with its name.
+    pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
+        self.check_embedder(&embedder)?;
+        self.inner.embedders.write().insert(embedder.name().to_string(), embedder);
+        Ok(())
+    }
+
+    pub(crate) fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
+        self.inner.embedders.read().get(name).cloned()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub(crate) fn db(&self) -> &Database {
+        &self.inner.db
+    }
+
+    /// The names of the indexes, sorted.
+    pub fn index_names(&self) -> Vec<String> {
+        self.inner.indexes.read().keys().cloned().collect()
+    }
+
+    /// The current state of index `name` (its newest version and loaded segments).
+    pub fn index(&self, name: &str) -> Option<Arc<IndexState>> {
+        self.inner.indexes.read().get(name).cloned()
+    }
+
+    pub(crate) fn indexes(&self) -> BTreeMap<String, Arc<IndexState>> {
+        self.inner.indexes.read().clone()
+    }
+
+    pub(crate) fn install(&self, states: Vec<Arc<IndexState>>) {
+        let mut indexes = self.inner.indexes.write();
+        for state in states {
+            indexes.insert(state.name().to_string(), state);
+        }
+    }
+
+    pub(crate) fn lock_writer(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.inner.writer.lock()
+    }
+
+    /// Counts and settings, for `folio stats`.
+    pub fn stats(&self) -> Result<StoreStats, SearchError> {
+        let txn = self.db().begin_read()?;
+        let documents = txn.open_table(DOCS)?.len()?;
+        let mut indexes = Vec::new();
+        for (name, state) in self.indexes() {
+            let view = state.head();
+            indexes.push(IndexStats {
+                name,
+                version: view.version(),
+                embedder: state.record().embedder.clone(),
+                spec: state.record().spec,
+                live_children: view.live().len(),
+                segments: view.segments().len(),
+                graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
+                principals: state::principals(&txn, state.id())?,
+            });
+        }
+        let file_bytes = std::fs::metadata(self.path()).map_or(0, |m| m.len());
+        Ok(StoreStats {
+            path: self.path().to_path_buf(),
+            format_version: FORMAT_VERSION,
+            file_bytes,
+            documents,
+            indexes,
+        })
+    }
+
+    /// The ids of the stored documents, sorted.
+    pub fn document_ids(&self) -> Result<Vec<String>, SearchError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(DOCS)?;
+        let mut ids = Vec::new();
+        for entry in table.iter()? {
+            ids.push(entry?.0.value().to_string());
+        }
+        Ok(ids)
+    }
+
+    /// The stored document `doc_id` (current revision), or `None`.
+    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, SearchError> {
+        let txn = self.db().begin_read()?;
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else { return Ok(None) };
+        let rev = read_revision(&txn, entry.rev)?;
+        let text = read_text(&txn, entry.rev)?;
+        Ok(Some(crate::document::Document {
+            doc_id: rev.doc_id,
+            title: rev.title,
+            source_uri: rev.source_uri,
+            format: rev.format,
+            text,
+            acl: entry.acl,
+            published_at: rev.published_at,
+            updated_at: rev.updated_at,
+            metadata: rev.metadata.into_iter().collect(),
+        }))
+    }
+
+    /// The child chunks of `doc_id` in index `index` (newest version), with their
+    /// `embed_text`: what an application embeds itself to bring its own vectors.
+    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, SearchError> {
+        let state = self.index(index).ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+        let txn = self.db().begin_read()?;
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else { return Ok(Vec::new()) };
+        let Some(chunks) = state::read_doc_chunks(&txn, state.id(), entry.rev)? else {
+            return Ok(Vec::new());
+        };
+        let text = read_text(&txn, entry.rev)?;
+        let children = txn.open_table(CHILDREN)?;
+        let mut out = Vec::with_capacity(chunks.children as usize);
+        for number in chunks.child_range() {
+            let child = read_child_in(&children, state.id(), number)?;
+            out.push(chunk_info(&state, number, doc_id, &child, &text)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Store {
+    /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
+    /// order [`Batch::upsert_with_vectors`] expects vectors. Nothing is written.
+    pub fn plan(&self, index: &str, doc: &crate::document::Document) -> Result<Vec<PlannedChunk>, SearchError> {
+        let state = self.index(index).ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+        let spec = state.record().spec;
+        let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
+        Ok(chunked
+            .children
+            .iter()
+            .enumerate()
+            .map(|(ordinal, c)| PlannedChunk {
+                chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
+                start: c.span.start,
+                end: c.span.end,
+                embed_text: crate::chunk::embed_text(
+                    &c.section_path,
+                    &doc.text[c.span.start..c.span.end],
+                    spec.heading_depth,
+                ),
+            })
+            .collect())
+    }
+}
+
+/// A child chunk an index would create, before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PlannedChunk {
+    pub chunk_id: String,
+    pub start: usize,
+    pub end: usize,
+    pub embed_text: String,
+}
+
+fn chunk_info(
+    state: &IndexState,
+    number: u32,
+    doc_id: &str,
+    child: &ChildRecord,
+    text: &str,
+) -> Result<ChunkInfo, SearchError> {
+    let body = slice_text(text, child.start, child.end)?.to_string();
+    let embed_text =
+        crate::chunk::embed_text(&child.section_path, &body, state.record().spec.heading_depth);
+    Ok(ChunkInfo {
+        number,
+        chunk_id: chunk_id(doc_id, child.ordinal),
+        parent_id: parent_id(doc_id, child.parent_ordinal),
+        doc_id: doc_id.to_string(),
+        section_path: child.section_path.clone(),
+        start: child.start as usize,
+        end: child.end as usize,
+        text: body,
+        embed_text,
+        oversized: child.oversized,
+    })
+}
+
+/// A stored span of a stored text; a span that does not fit is corruption, not a panic.
+pub fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, StorageError> {
+    usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(s, e)| text.get(s..e))
+        .ok_or_else(|| StorageError::corrupt(format!("span {start}..{end} outside its text")))
+}
+
+/// Scales `v` to unit length; `false` (and `v` untouched) when it has no direction.
+pub fn normalise(v: &mut [f32]) -> bool {
+    let norm = crate::index::distance::dot(v, v);
+    if !(norm.is_finite() && norm > 0.0) {
+        return false;
+    }
+    crate::index::distance::normalize(v);
+    true
+}
+
+pub(crate) fn identity_of(embedder: &dyn Embedder) -> EmbedderIdentity {
+    EmbedderIdentity {
+        name: embedder.name().to_string(),
+        fingerprint: embedder.fingerprint(),
+        dimension: embedder.dimension() as u32,
+        metric: embedder.metric(),
+    }
+}
+
+fn open_error(path: &Path, e: redb::DatabaseError) -> OpenError {
+    match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => OpenError::Locked(path.to_path_buf()),
+        redb::DatabaseError::UpgradeRequired(v) => OpenError::NotAStore {
+            path: path.to_path_buf(),
+            reason: format!("redb file format {v} needs an upgrade"),
+        },
+        other => OpenError::NotAStore { path: path.to_path_buf(), reason: other.to_string() },
+    }
+}
+
+/// Writes the meta table and the empty `default` index (version 0) of a new file.
+fn initialise(db: &Database, options: &StoreOptions) -> Result<(), OpenError> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(META)?;
+        meta.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+        meta.insert("next_rev", 1u64.to_le_bytes().as_slice())?;
+        meta.insert("next_index", 1u32.to_le_bytes().as_slice())?;
+        let record = IndexRecord {
+            id: 0,
+            spec: options.spec,
+            embedder: identity_of(options.embedder.as_ref()),
+            graph: options.graph,
+            head: 0,
+            next_child: 0,
+            next_parent: 0,
+            next_segment: 0,
+            created_ms: now_ms(),
+        };
+        write::create_index_tables(&txn, DEFAULT_INDEX, &record)?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, StorageError> {
+    let meta = match txn.open_table(META) {
+        Ok(t) => t,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(value) = meta.get(key)? else { return Ok(None) };
+    let bytes: [u8; 4] = value
+        .value()
+        .try_into()
+        .map_err(|_| StorageError::corrupt(format!("meta `{key}` is not 4 bytes")))?;
+    Ok(Some(u32::from_le_bytes(bytes)))
+}
+
+fn load_indexes(db: &Database, path: &Path) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
+    let txn = db.begin_read()?;
+    match read_meta_u32(&txn, "format_version")? {
+        None => {
+            return Err(OpenError::NotAStore {
+                path: path.to_path_buf(),
+                reason: "a redb file without folio's meta table".into(),
+            })
+        }
+        Some(FORMAT_VERSION) => {}
+        Some(found) => {
+            return Err(OpenError::UnsupportedFormat {
+                path: path.to_path_buf(),
+                found,
+                supported: FORMAT_VERSION,
+            })
+        }
+    }
+    let mut out = BTreeMap::new();
+    let table = txn.open_table(INDEXES)?;
+    for entry in table.iter()? {
+        let (name, value) = entry?;
+        let record: IndexRecord = decode(value.value(), "index record")?;
+        let state = IndexState::load(&txn, name.value(), record)?;
+        out.insert(name.value().to_string(), Arc::new(state));
+    }
+    Ok(out)
+}
+
+pub(crate) fn read_doc_entry(txn: &ReadTransaction, doc_id: &str) -> Result<Option<DocEntry>, StorageError> {
+    let table = txn.open_table(DOCS)?;
+    let Some(value) = table.get(doc_id)? else { return Ok(None) };
+    Ok(Some(decode(value.value(), "doc entry")?))
+}
+
+pub(crate) fn read_revision(txn: &ReadTransaction, rev: u64) -> Result<RevisionRecord, StorageError> {
+    let table = txn.open_table(REVISIONS)?;
+    let value = table.get(rev)?.ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
+    decode(value.value(), "revision")
+}
+
+pub(crate) fn read_text(txn: &ReadTransaction, rev: u64) -> Result<String, StorageError> {
+    let table = txn.open_table(REV_TEXT)?;
+    let value = table.get(rev)?.ok_or_else(|| StorageError::corrupt(format!("text of revision {rev} missing")))?;
+    String::from_utf8(value.value().to_vec())
+        .map_err(|_| StorageError::corrupt(format!("text of revision {rev} is not UTF-8")))
+}
+
+pub(crate) fn read_child_in(
+    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
+    index: u32,
+    number: u32,
+) -> Result<ChildRecord, StorageError> {
+    let value = table
+        .get((index, number))?
+        .ok_or_else(|| StorageError::corrupt(format!("child {number} of index {index} missing")))?;
+    decode(value.value(), "child record")
+}
+
+pub(crate) fn read_parent_in(
+    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
+    index: u32,
+    number: u32,
+) -> Result<ParentRecord, StorageError> {
+    let value = table
+        .get((index, number))?
+        .ok_or_else(|| StorageError::corrupt(format!("parent {number} of index {index} missing")))?;
+    decode(value.value(), "parent record")
+}
+

@@ -1,0 +1,353 @@
+//! The layout of one document, shared by every chunker: its sections (heading tree) and the
+//! places where it may be cut, each with a strength, plus the zones a cut must not split.
+//!
+//! Format readers (`markdown`, `text`) feed a [`Builder`] raw cut positions and zones; the
+//! packers then ask [`Layout::candidates`] for the cuts inside one range.
+
+use super::Span;
+
+/// How strong a bound between two pieces of text is, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Strength {
+    /// Between two characters of a word (a last resort) .
+    Char,
+    /// Between words (for CJK text: between characters).
+    Word,
+    /// After a clause mark: `, ; :` and CJK `，、：`.
+    Clause,
+    /// After a sentence end: `. ! ?` and CJK `。！？；`.
+    Sentence,
+    /// A line break in plain text.
+    Line,
+    /// Between Markdown list items (and blocks inside a list).
+    Item,
+    /// Between paragraphs and other blocks.
+    Block,
+    /// Before a heading: a new section.
+    Section,
+}
+
+/// A place where the text may be cut: the whitespace gap `[end, start)` between the content
+/// before (ending at `end`) and the content after (starting at `start`). Both sides are
+/// non-whitespace, so a piece between two cuts is trimmed and non-empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cut {
+    pub end: usize,
+    pub start: usize,
+    pub strength: Strength,
+    /// Held by a soft zone (a heading glued to its content, a list marker, inline code): used
+    /// only where the pieces would otherwise be too long.
+    pub held: bool,
+}
+
+/// A section: a heading and its content up to the next heading (or the text before the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Section {
+    /// Trimmed, non-empty.
+    pub span: Span,
+    pub path: Vec<String>,
+}
+
+/// A document's sections and cut candidates.
+#[derive(Debug)]
+pub(crate) struct Layout<'a> {
+    pub text: &'a str,
+    /// The trimmed text after any front matter; `None` if that is empty.
+    pub content: Option<Span>,
+    /// In order, disjoint, covering every non-whitespace byte of `content`.
+    pub sections: Vec<Section>,
+    /// Sorted, distinct, none inside a hard zone.
+    cuts: Vec<Cut>,
+    /// Code blocks and tables: sorted, disjoint content spans that are never cut.
+    hard: Vec<Span>,
+}
+
+/// Collects what a format reader finds, then normalizes it into a [`Layout`].
+pub(crate) struct Builder<'a> {
+    text: &'a str,
+    content_start: usize,
+    raw: Vec<(usize, Strength)>,
+    hard: Vec<Span>,
+    soft: Vec<Span>,
+    headings: Vec<(usize, usize, String)>,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Builder { text, content_start: 0, raw: Vec::new(), hard: Vec::new(), soft: Vec::new(), headings: Vec::new() }
+    }
+
+    /// Drops `[0, end)` (front matter) from the document.
+    pub fn skip_to(&mut self, end: usize) {
+        self.content_start = end;
+    }
+
+    /// A possible cut at byte `pos` (anywhere in or next to a whitespace gap).
+    pub fn cut(&mut self, pos: usize, strength: Strength) {
+        self.raw.push((pos, strength));
+    }
+
+    /// A span never cut (code block, table).
+    pub fn hard(&mut self, start: usize, end: usize) {
+        self.hard.push(Span { start, end });
+    }
+
+    /// A span cut only when nothing else fits.
+    pub fn soft(&mut self, start: usize, end: usize) {
+        self.soft.push(Span { start, end });
+    }
+
+    /// Keeps `[start, to)` together with the first character that follows it, so that e.g. a
+    /// heading always starts the piece holding the first words of its content.
+    pub fn glue(&mut self, start: usize, to: usize) {
+        let end = glue_end(self.text, to);
+        self.soft(start, end);
+    }
+
+    /// A heading starting at `pos` opens a new section.
+    pub fn heading(&mut self, pos: usize, level: usize, title: String) {
+        self.headings.push((pos, level, title));
+        self.cut(pos, Strength::Section);
+    }
+
+    pub fn build(self) -> Layout<'a> {
+        let text = self.text;
+        let content = trim(text, self.content_start, text.len());
+        let hard = merge_zones(text, self.hard);
+        let soft = merge_zones(text, self.soft);
+        let sections = sections(text, self.content_start, &self.headings);
+        let cuts = normalize_cuts(text, self.content_start, self.raw, &hard, &soft);
+        Layout { text, content, sections, cuts, hard }
+    }
+}
+
+/// The end of the first non-whitespace character at or after `pos` (or `pos` if none).
+fn glue_end(text: &str, pos: usize) -> usize {
+    let rest = &text[pos..];
+    match rest.char_indices().find(|(_, c)| !c.is_whitespace()) {
+        Some((i, c)) => pos + i + c.len_utf8(),
+        None => pos,
+    }
+}
+
+/// `[start, end)` without surrounding whitespace, if anything is left.
+pub(crate) fn trim(text: &str, start: usize, end: usize) -> Option<Span> {
+    let s = &text[start..end];
+    let lead = s.len() - s.trim_start().len();
+    let kept = s.trim().len();
+    (kept > 0).then(|| Span { start: start + lead, end: start + lead + kept })
+}
+
+/// Trimmed zones, sorted, with overlapping ones merged (touching ones stay apart, so a cut
+/// between two adjacent code blocks is still allowed).
+fn merge_zones(text: &str, mut zones: Vec<Span>) -> Vec<Span> {
+    zones.sort_by_key(|z| (z.start, z.end));
+    let mut merged: Vec<Span> = Vec::with_capacity(zones.len());
+    for z in zones.into_iter().filter_map(|z| trim(text, z.start, z.end)) {
+        match merged.last_mut() {
+            Some(last) if z.start < last.end => last.end = last.end.max(z.end),
+            _ => merged.push(z),
+        }
+    }
+    merged
+}
+
+/// Whether cutting at the gap `[end, start)` would leave part of a zone on each side.
+fn splits(zones: &[Span], end: usize, start: usize) -> bool {
+    let i = zones.partition_point(|z| z.start < end);
+    i > 0 && start < zones[i - 1].end
+}
+
+fn sections(text: &str, content_start: usize, headings: &[(usize, usize, String)]) -> Vec<Section> {
+    let mut starts = vec![(content_start, Vec::new())];
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for (pos, level, title) in headings {
+        while stack.last().is_some_and(|(l, _)| l >= level) {
+            stack.pop();
+        }
+        stack.push((*level, title.clone()));
+        starts.push((*pos, stack.iter().map(|(_, t)| t.clone()).collect()));
+    }
+    let ends: Vec<usize> = starts.iter().skip(1).map(|(pos, _)| *pos).chain([text.len()]).collect();
+    starts
+        .into_iter()
+        .zip(ends)
+        .filter_map(|((start, path), end)| trim(text, start, end).map(|span| Section { span, path }))
+        .collect()
+}
+
+/// Raw positions -> sorted, distinct gaps (strongest wins), dropping those at the edges of
+/// the content and those that split a hard zone.
+fn normalize_cuts(
+    text: &str,
+    content_start: usize,
+    mut raw: Vec<(usize, Strength)>,
+    hard: &[Span],
+    soft: &[Span],
+) -> Vec<Cut> {
+    raw.sort_unstable();
+    let mut cuts: Vec<Cut> = Vec::with_capacity(raw.len());
+    for (pos, strength) in raw {
+        let end = text[..pos].trim_end().len();
+        let start = text.len() - text[pos..].trim_start().len();
+        if end <= content_start || start >= text.len() || splits(hard, end, start) {
+            continue;
+        }
+        match cuts.last_mut() {
+            Some(last) if last.end == end && last.start == start => last.strength = last.strength.max(strength),
+            _ => cuts.push(Cut { end, start, strength, held: splits(soft, end, start) }),
+        }
+    }
+    cuts
+}
+
+impl Layout<'_> {
+    /// The number of characters in `[start, end)`.
+    pub fn chars(&self, start: usize, end: usize) -> usize {
+        self.text[start..end].chars().count()
+    }
+
+    fn longer_than(&self, start: usize, end: usize, limit: usize) -> bool {
+        end - start > limit && self.chars(start, end) > limit
+    }
+
+    /// The cuts strictly inside the trimmed `range` to pack pieces of at most `limit`
+    /// characters: those of at least `floor` strength not held by a soft zone; then, inside
+    /// a piece still longer than `limit`, every cut; then, inside a piece longer still,
+    /// character bounds (outside hard zones).
+    pub fn candidates(&self, range: Span, limit: usize, floor: Strength) -> Vec<Cut> {
+        let first = self.cuts.partition_point(|c| c.end <= range.start);
+        let last = self.cuts.partition_point(|c| c.start < range.end).max(first);
+        let inside = &self.cuts[first..last];
+        let mut out = Vec::new();
+        let (mut piece_start, mut skipped_from) = (range.start, 0);
+        for (i, cut) in inside.iter().enumerate() {
+            if cut.strength >= floor && !cut.held {
+                self.fill(piece_start, cut.end, &inside[skipped_from..i], limit, &mut out);
+                out.push(*cut);
+                piece_start = cut.start;
+                skipped_from = i + 1;
+            }
+        }
+        self.fill(piece_start, range.end, &inside[skipped_from..], limit, &mut out);
+        out
+    }
+
+    /// Adds to `out` what is needed inside the piece `[start, end)` if it is too long.
+    fn fill(&self, start: usize, end: usize, weaker: &[Cut], limit: usize, out: &mut Vec<Cut>) {
+        if !self.longer_than(start, end, limit) {
+            return;
+        }
+        let mut from = start;
+        for cut in weaker {
+            if self.longer_than(from, cut.end, limit) {
+                self.char_cuts(from, cut.end, limit, out);
+            }
+            out.push(*cut);
+            from = cut.start;
+        }
+        if self.longer_than(from, end, limit) {
+            self.char_cuts(from, end, limit, out);
+        }
+    }
+
+    /// Character bounds inside `[start, end)`, outside hard zones. Only every `limit / 64`-th
+    /// is offered, which bounds the packer's work on huge unbroken runs.
+    fn char_cuts(&self, start: usize, end: usize, limit: usize, out: &mut Vec<Cut>) {
+        let step = (limit / 64).max(1);
+        let mut prev: Option<char> = None;
+        for (n, (i, c)) in self.text[start..end].char_indices().enumerate() {
+            let pos = start + i;
+            if let Some(p) = prev {
+                let fits = n % step == 0 && !p.is_whitespace() && !c.is_whitespace();
+                if fits && !splits(&self.hard, pos, pos) {
+                    let cjk = crate::tokens::is_cjk(p) && crate::tokens::is_cjk(c);
+                    let strength = if cjk { Strength::Word } else { Strength::Char };
+                    out.push(Cut { end: pos, start: pos, strength, held: false });
+                }
+            }
+            prev = Some(c);
+        }
+    }
+
+    /// The section holding byte `pos`.
+    pub fn section_at(&self, pos: usize) -> Option<&Section> {
+        let i = self.sections.partition_point(|s| s.span.start <= pos);
+        i.checked_sub(1).map(|i| &self.sections[i])
+    }
+
+    /// `span` split at section bounds (children never cross a heading).
+    pub fn split_at_sections(&self, span: Span) -> Vec<Span> {
+        self.sections
+            .iter()
+            .filter(|s| s.span.start < span.end && span.start < s.span.end)
+            .map(|s| Span { start: s.span.start.max(span.start), end: s.span.end.min(span.end) })
+            .collect()
+    }
+
+    /// Whether `span` contains a hard zone (a code block or table).
+    #[cfg(test)]
+    pub fn holds_hard(&self, span: Span) -> bool {
+        self.hard.iter().any(|z| span.start <= z.start && z.end <= span.end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_are_trimmed_gaps_with_the_strongest_strength() {
+        let text = "ab  cd\n\nef";
+        let mut b = Builder::new(text);
+        b.cut(2, Strength::Word);
+        b.cut(3, Strength::Word);
+        b.cut(6, Strength::Block);
+        b.cut(7, Strength::Word);
+        let layout = b.build();
+        let got: Vec<(usize, usize, Strength)> = layout.cuts.iter().map(|c| (c.end, c.start, c.strength)).collect();
+        assert_eq!(got, vec![(2, 4, Strength::Word), (6, 8, Strength::Block)]);
+    }
+
+    #[test]
+    fn hard_zones_drop_cuts_and_soft_zones_hold_them() {
+        let text = "aa bb cc dd";
+        let mut b = Builder::new(text);
+        for pos in [2, 5, 8] {
+            b.cut(pos, Strength::Word);
+        }
+        b.hard(3, 8);
+        b.soft(6, 11);
+        let layout = b.build();
+        let got: Vec<(usize, bool)> = layout.cuts.iter().map(|c| (c.end, c.held)).collect();
+        assert_eq!(got, vec![(2, false), (8, true)]);
+    }
+
+    #[test]
+    fn candidates_fall_back_to_held_cuts_then_chars() {
+        let text = "aaaa bbbb";
+        let mut b = Builder::new(text);
+        b.cut(4, Strength::Word);
+        b.soft(0, 9);
+        let layout = b.build();
+        let all = Span { start: 0, end: 9 };
+        assert!(layout.candidates(all, 9, Strength::Word).is_empty());
+        assert_eq!(layout.candidates(all, 5, Strength::Word).len(), 1);
+        // "aaaa" > 2: char bounds inside each word.
+        let fine = layout.candidates(all, 2, Strength::Word);
+        assert!(fine.iter().any(|c| c.strength == Strength::Char && c.end == 2));
+    }
+
+    #[test]
+    fn sections_follow_the_heading_tree() {
+        let text = "intro\n# A\na\n## B\nb\n# C\nc";
+        let mut b = Builder::new(text);
+        b.heading(6, 1, "A".into());
+        b.heading(12, 2, "B".into());
+        b.heading(19, 1, "C".into());
+        let layout = b.build();
+        let paths: Vec<Vec<String>> = layout.sections.iter().map(|s| s.path.clone()).collect();
+        assert_eq!(paths, vec![vec![], vec!["A".to_string()], vec!["A".into(), "B".into()], vec!["C".into()]]);
+        assert_eq!(&text[layout.sections[2].span.start..layout.sections[2].span.end], "## B\nb");
+    }
+}

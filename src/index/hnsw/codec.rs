@@ -1,0 +1,222 @@
+//! The persisted form of a [`Graph`].
+//!
+//! Layout (all integers little-endian; offsets in bytes):
+//!
+//! | offset | size | field |
+//! | --- | --- | --- |
+//! | 0 | 4 | magic `b"FHNS"` |
+//! | 4 | 4 | format version, `u32` = 1 |
+//! | 8 | 4 | metric, `u32`: 0 cosine, 1 dot, 2 l2 |
+//! | 12 | 4 | dim, `u32` |
+//! | 16 | 4 | n (nodes), `u32` |
+//! | 20 | 4 | M, `u32` (layer 0 lists have 2M slots) |
+//! | 24 | 4 | ef_construction, `u32` |
+//! | 28 | 8 | level seed, `u64` |
+//! | 36 | 4 | entry node, `u32` (`u32::MAX` when n = 0) |
+//! | 40 | 4 | top level, `u32` (level of the entry node; 0 when n = 0) |
+//! | 44 | n, padded to a multiple of 4 with zeros | node levels, one byte each |
+//! | … | 4 · n · (1 + 2M) | layer-0 lists: per node a count then 2M slots (unused slots 0) |
+//! | … | 4 · L · (1 + M) | upper lists, L = Σ levels: per node, layers 1..=level, each a count then M slots |
+//!
+//! The byte length must match exactly.
+
+use super::{Entry, Graph, HnswParams, Links, MAX_LEVEL};
+use crate::index::Metric;
+
+const MAGIC: [u8; 4] = *b"FHNS";
+const VERSION: u32 = 1;
+const HEADER: usize = 44;
+/// Bounds that keep a hostile header from asking for absurd allocations.
+const MAX_DIM: u32 = 1 << 16;
+const MAX_M: u32 = 1 << 10;
+
+/// Why bytes are not a valid graph.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GraphDecodeError {
+    #[error("graph blob too short for its header ({0} bytes)")]
+    TooShort(usize),
+    #[error("not a graph blob (bad magic)")]
+    BadMagic,
+    #[error("unsupported graph format version {0}")]
+    UnsupportedVersion(u32),
+    #[error("invalid graph header field {field}: {value}")]
+    BadHeader { field: &'static str, value: u64 },
+    #[error("graph blob is {actual} bytes, its header implies {expected}")]
+    Length { expected: u64, actual: u64 },
+    #[error("node {node} has level {level}")]
+    BadLevel { node: u32, level: u8 },
+    #[error("entry node {entry} at level {level} is not a top-level node")]
+    BadEntry { entry: u32, level: u32 },
+    #[error("node {node} layer {layer}: {count} links exceed the list width")]
+    BadCount { node: u32, layer: usize, count: u32 },
+    #[error("node {node} layer {layer} links to {neighbour}, not a node of that layer")]
+    BadNeighbour { node: u32, layer: usize, neighbour: u32 },
+}
+
+impl Graph {
+    /// Serialises the graph; see the [module docs](self) for the layout.
+    pub fn encode(&self) -> Vec<u8> {
+        let links = &self.links;
+        let padded = self.levels.len().next_multiple_of(4);
+        let mut out =
+            Vec::with_capacity(HEADER + padded + 4 * (links.layer0.len() + links.upper.len()));
+        let (entry, top) = self.entry.map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
+        out.extend_from_slice(&MAGIC);
+        for word in [
+            VERSION,
+            metric_code(self.metric),
+            self.dim as u32,
+            self.len() as u32,
+            self.params.m as u32,
+            self.params.ef_construction as u32,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        out.extend_from_slice(&self.params.seed.to_le_bytes());
+        out.extend_from_slice(&entry.to_le_bytes());
+        out.extend_from_slice(&top.to_le_bytes());
+        out.extend_from_slice(&self.levels);
+        out.resize(HEADER + padded, 0);
+        for &word in links.layer0.iter().chain(&links.upper) {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        out
+    }
+
+    /// Parses and validates [`Graph::encode`] output. Never panics, whatever the input:
+    /// every length, count, level and neighbour id is checked, so a decoded graph is safe
+    /// to search (over vectors that pass [`Graph::check_vectors`]).
+    pub fn decode(bytes: &[u8]) -> Result<Graph, GraphDecodeError> {
+        let header = Header::parse(bytes)?;
+        let n = header.n as usize;
+        let m = header.m as usize;
+        let levels_end = HEADER + n.next_multiple_of(4);
+        let levels = bytes.get(HEADER..HEADER + n).ok_or(GraphDecodeError::TooShort(bytes.len()))?;
+        let upper_lists: u64 = levels.iter().map(|&l| u64::from(l)).sum();
+        let expected = levels_end as u64
+            + 4 * (n as u64 * (1 + 2 * m as u64) + upper_lists * (1 + m as u64));
+        if expected != bytes.len() as u64 {
+            return Err(GraphDecodeError::Length { expected, actual: bytes.len() as u64 });
+        }
+        let layer0_end = levels_end + 4 * n * (1 + 2 * m);
+        let mut upper_start = Vec::with_capacity(n + 1);
+        upper_start.push(0);
+        for (node, &level) in levels.iter().enumerate() {
+            if level > MAX_LEVEL {
+                return Err(GraphDecodeError::BadLevel { node: node as u32, level });
+            }
+            upper_start.push(upper_start[node] + usize::from(level));
+        }
+        let graph = Graph {
+            metric: header.metric,
+            dim: header.dim as usize,
+            params: HnswParams { m, ef_construction: header.ef_construction as usize, seed: header.seed },
+            entry: header.entry,
+            levels: levels.to_vec(),
+            links: Links {
+                m,
+                m0: 2 * m,
+                layer0: read_u32s(&bytes[levels_end..layer0_end]),
+                upper: read_u32s(&bytes[layer0_end..]),
+                upper_start,
+            },
+        };
+        graph.validate()?;
+        Ok(graph)
+    }
+
+    /// Checks the entry point and every list against the levels.
+    fn validate(&self) -> Result<(), GraphDecodeError> {
+        let top = self.levels.iter().copied().max();
+        match (self.entry, top) {
+            (None, None) => {}
+            (Some(e), Some(top)) if self.levels.get(e.id as usize) == Some(&top) && e.level == top => {}
+            (e, _) => {
+                let (entry, level) = e.map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
+                return Err(GraphDecodeError::BadEntry { entry, level });
+            }
+        }
+        for node in 0..self.len() as u32 {
+            for layer in 0..=usize::from(self.levels[node as usize]) {
+                self.validate_list(node, layer)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_list(&self, node: u32, layer: usize) -> Result<(), GraphDecodeError> {
+        let list = self.links.list(node, layer);
+        let count = list[0];
+        if count as usize > list.len() - 1 {
+            return Err(GraphDecodeError::BadCount { node, layer, count });
+        }
+        for &neighbour in &list[1..=count as usize] {
+            let ok = self.levels.get(neighbour as usize).is_some_and(|&l| usize::from(l) >= layer);
+            if !ok {
+                return Err(GraphDecodeError::BadNeighbour { node, layer, neighbour });
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Header {
+    metric: Metric,
+    dim: u32,
+    n: u32,
+    m: u32,
+    ef_construction: u32,
+    seed: u64,
+    entry: Option<Entry>,
+}
+
+impl Header {
+    fn parse(bytes: &[u8]) -> Result<Header, GraphDecodeError> {
+        let head = bytes.get(..HEADER).ok_or(GraphDecodeError::TooShort(bytes.len()))?;
+        if head[..4] != MAGIC {
+            return Err(GraphDecodeError::BadMagic);
+        }
+        let word = |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+        let bad = |field, value: u32| GraphDecodeError::BadHeader { field, value: u64::from(value) };
+        if word(4) != VERSION {
+            return Err(GraphDecodeError::UnsupportedVersion(word(4)));
+        }
+        let metric = match word(8) {
+            0 => Metric::Cosine,
+            1 => Metric::Dot,
+            2 => Metric::L2,
+            other => return Err(bad("metric", other)),
+        };
+        let (dim, n, m, ef_construction) = (word(12), word(16), word(20), word(24));
+        if dim == 0 || dim > MAX_DIM {
+            return Err(bad("dim", dim));
+        }
+        if !(2..=MAX_M).contains(&m) {
+            return Err(bad("m", m));
+        }
+        let seed = u64::from(word(28)) | (u64::from(word(32)) << 32);
+        let (entry_id, top) = (word(36), word(40));
+        let entry = match (n, entry_id) {
+            (0, u32::MAX) if top == 0 => None,
+            (0, _) => return Err(GraphDecodeError::BadEntry { entry: entry_id, level: top }),
+            _ => Some(Entry {
+                id: entry_id,
+                level: u8::try_from(top).map_err(|_| GraphDecodeError::BadEntry { entry: entry_id, level: top })?,
+            }),
+        };
+        Ok(Header { metric, dim, n, m, ef_construction, seed, entry })
+    }
+}
+
+fn metric_code(metric: Metric) -> u32 {
+    match metric {
+        Metric::Cosine => 0,
+        Metric::Dot => 1,
+        Metric::L2 => 2,
+    }
+}
+
+/// Bulk little-endian conversion; compiles to a vectorised copy.
+fn read_u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}

@@ -1,0 +1,247 @@
+//! Layer searches shared by construction and queries.
+
+use std::cmp::{Ordering, Reverse};
+
+use roaring::RoaringBitmap;
+
+use super::{Links, Slot};
+use crate::index::distance::Scorer;
+use crate::index::vectors::VectorSet;
+use crate::index::visited::Scratch;
+
+/// A scored node in the search heaps; orders by score, then by smaller id (as better).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Cand {
+    pub(crate) score: f32,
+    pub(crate) id: u32,
+}
+
+impl Eq for Cand {}
+
+impl Ord for Cand {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.score.total_cmp(&other.score).then(other.id.cmp(&self.id))
+    }
+}
+
+impl PartialOrd for Cand {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Which local ids a search may return.
+pub(crate) trait Filter {
+    fn allows(&self, local: u32) -> bool;
+}
+
+/// Every node is visible.
+pub(crate) struct AllVisible;
+
+impl Filter for AllVisible {
+    #[inline(always)]
+    fn allows(&self, _: u32) -> bool {
+        true
+    }
+}
+
+/// Visibility from a bitmap of global ids.
+pub(crate) struct BitmapFilter<'a> {
+    pub(crate) visible: &'a RoaringBitmap,
+    pub(crate) base: u32,
+}
+
+impl Filter for BitmapFilter<'_> {
+    #[inline(always)]
+    fn allows(&self, local: u32) -> bool {
+        self.visible.contains(self.base + local)
+    }
+}
+
+/// How a layer-0 walk treats hidden neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expand {
+    /// Score and traverse them, never return them.
+    Through,
+    /// Do not score them; look at their neighbours instead (two hops), up to a cap of
+    /// gathered visible nodes per expansion.
+    TwoHop { cap: usize },
+}
+
+/// What a layer search cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WalkStats {
+    pub(crate) distances: usize,
+    /// The distance budget ran out before the search converged.
+    pub(crate) exhausted: bool,
+}
+
+/// A query (or a node being inserted) against a graph's links and vectors.
+pub(crate) struct Walk<'a, S> {
+    pub(crate) links: &'a Links<S>,
+    pub(crate) vectors: VectorSet<'a>,
+    pub(crate) scorer: Scorer,
+    pub(crate) query: &'a [f32],
+}
+
+impl<S: Slot> Walk<'_, S> {
+    #[inline(always)]
+    pub(crate) fn score(&self, id: u32) -> f32 {
+        self.scorer.score(self.query, self.vectors.row(id))
+    }
+
+    /// Greedy descent (beam of one) from `from` through layers `top..stop` (exclusive),
+    /// returning the closest node found and the distances computed.
+    pub(crate) fn descend(&self, mut cur: Cand, top: usize, stop: usize) -> (Cand, usize) {
+        let mut distances = 0;
+        for layer in (stop + 1..=top).rev() {
+            let mut moved = true;
+            while moved {
+                moved = false;
+                for slot in self.links.neighbours(cur.id, layer) {
+                    let id = slot.get();
+                    let score = self.score(id);
+                    distances += 1;
+                    if score > cur.score {
+                        cur = Cand { score, id };
+                        moved = true;
+                    }
+                }
+            }
+        }
+        (cur, distances)
+    }
+
+    /// Beam search of width `ef` on `layer` from `entry`, leaving the best `ef` nodes that
+    /// `filter` allows in `scratch.results`. Stops early once `budget` distances are spent.
+    pub(crate) fn search_layer<F: Filter>(
+        &self,
+        scratch: &mut Scratch,
+        entry: Cand,
+        layer: usize,
+        ef: usize,
+        filter: &F,
+        expand: Expand,
+        budget: usize,
+    ) -> WalkStats {
+        let Scratch { visited, frontier, results, ids } = scratch;
+        visited.reset(self.vectors.len());
+        frontier.clear();
+        results.clear();
+        visited.insert(entry.id);
+        frontier.push(entry);
+        if filter.allows(entry.id) {
+            results.push(Reverse(entry));
+        }
+        let mut stats = WalkStats::default();
+        let mut lower = bound(results, ef);
+        while let Some(cur) = frontier.pop() {
+            if cur.score < lower {
+                break;
+            }
+            ids.clear();
+            match expand {
+                Expand::Through => self.gather(cur.id, layer, visited, ids),
+                Expand::TwoHop { cap } => self.gather_two_hop(cur.id, visited, filter, cap, ids),
+            }
+            for (i, &id) in ids.iter().enumerate() {
+                if let Some(&next) = ids.get(i + 1) {
+                    prefetch(self.vectors.row(next).as_ptr());
+                }
+                let score = self.score(id);
+                if results.len() < ef || score > lower {
+                    let cand = Cand { score, id };
+                    frontier.push(cand);
+                    if filter.allows(id) {
+                        results.push(Reverse(cand));
+                        if results.len() > ef {
+                            results.pop();
+                        }
+                        lower = bound(results, ef);
+                    }
+                }
+            }
+            stats.distances += ids.len();
+            if stats.distances > budget {
+                stats.exhausted = true;
+                break;
+            }
+        }
+        stats
+    }
+
+    /// Unvisited neighbours of `node`, marked visited.
+    #[inline]
+    fn gather(&self, node: u32, layer: usize, visited: &mut crate::index::visited::VisitedSet, out: &mut Vec<u32>) {
+        for slot in self.links.neighbours(node, layer) {
+            let id = slot.get();
+            if !visited.insert(id) {
+                out.push(id);
+            }
+        }
+    }
+
+    /// Visible unvisited neighbours of `node` on layer 0, then visible unvisited neighbours
+    /// of its hidden neighbours until `cap` are gathered (ACORN-style). Hidden nodes whose
+    /// lists were read are marked visited so they are not read again.
+    fn gather_two_hop<F: Filter>(
+        &self,
+        node: u32,
+        visited: &mut crate::index::visited::VisitedSet,
+        filter: &F,
+        cap: usize,
+        out: &mut Vec<u32>,
+    ) {
+        let direct = self.links.neighbours(node, 0);
+        for slot in direct {
+            let id = slot.get();
+            if !visited.contains(id) && filter.allows(id) {
+                visited.insert(id);
+                out.push(id);
+            }
+        }
+        for slot in direct {
+            if out.len() >= cap {
+                return;
+            }
+            let hidden = slot.get();
+            if visited.insert(hidden) {
+                continue;
+            }
+            for slot2 in self.links.neighbours(hidden, 0) {
+                let id = slot2.get();
+                if !visited.contains(id) && filter.allows(id) {
+                    visited.insert(id);
+                    out.push(id);
+                    if out.len() >= cap {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The score a candidate must beat to enter a full result set (`-inf` while not full).
+#[inline(always)]
+fn bound(results: &std::collections::BinaryHeap<Reverse<Cand>>, ef: usize) -> f32 {
+    match results.peek() {
+        Some(Reverse(worst)) if results.len() >= ef => worst.score,
+        _ => f32::NEG_INFINITY,
+    }
+}
+
+/// Hints the CPU to fetch the cache line at `ptr`.
+#[inline(always)]
+pub(crate) fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults, whatever the address; SSE is part
+    // of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(ptr.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}

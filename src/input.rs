@@ -1,0 +1,192 @@
+//! Reading documents from the file system: Markdown and text files, directories of them,
+//! and JSON Lines in the format of the shared data sets.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::chunk::SourceFormat;
+use crate::document::Document;
+
+/// Why documents could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}:{line}: {reason}")]
+    Json { path: PathBuf, line: usize, reason: String },
+    #[error("{path}: not UTF-8 text")]
+    NotUtf8 { path: PathBuf },
+    #[error("{path}: unsupported file type (expected .md, .markdown, .txt, .jsonl or .ndjson)")]
+    Unsupported { path: PathBuf },
+}
+
+/// What a JSON Lines record may hold. Dates and metadata values that are not strings are
+/// kept as their JSON text.
+#[derive(Deserialize)]
+struct JsonDocument {
+    doc_id: String,
+    text: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    source_uri: String,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    acl: Vec<String>,
+    #[serde(default)]
+    published_at: Option<serde_json::Value>,
+    #[serde(default)]
+    updated_at: Option<serde_json::Value>,
+    #[serde(default)]
+    metadata: BTreeMap<String, serde_json::Value>,
+}
+
+fn json_text(value: serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The format named in a record: `markdown`/`md` or `text`/`txt`/`plain`.
+pub fn parse_format(name: &str) -> Option<SourceFormat> {
+    match name.to_ascii_lowercase().as_str() {
+        "markdown" | "md" => Some(SourceFormat::Markdown),
+        "text" | "txt" | "plain" => Some(SourceFormat::Text),
+        _ => None,
+    }
+}
+
+/// Reads JSON Lines documents from `path` (blank lines are skipped).
+pub fn read_jsonl(path: &Path) -> Result<Vec<Document>, InputError> {
+    let text = read_text(path)?;
+    let mut docs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let json_err = |reason: String| InputError::Json { path: path.to_path_buf(), line: i + 1, reason };
+        let record: JsonDocument = serde_json::from_str(line).map_err(|e| json_err(e.to_string()))?;
+        let format = match record.format.as_deref() {
+            None | Some("") => SourceFormat::Text,
+            Some(name) => parse_format(name).ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
+        };
+        docs.push(Document {
+            doc_id: record.doc_id,
+            title: record.title,
+            source_uri: record.source_uri,
+            format,
+            text: record.text,
+            acl: record.acl,
+            published_at: record.published_at.and_then(json_text),
+            updated_at: record.updated_at.and_then(json_text),
+            metadata: record.metadata.into_iter().filter_map(|(k, v)| Some((k, json_text(v)?))).collect(),
+        });
+    }
+    Ok(docs)
+}
+
+fn read_text(path: &Path) -> Result<String, InputError> {
+    let bytes = std::fs::read(path).map_err(|source| InputError::Io { path: path.to_path_buf(), source })?;
+    String::from_utf8(bytes).map_err(|_| InputError::NotUtf8 { path: path.to_path_buf() })
+}
+
+enum Kind {
+    Single(SourceFormat),
+    Lines,
+}
+
+fn kind_of(path: &Path) -> Option<Kind> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "md" | "markdown" => Some(Kind::Single(SourceFormat::Markdown)),
+        "txt" => Some(Kind::Single(SourceFormat::Text)),
+        "jsonl" | "ndjson" => Some(Kind::Lines),
+        _ => None,
+    }
+}
+
+/// The first Markdown heading, or the file name.
+fn title_of(text: &str, format: SourceFormat, path: &Path) -> String {
+    if format == SourceFormat::Markdown {
+        if let Some(line) = text.lines().find(|l| l.starts_with("# ")) {
+            return line[2..].trim().to_string();
+        }
+    }
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Reads one Markdown or text file; its `doc_id` is `id`.
+pub fn read_file(path: &Path, id: String) -> Result<Document, InputError> {
+    let Some(Kind::Single(format)) = kind_of(path) else {
+        return Err(InputError::Unsupported { path: path.to_path_buf() });
+    };
+    let text = read_text(path)?;
+    let source_uri = std::fs::canonicalize(path)
+        .map(|p| format!("file://{}", p.display()))
+        .unwrap_or_else(|_| path.display().to_string());
+    let mut doc = Document::new(id, format, text);
+    doc.title = title_of(&doc.text, format, path);
+    doc.source_uri = source_uri;
+    Ok(doc)
+}
+
+/// Reads every document under `paths`: files as given, directories recursively (files of
+/// other types inside directories are skipped; named explicitly, they are an error).
+/// File documents get their path relative to the directory given as `doc_id`.
+pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Document>, InputError> {
+    let mut docs = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut files = Vec::new();
+            walk(path, &mut files)?;
+            files.sort();
+            for file in files {
+                let id = file.strip_prefix(path).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+                read_into(&file, id, &mut docs)?;
+            }
+        } else {
+            match kind_of(path) {
+                Some(_) => {
+                    let id = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    read_into(path, id, &mut docs)?;
+                }
+                None if !path.exists() => {
+                    return Err(InputError::Io {
+                        path: path.clone(),
+                        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+                    })
+                }
+                None => return Err(InputError::Unsupported { path: path.clone() }),
+            }
+        }
+    }
+    Ok(docs)
+}
+
+fn read_into(path: &Path, id: String, docs: &mut Vec<Document>) -> Result<(), InputError> {
+    match kind_of(path) {
+        Some(Kind::Lines) => docs.extend(read_jsonl(path)?),
+        Some(Kind::Single(_)) => docs.push(read_file(path, id)?),
+        None => {}
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| InputError::Io { path: dir.to_path_buf(), source })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| InputError::Io { path: dir.to_path_buf(), source })?;
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if kind_of(&path).is_some() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! Near-duplicate detection between returned texts (boilerplate repeated across pages,
+//! the same paragraph in two versions of a document).
+
+use std::collections::HashSet;
+
+/// Word 3-shingles of `text`, lowercased, as hashes.
+fn shingles(text: &str) -> HashSet<u64> {
+    use std::hash::{Hash, Hasher};
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // Texts with few words (or CJK runs without spaces) fall back to character trigrams.
+    let grams: Vec<String> = if words.len() >= 6 {
+        words.windows(3).map(|w| w.join(" ")).collect()
+    } else {
+        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        chars.windows(3).map(|w| w.iter().collect()).collect()
+    };
+    grams
+        .into_iter()
+        .map(|g| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            g.hash(&mut h);
+            h.finish()
+        })
+        .collect()
+}
+
+/// Whether `a` and `b` share at least `threshold` of their shingles (Jaccard).
+/// A threshold above 1 disables the check.
+pub(crate) fn near_duplicate(a: &str, b: &str, threshold: f32) -> bool {
+    if threshold > 1.0 {
+        return false;
+    }
+    let (sa, sb) = (shingles(a), shingles(b));
+    if sa.is_empty() || sb.is_empty() {
+        return a.trim() == b.trim();
+    }
+    let inter = sa.intersection(&sb).count();
+    let union = sa.len() + sb.len() - inter;
+    inter as f32 / union as f32 >= threshold
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_text_with_other_spacing_is_a_duplicate() {
+        let a = "Roll back a deploy with the release tool, then page the on-call engineer.";
+        let b = "Roll back a deploy  with the release tool,\nthen page the on-call engineer.";
+        assert!(near_duplicate(a, b, 0.9));
+    }
+
+    #[test]
+    fn different_texts_are_not() {
+        let a = "Roll back a deploy with the release tool, then page the on-call engineer.";
+        let b = "Hotel stays are reimbursed up to 180 euros a night in most cities we visit.";
+        assert!(!near_duplicate(a, b, 0.9));
+        assert!(!near_duplicate(a, a, 1.5));
+    }
+}

@@ -1,0 +1,103 @@
+//! Typed errors, one enum per operation (open, write, read/search), as in redb.
+
+use std::path::PathBuf;
+
+use crate::embed::{EmbedError, VectorError};
+
+/// A failure below folio's logic: the file, the disk, or bytes that do not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("storage: {0}")]
+    Redb(#[from] redb::Error),
+    /// The file holds bytes folio cannot decode: it was damaged or written by something else.
+    #[error("the store is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl StorageError {
+    pub(crate) fn corrupt(what: impl Into<String>) -> Self {
+        StorageError::Corrupt(what.into())
+    }
+}
+
+/// Opening or creating a store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("no store at {0} (create one with `folio ingest`)")]
+    NotFound(PathBuf),
+    #[error("{path} is not a folio store: {reason}")]
+    NotAStore { path: PathBuf, reason: String },
+    #[error("{path} has store format version {found}; this folio reads version {supported}")]
+    UnsupportedFormat { path: PathBuf, found: u32, supported: u32 },
+    #[error("{0} is open in another process")]
+    Locked(PathBuf),
+    #[error(
+        "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
+    )]
+    EmbedderMismatch { index: String, stored: String, given: String },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A write (ingest, delete, ACL change, index or version operation) failed; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("document `{doc_id}` is invalid: {reason}")]
+    InvalidDocument { doc_id: String, reason: String },
+    #[error("no document `{0}`")]
+    UnknownDocument(String),
+    #[error("no index `{0}`")]
+    UnknownIndex(String),
+    #[error("index `{0}` already exists")]
+    IndexExists(String),
+    #[error("invalid name `{name}`: {reason}")]
+    InvalidName { name: String, reason: String },
+    #[error("index `{index}` has no version {version}")]
+    UnknownVersion { index: String, version: u64 },
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("vectors refused: {0}")]
+    Vectors(#[from] VectorError),
+    #[error("embedding failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A read or a search failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("no index or alias `{0}`")]
+    UnknownIndex(String),
+    #[error("index `{index}` has no retained version {version}")]
+    UnknownVersion { index: String, version: u64 },
+    #[error("invalid query: {0}")]
+    InvalidQuery(String),
+    #[error("query vector refused: {0}")]
+    Vector(#[from] VectorError),
+    #[error("embedding the query failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// redb reports each operation's failure with its own type; folio folds them all into
+/// [`StorageError`] so callers match on one variant.
+macro_rules! from_redb {
+    ($target:ty: $($source:ty),*) => {$(
+        impl From<$source> for $target {
+            fn from(e: $source) -> Self {
+                StorageError::Redb(e.into()).into()
+            }
+        }
+    )*};
+}
+
+from_redb!(StorageError: redb::DatabaseError, redb::TransactionError, redb::TableError,
+    redb::StorageError, redb::CommitError);
+from_redb!(OpenError: redb::Error, redb::TransactionError, redb::TableError,
+    redb::StorageError, redb::CommitError);
+from_redb!(WriteError: redb::Error, redb::DatabaseError, redb::TransactionError,
+    redb::TableError, redb::StorageError, redb::CommitError);
+from_redb!(SearchError: redb::Error, redb::DatabaseError, redb::TransactionError,
+    redb::TableError, redb::StorageError);

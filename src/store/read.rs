@@ -1,0 +1,159 @@
+//! Reads for the layers above: one redb read transaction, so everything a search reads
+//! comes from one committed state.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase};
+use roaring::RoaringBitmap;
+
+use super::error::{SearchError, StorageError};
+use super::records::{ChildRecord, DocChunks, ParentRecord};
+use super::state::{read_doc_chunks, Access, IndexState, VersionView};
+use super::tables::{CHILDREN, PARENTS};
+use super::{read_child_in, read_parent_in, read_revision, read_text, Store};
+
+/// A child chunk as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredChild {
+    pub number: u32,
+    /// The parent's number in the index.
+    pub parent: u32,
+    /// The parent's ordinal within the document.
+    pub parent_ordinal: u32,
+    /// The document revision the chunk was cut from.
+    pub rev: u64,
+    /// The child's ordinal within the document.
+    pub ordinal: u32,
+    pub start: usize,
+    pub end: usize,
+    pub section_path: Vec<String>,
+    pub oversized: bool,
+}
+
+/// A parent chunk as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredParent {
+    pub number: u32,
+    pub rev: u64,
+    pub ordinal: u32,
+    pub start: usize,
+    pub end: usize,
+    pub section_path: Vec<String>,
+}
+
+/// The parts of a document revision a result shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocView {
+    pub doc_id: String,
+    pub title: String,
+    pub source_uri: String,
+    pub text: String,
+}
+
+/// The chunk numbers one document revision has in one index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRanges {
+    pub parents: std::ops::Range<u32>,
+    pub children: std::ops::Range<u32>,
+}
+
+/// A consistent view of the file for one search or one tool run.
+pub struct Reader<'s> {
+    store: &'s Store,
+    txn: ReadTransaction,
+    children: ReadOnlyTable<(u32, u32), &'static [u8]>,
+    parents: ReadOnlyTable<(u32, u32), &'static [u8]>,
+    docs: RefCell<HashMap<u64, Rc<DocView>>>,
+}
+
+impl Store {
+    /// Begins a read: everything read through it comes from one committed state.
+    pub fn reader(&self) -> Result<Reader<'_>, SearchError> {
+        let txn = self.db().begin_read()?;
+        let children = txn.open_table(CHILDREN)?;
+        let parents = txn.open_table(PARENTS)?;
+        Ok(Reader { store: self, txn, children, parents, docs: RefCell::new(HashMap::new()) })
+    }
+}
+
+impl Reader<'_> {
+    /// `name` or `name@version`: the index and the version it names (the newest by default).
+    pub fn resolve(&self, target: &str) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
+        let (name, version) = match target.rsplit_once('@') {
+            Some((name, v)) => {
+                let v = v.parse::<u64>().map_err(|_| {
+                    SearchError::InvalidQuery(format!("`{target}`: the version after @ is not a number"))
+                })?;
+                (name, Some(v))
+            }
+            None => (target, None),
+        };
+        let state = self.store.index(name).ok_or_else(|| SearchError::UnknownIndex(name.to_string()))?;
+        let view = match version {
+            Some(v) => state.version(&self.txn, v)?,
+            None => state.head(),
+        };
+        Ok((state, view))
+    }
+
+    /// The children `access` may see in `view`.
+    pub fn visible(&self, view: &VersionView, access: &Access) -> Result<RoaringBitmap, SearchError> {
+        Ok(view.visible(&self.txn, access)?)
+    }
+
+    pub fn child(&self, state: &IndexState, number: u32) -> Result<StoredChild, StorageError> {
+        let c: ChildRecord = read_child_in(&self.children, state.id(), number)?;
+        Ok(StoredChild {
+            number,
+            parent: c.parent,
+            parent_ordinal: c.parent_ordinal,
+            rev: c.rev,
+            ordinal: c.ordinal,
+            start: c.start as usize,
+            end: c.end as usize,
+            section_path: c.section_path,
+            oversized: c.oversized,
+        })
+    }
+
+    pub fn parent(&self, state: &IndexState, number: u32) -> Result<StoredParent, StorageError> {
+        let p: ParentRecord = read_parent_in(&self.parents, state.id(), number)?;
+        Ok(StoredParent {
+            number,
+            rev: p.rev,
+            ordinal: p.ordinal,
+            start: p.start as usize,
+            end: p.end as usize,
+            section_path: p.section_path,
+        })
+    }
+
+    /// The chunk numbers of revision `rev` in `state`'s index.
+    pub fn chunk_ranges(&self, state: &IndexState, rev: u64) -> Result<ChunkRanges, StorageError> {
+        let chunks: DocChunks = read_doc_chunks(&self.txn, state.id(), rev)?
+            .ok_or_else(|| StorageError::corrupt(format!("revision {rev} has no chunks in `{}`", state.name())))?;
+        Ok(ChunkRanges {
+            parents: chunks.first_parent..chunks.first_parent + chunks.parents,
+            children: chunks.child_range(),
+        })
+    }
+
+    /// Document revision `rev` (read once per reader).
+    pub fn doc(&self, rev: u64) -> Result<Rc<DocView>, StorageError> {
+        if let Some(doc) = self.docs.borrow().get(&rev) {
+            return Ok(doc.clone());
+        }
+        let record = read_revision(&self.txn, rev)?;
+        let doc = Rc::new(DocView {
+            doc_id: record.doc_id,
+            title: record.title,
+            source_uri: record.source_uri,
+            text: read_text(&self.txn, rev)?,
+        });
+        self.docs.borrow_mut().insert(rev, doc.clone());
+        Ok(doc)
+    }
+}

@@ -1,0 +1,175 @@
+//! Segments: immutable runs of child vectors, with an optional graph, stored in blocks.
+
+use ndarray::Array2;
+use redb::{ReadTransaction, ReadableTable, WriteTransaction};
+
+use super::error::StorageError;
+use super::records::{decode, encode, IndexRecord, SegmentRecord};
+use super::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
+use roaring::RoaringBitmap;
+
+use crate::index::exact::Neighbor;
+use crate::index::hnsw::Graph;
+use crate::index::planner::{self, SearchReport};
+use crate::index::vectors::VectorSet;
+use crate::index::Metric;
+
+/// Values are kept near this size so no single redb value grows with the index.
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// An immutable run of child vectors with global ids `base..base + len`, and its graph
+/// when it is large enough to need one.
+pub struct Segment {
+    id: u32,
+    base: u32,
+    metric: Metric,
+    /// One row per child, contiguous (cosine rows are unit length).
+    vectors: Array2<f32>,
+    graph: Option<Graph>,
+}
+
+impl Segment {
+    pub(crate) fn new(id: u32, base: u32, metric: Metric, vectors: Array2<f32>, graph: Option<Graph>) -> Self {
+        Segment { id, base, metric, vectors, graph }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The global id of the first row.
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    pub fn len(&self) -> usize {
+        self.vectors.nrows()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.nrows() == 0
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.vectors.ncols()
+    }
+
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    pub fn has_graph(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    pub(crate) fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref()
+    }
+
+    /// The row-major vector matrix.
+    pub fn vectors(&self) -> &[f32] {
+        self.vectors.as_slice().unwrap_or(&[])
+    }
+
+    /// The global ids of this segment.
+    pub fn ids(&self) -> std::ops::Range<u32> {
+        self.base..self.base + self.len() as u32
+    }
+
+    /// The best `k` visible children of this segment, or `None` when none is visible.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: Option<usize>,
+        visible: &RoaringBitmap,
+    ) -> Option<(Vec<Neighbor>, SearchReport)> {
+        if visible.range_cardinality(self.ids()) == 0 {
+            return None;
+        }
+        let vectors = VectorSet::new(self.vectors(), self.dimension(), self.metric).ok()?;
+        Some(planner::search(vectors, self.graph.as_ref(), self.base, query, k, ef, visible))
+    }
+
+    pub(crate) fn load(txn: &ReadTransaction, index: &IndexRecord, id: u32) -> Result<Segment, StorageError> {
+        let record: SegmentRecord = {
+            let table = txn.open_table(SEGMENTS)?;
+            let value = table
+                .get((index.id, id))?
+                .ok_or_else(|| StorageError::corrupt(format!("segment {id} missing")))?;
+            decode(value.value(), "segment record")?
+        };
+        let dim = record.dimension as usize;
+        if dim != index.embedder.dimension as usize || dim == 0 {
+            return Err(StorageError::corrupt(format!("segment {id} has dimension {dim}")));
+        }
+        let rows = record.count as usize;
+        let mut data = Vec::with_capacity(rows * dim);
+        let vectors = txn.open_table(SEGMENT_VECTORS)?;
+        for block in 0..record.vector_blocks {
+            let value = vectors
+                .get((index.id, id, block))?
+                .ok_or_else(|| StorageError::corrupt(format!("segment {id} vector block {block} missing")))?;
+            let bytes = value.value();
+            if bytes.len() % 4 != 0 {
+                return Err(StorageError::corrupt(format!("segment {id} vector block {block} is ragged")));
+            }
+            data.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+        let matrix = Array2::from_shape_vec((rows, dim), data)
+            .map_err(|_| StorageError::corrupt(format!("segment {id} holds the wrong number of floats")))?;
+        let graph = if record.graph_blocks == 0 {
+            None
+        } else {
+            let graphs = txn.open_table(SEGMENT_GRAPHS)?;
+            let mut bytes = Vec::new();
+            for block in 0..record.graph_blocks {
+                let value = graphs
+                    .get((index.id, id, block))?
+                    .ok_or_else(|| StorageError::corrupt(format!("segment {id} graph block {block} missing")))?;
+                bytes.extend_from_slice(value.value());
+            }
+            let graph = Graph::decode(&bytes)
+                .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
+            if graph.len() != rows {
+                return Err(StorageError::corrupt(format!("segment {id} graph has {} nodes for {rows} rows", graph.len())));
+            }
+            Some(graph)
+        };
+        Ok(Segment::new(id, record.base, index.embedder.metric, matrix, graph))
+    }
+
+    /// Writes the segment's record, vector blocks and graph blocks.
+    pub(crate) fn write(&self, txn: &WriteTransaction, index: u32) -> Result<(), StorageError> {
+        let dim = self.dimension().max(1);
+        let rows_per_block = (BLOCK_BYTES / (dim * 4)).max(1);
+        let mut vectors = txn.open_table(SEGMENT_VECTORS)?;
+        let mut vector_blocks = 0u32;
+        let mut buffer = Vec::with_capacity(rows_per_block * dim * 4);
+        for rows in self.vectors().chunks(rows_per_block * dim) {
+            buffer.clear();
+            for x in rows {
+                buffer.extend_from_slice(&x.to_le_bytes());
+            }
+            vectors.insert((index, self.id, vector_blocks), buffer.as_slice())?;
+            vector_blocks += 1;
+        }
+        let mut graph_blocks = 0u32;
+        if let Some(graph) = &self.graph {
+            let mut graphs = txn.open_table(SEGMENT_GRAPHS)?;
+            for piece in graph.encode().chunks(BLOCK_BYTES) {
+                graphs.insert((index, self.id, graph_blocks), piece)?;
+                graph_blocks += 1;
+            }
+        }
+        let record = SegmentRecord {
+            base: self.base,
+            count: self.len() as u32,
+            dimension: self.dimension() as u32,
+            vector_blocks,
+            graph_blocks,
+        };
+        txn.open_table(SEGMENTS)?.insert((index, self.id), encode(&record).as_slice())?;
+        Ok(())
+    }
+}

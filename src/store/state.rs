@@ -1,0 +1,307 @@
+//! What a store keeps in memory: per index, its record and the loaded versions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use redb::{ReadTransaction, ReadableTable};
+use roaring::RoaringBitmap;
+
+use super::error::{SearchError, StorageError};
+use super::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
+use super::segment::Segment;
+use super::tables::{ACL, DOC_CHUNKS, VERSIONS};
+use crate::index::exact::{merge_top_k, Neighbor};
+use crate::index::planner::SearchPath;
+
+/// The ACL key of public documents. Principals are never empty, so it cannot collide.
+pub(crate) const PUBLIC: &str = "";
+
+/// Who is asking: the visible set of a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// The caller's principals (users or groups). Public documents are visible to everyone;
+    /// an empty list sees public documents only.
+    Principals(Vec<String>),
+    /// Every live chunk, whatever its ACL: for tooling (`folio eval`, checks), never for
+    /// answering end users.
+    Unrestricted,
+}
+
+impl Access {
+    /// Public documents only.
+    pub fn public() -> Self {
+        Access::Principals(Vec::new())
+    }
+
+    pub fn principals<S: Into<String>>(principals: impl IntoIterator<Item = S>) -> Self {
+        Access::Principals(principals.into_iter().map(Into::into).collect())
+    }
+}
+
+/// One index: its record and its newest version, plus the older versions loaded so far.
+pub struct IndexState {
+    name: String,
+    record: IndexRecord,
+    head: Arc<VersionView>,
+    /// Every segment loaded for any version, shared between versions.
+    segments: Mutex<HashMap<u32, Arc<Segment>>>,
+    older: Mutex<HashMap<u64, Arc<VersionView>>>,
+}
+
+/// One immutable version of an index: its live children and its segments.
+pub struct VersionView {
+    index_id: u32,
+    version: u64,
+    live: RoaringBitmap,
+    segments: Vec<Arc<Segment>>,
+    created_ms: u64,
+    change: String,
+    documents: u64,
+    /// Principal bitmaps as of this version, read on first use.
+    acl: Mutex<HashMap<String, Arc<RoaringBitmap>>>,
+}
+
+impl IndexState {
+    pub(crate) fn load(txn: &ReadTransaction, name: &str, record: IndexRecord) -> Result<Self, StorageError> {
+        let mut segments = HashMap::new();
+        let head = Arc::new(load_view(txn, &record, record.head, &mut segments)?);
+        Ok(IndexState {
+            name: name.to_string(),
+            record,
+            head,
+            segments: Mutex::new(segments),
+            older: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The state after a commit: `head` is the new newest version; loaded segments carry over.
+    pub(crate) fn next(&self, record: IndexRecord, head: VersionView) -> IndexState {
+        let mut segments = self.segments.lock().clone();
+        for segment in &head.segments {
+            segments.entry(segment.id()).or_insert_with(|| segment.clone());
+        }
+        let mut older = self.older.lock().clone();
+        older.insert(self.head.version, self.head.clone());
+        IndexState {
+            name: self.name.clone(),
+            record,
+            head: Arc::new(head),
+            segments: Mutex::new(segments),
+            older: Mutex::new(older),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.record.id
+    }
+
+    pub(crate) fn record(&self) -> &IndexRecord {
+        &self.record
+    }
+
+    /// Who made this index's vectors.
+    pub fn embedder(&self) -> &super::EmbedderIdentity {
+        &self.record.embedder
+    }
+
+    /// How this index chunks documents.
+    pub fn spec(&self) -> crate::chunk::ChunkSpec {
+        self.record.spec
+    }
+
+    /// The newest version.
+    pub fn head(&self) -> Arc<VersionView> {
+        self.head.clone()
+    }
+
+    pub(crate) fn loaded_segment(&self, id: u32) -> Option<Arc<Segment>> {
+        self.segments.lock().get(&id).cloned()
+    }
+
+    /// Version `version`, loading it from `txn` when it is not in memory yet.
+    pub(crate) fn version(&self, txn: &ReadTransaction, version: u64) -> Result<Arc<VersionView>, SearchError> {
+        if version == self.head.version {
+            return Ok(self.head.clone());
+        }
+        if let Some(view) = self.older.lock().get(&version) {
+            return Ok(view.clone());
+        }
+        let exists = txn.open_table(VERSIONS)?.get((self.record.id, version))?.is_some();
+        if !exists {
+            return Err(SearchError::UnknownVersion { index: self.name.clone(), version });
+        }
+        let mut segments = self.segments.lock();
+        let view = Arc::new(load_view(txn, &self.record, version, &mut segments)?);
+        self.older.lock().insert(version, view.clone());
+        Ok(view)
+    }
+}
+
+fn load_view(
+    txn: &ReadTransaction,
+    record: &IndexRecord,
+    version: u64,
+    segments: &mut HashMap<u32, Arc<Segment>>,
+) -> Result<VersionView, StorageError> {
+    let table = txn.open_table(VERSIONS)?;
+    let value = table
+        .get((record.id, version))?
+        .ok_or_else(|| StorageError::corrupt(format!("version {version} of index {} missing", record.id)))?;
+    let stored: VersionRecord = decode(value.value(), "version record")?;
+    let mut loaded = Vec::with_capacity(stored.segments.len());
+    for id in &stored.segments {
+        let segment = match segments.get(id) {
+            Some(s) => s.clone(),
+            None => {
+                let s = Arc::new(Segment::load(txn, record, *id)?);
+                segments.insert(*id, s.clone());
+                s
+            }
+        };
+        loaded.push(segment);
+    }
+    Ok(VersionView::new(record.id, version, &stored, decode_bitmap(&stored.live, "live bitmap")?, loaded))
+}
+
+impl VersionView {
+    pub(crate) fn new(
+        index_id: u32,
+        version: u64,
+        stored: &VersionRecord,
+        live: RoaringBitmap,
+        segments: Vec<Arc<Segment>>,
+    ) -> Self {
+        VersionView {
+            index_id,
+            version,
+            live,
+            segments,
+            created_ms: stored.created_ms,
+            change: stored.change.clone(),
+            documents: stored.documents,
+            acl: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The live child numbers.
+    pub fn live(&self) -> &RoaringBitmap {
+        &self.live
+    }
+
+    pub fn segments(&self) -> &[Arc<Segment>] {
+        &self.segments
+    }
+
+    pub fn created_ms(&self) -> u64 {
+        self.created_ms
+    }
+
+    pub fn change(&self) -> &str {
+        &self.change
+    }
+
+    pub fn documents(&self) -> u64 {
+        self.documents
+    }
+
+    /// The children `access` may see in this version: the union of the public bitmap and
+    /// the caller's principal bitmaps, intersected with the live children.
+    pub(crate) fn visible(&self, txn: &ReadTransaction, access: &Access) -> Result<RoaringBitmap, StorageError> {
+        let principals = match access {
+            Access::Unrestricted => return Ok(self.live.clone()),
+            Access::Principals(p) => p,
+        };
+        let mut visible = (*self.principal_bitmap(txn, PUBLIC)?).clone();
+        for principal in principals.iter().filter(|p| !p.is_empty()) {
+            visible |= &*self.principal_bitmap(txn, principal)?;
+        }
+        visible &= &self.live;
+        Ok(visible)
+    }
+
+    fn principal_bitmap(&self, txn: &ReadTransaction, principal: &str) -> Result<Arc<RoaringBitmap>, StorageError> {
+        if let Some(bitmap) = self.acl.lock().get(principal) {
+            return Ok(bitmap.clone());
+        }
+        let table = txn.open_table(ACL)?;
+        let bitmap = Arc::new(read_acl(&table, self.index_id, principal, self.version)?);
+        self.acl.lock().insert(principal.to_string(), bitmap.clone());
+        Ok(bitmap)
+    }
+}
+
+/// The bitmap of `principal` as of `version`: the newest entry written at or before it.
+pub(crate) fn read_acl(
+    table: &impl ReadableTable<(u32, &'static str, u64), &'static [u8]>,
+    index: u32,
+    principal: &str,
+    version: u64,
+) -> Result<RoaringBitmap, StorageError> {
+    let mut range = table.range((index, principal, 0u64)..=(index, principal, version))?;
+    match range.next_back() {
+        Some(entry) => decode_bitmap(entry?.1.value(), "principal bitmap"),
+        None => Ok(RoaringBitmap::new()),
+    }
+}
+
+/// The principals named in index `index`'s ACLs (the public key excluded), sorted.
+pub(crate) fn principals(txn: &ReadTransaction, index: u32) -> Result<Vec<String>, StorageError> {
+    let table = txn.open_table(ACL)?;
+    let mut out: Vec<String> = Vec::new();
+    for entry in table.range((index, "", 0u64)..(index + 1, "", 0u64))? {
+        let (key, _) = entry?;
+        let principal = key.value().1;
+        if !principal.is_empty() && out.last().map(String::as_str) != Some(principal) {
+            out.push(principal.to_string());
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn read_doc_chunks(txn: &ReadTransaction, index: u32, rev: u64) -> Result<Option<DocChunks>, StorageError> {
+    doc_chunks_in(&txn.open_table(DOC_CHUNKS)?, index, rev)
+}
+
+pub(crate) fn doc_chunks_in(
+    table: &impl ReadableTable<(u32, u64), &'static [u8]>,
+    index: u32,
+    rev: u64,
+) -> Result<Option<DocChunks>, StorageError> {
+    let Some(value) = table.get((index, rev))? else { return Ok(None) };
+    Ok(Some(decode(value.value(), "doc chunks")?))
+}
+
+/// What a children search found, and how.
+pub struct ChildSearch {
+    /// The best children, best first (global child numbers).
+    pub neighbors: Vec<Neighbor>,
+    /// The planner's path in each segment that had visible children.
+    pub paths: Vec<SearchPath>,
+    pub distances: usize,
+}
+
+impl VersionView {
+    /// The `n` best visible children for `query` (already normalised for cosine), over all
+    /// segments of this version; `ef` = graph breadth (planner default when `None`).
+    pub fn search_children(&self, query: &[f32], n: usize, ef: Option<usize>, visible: &RoaringBitmap) -> ChildSearch {
+        let mut lists = Vec::with_capacity(self.segments.len());
+        let mut paths = Vec::new();
+        let mut distances = 0;
+        for segment in &self.segments {
+            let Some((found, report)) = segment.search(query, n, ef, visible) else { continue };
+            paths.push(report.path);
+            distances += report.distances;
+            lists.push(found);
+        }
+        ChildSearch { neighbors: merge_top_k(lists, n), paths, distances }
+    }
+}

@@ -1,0 +1,33 @@
+//! The tables of the file. `storage-format.md` documents each key and value.
+
+use redb::TableDefinition;
+
+/// Store-wide settings: `format_version` (u32 LE), `next_rev` (u64 LE), `next_index` (u32 LE).
+pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// doc_id -> [`DocEntry`](super::records::DocEntry).
+pub(crate) const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
+/// rev -> [`RevisionRecord`](super::records::RevisionRecord).
+pub(crate) const REVISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("revisions");
+/// rev -> the revision's source text, raw UTF-8.
+pub(crate) const REV_TEXT: TableDefinition<u64, &[u8]> = TableDefinition::new("rev_text");
+/// index name -> [`IndexRecord`](super::records::IndexRecord).
+pub(crate) const INDEXES: TableDefinition<&str, &[u8]> = TableDefinition::new("indexes");
+/// (index id, rev) -> [`DocChunks`](super::records::DocChunks).
+pub(crate) const DOC_CHUNKS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("doc_chunks");
+/// (index id, parent number) -> [`ParentRecord`](super::records::ParentRecord).
+pub(crate) const PARENTS: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("parents");
+/// (index id, child number) -> [`ChildRecord`](super::records::ChildRecord).
+pub(crate) const CHILDREN: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+/// (index id, segment id) -> [`SegmentRecord`](super::records::SegmentRecord).
+pub(crate) const SEGMENTS: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("segments");
+/// (index id, segment id, block) -> rows of f32 LE.
+pub(crate) const SEGMENT_VECTORS: TableDefinition<(u32, u32, u32), &[u8]> =
+    TableDefinition::new("segment_vectors");
+/// (index id, segment id, block) -> a slice of the encoded graph.
+pub(crate) const SEGMENT_GRAPHS: TableDefinition<(u32, u32, u32), &[u8]> =
+    TableDefinition::new("segment_graphs");
+/// (index id, version) -> [`VersionRecord`](super::records::VersionRecord).
+pub(crate) const VERSIONS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("versions");
+/// (index id, principal, version) -> roaring bitmap of the children the principal sees from
+/// that version on (until a later entry). The public principal is the empty string.
+pub(crate) const ACL: TableDefinition<(u32, &str, u64), &[u8]> = TableDefinition::new("acl");

@@ -1,0 +1,591 @@
+//! Writes: batches of upserts, deletes and ACL changes, each committed in one redb write
+//! transaction that also produces a new version of every index.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use ndarray::Array2;
+use rayon::prelude::*;
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+use roaring::RoaringBitmap;
+
+use super::error::{StorageError, WriteError};
+use super::records::{
+    decode, encode, encode_bitmap, ChildRecord, DocChunks, DocEntry, IndexRecord, ParentRecord,
+    RevisionRecord, VersionRecord,
+};
+use super::segment::Segment;
+use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
+use super::tables::*;
+use super::{now_ms, Store};
+use crate::chunk::{chunk_document, embed_text, Chunked};
+use crate::document::Document;
+use crate::embed::validate;
+use crate::index::hnsw::{Graph, HnswParams};
+use crate::index::Metric;
+
+/// Reports the progress of long writes (a terminal progress bar, a log line).
+pub trait Progress: Sync {
+    /// A new stage begins, with `total` units of work.
+    fn stage(&self, name: &str, total: u64);
+    /// `n` more units are done.
+    fn advance(&self, n: u64);
+}
+
+/// Reports nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn stage(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
+
+enum Op {
+    Upsert { doc: Document, vectors: BTreeMap<String, Vec<f32>> },
+    Delete(String),
+    SetAcl(String, Vec<String>),
+}
+
+/// A set of changes committed atomically: all of them or none.
+///
+/// Operations apply in the order they were added, so an upsert followed by a delete of the
+/// same document leaves it deleted.
+pub struct Batch<'s> {
+    store: &'s Store,
+    ops: Vec<Op>,
+}
+
+/// What a commit did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CommitReceipt {
+    /// The new version of each index.
+    pub versions: BTreeMap<String, u64>,
+    pub upserted: usize,
+    pub deleted: usize,
+    pub acl_changed: usize,
+    /// Child chunks written, over all indexes.
+    pub children: usize,
+}
+
+impl Store {
+    /// An empty batch.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch { store: self, ops: Vec::new() }
+    }
+
+    /// Adds or replaces one document (its old chunks and vectors go in the same commit).
+    pub fn upsert(&self, doc: Document) -> Result<CommitReceipt, WriteError> {
+        let mut batch = self.batch();
+        batch.upsert(doc);
+        batch.commit()
+    }
+
+    /// Deletes one document and its chunks.
+    pub fn delete(&self, doc_id: &str) -> Result<CommitReceipt, WriteError> {
+        let mut batch = self.batch();
+        batch.delete(doc_id);
+        batch.commit()
+    }
+
+    /// Changes who may see a document, without re-chunking or re-embedding it.
+    pub fn set_acl<S: Into<String>>(
+        &self,
+        doc_id: &str,
+        acl: impl IntoIterator<Item = S>,
+    ) -> Result<CommitReceipt, WriteError> {
+        let mut batch = self.batch();
+        batch.set_acl(doc_id, acl);
+        batch.commit()
+    }
+}
+
+impl<'s> Batch<'s> {
+    /// Adds or replaces `doc`; every index embeds its chunks with its own embedder.
+    pub fn upsert(&mut self, doc: Document) -> &mut Self {
+        self.ops.push(Op::Upsert { doc, vectors: BTreeMap::new() });
+        self
+    }
+
+    /// Adds or replaces `doc` with vectors the application computed itself: for each index
+    /// named in `vectors`, one row per child chunk (in the order of [`Store::plan`]),
+    /// row-major. Indexes not named embed with their own embedder.
+    pub fn upsert_with_vectors(&mut self, doc: Document, vectors: BTreeMap<String, Vec<f32>>) -> &mut Self {
+        self.ops.push(Op::Upsert { doc, vectors });
+        self
+    }
+
+    pub fn delete(&mut self, doc_id: &str) -> &mut Self {
+        self.ops.push(Op::Delete(doc_id.to_string()));
+        self
+    }
+
+    pub fn set_acl<S: Into<String>>(&mut self, doc_id: &str, acl: impl IntoIterator<Item = S>) -> &mut Self {
+        self.ops.push(Op::SetAcl(doc_id.to_string(), acl.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Commits every operation in one transaction.
+    pub fn commit(self) -> Result<CommitReceipt, WriteError> {
+        self.commit_with(&NoProgress)
+    }
+
+    /// Commits, reporting chunking, embedding and graph building to `progress`.
+    pub fn commit_with(self, progress: &dyn Progress) -> Result<CommitReceipt, WriteError> {
+        for op in &self.ops {
+            validate_op(op)?;
+        }
+        let store = self.store;
+        let _writer = store.lock_writer();
+        let indexes = store.indexes();
+        let mut plans = Vec::with_capacity(indexes.len());
+        for state in indexes.values() {
+            plans.push(prepare_index(store, state, &self.ops, progress)?);
+        }
+        let txn = store.db().begin_write()?;
+        let receipt = apply(&txn, &self.ops, &mut plans)?;
+        txn.commit()?;
+        store.install(plans.into_iter().filter_map(|p| p.into_state().map(Arc::new)).collect());
+        Ok(receipt)
+    }
+}
+
+fn invalid(doc_id: &str, reason: impl Into<String>) -> WriteError {
+    WriteError::InvalidDocument { doc_id: doc_id.to_string(), reason: reason.into() }
+}
+
+/// Refuses what could not be stored faithfully, before any work is done.
+fn validate_op(op: &Op) -> Result<(), WriteError> {
+    let (doc_id, acl) = match op {
+        Op::Upsert { doc, .. } => (&doc.doc_id, &doc.acl),
+        Op::Delete(id) => return validate_doc_id(id),
+        Op::SetAcl(id, acl) => (id, acl),
+    };
+    validate_doc_id(doc_id)?;
+    for principal in acl {
+        if principal.trim().is_empty() {
+            return Err(invalid(doc_id, "an ACL principal is empty"));
+        }
+    }
+    Ok(())
+}
+
+fn validate_doc_id(doc_id: &str) -> Result<(), WriteError> {
+    if doc_id.is_empty() {
+        return Err(invalid(doc_id, "the doc_id is empty"));
+    }
+    if doc_id.len() > 1024 {
+        return Err(invalid(doc_id, "the doc_id is longer than 1024 bytes"));
+    }
+    Ok(())
+}
+
+/// One index's share of a commit: chunks and vectors computed before the transaction,
+/// then the working state the transaction updates.
+struct IndexPlan {
+    state: Arc<IndexState>,
+    record: IndexRecord,
+    /// Per upsert op (by op position): the chunks.
+    chunked: HashMap<usize, Chunked>,
+    segment: Option<Arc<Segment>>,
+    live: RoaringBitmap,
+    acl: HashMap<String, RoaringBitmap>,
+    changed: Vec<String>,
+    version: Option<VersionView>,
+}
+
+impl IndexPlan {
+    /// The index state to install after the commit (`None` if the plan never finished).
+    fn into_state(self) -> Option<IndexState> {
+        let head = self.version?;
+        Some(self.state.next(self.record, head))
+    }
+}
+
+fn prepare_index(
+    store: &Store,
+    state: &Arc<IndexState>,
+    ops: &[Op],
+    progress: &dyn Progress,
+) -> Result<IndexPlan, WriteError> {
+    let record = state.record().clone();
+    let spec = record.spec;
+    let dim = record.embedder.dimension as usize;
+    let upserts: Vec<(usize, &Document, Option<&Vec<f32>>)> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, op)| match op {
+            Op::Upsert { doc, vectors } => Some((i, doc, vectors.get(state.name()))),
+            _ => None,
+        })
+        .collect();
+    let embedder = store.embedder(&record.embedder.name);
+    if embedder.is_none() && upserts.iter().any(|(_, _, v)| v.is_none()) {
+        return Err(WriteError::InvalidArgument(format!(
+            "index `{}` embeds with `{}`, which is not registered; register it or pass vectors",
+            state.name(),
+            record.embedder.name
+        )));
+    }
+    progress.stage(&format!("chunk+embed [{}]", state.name()), upserts.len() as u64);
+    let prepared: Vec<(usize, Chunked, Vec<f32>)> = upserts
+        .par_iter()
+        .map(|(i, doc, given)| {
+            let chunked = chunk_document(&doc.text, doc.format, &spec);
+            let mut vectors = match given {
+                Some(v) => (*v).clone(),
+                None => {
+                    let texts: Vec<String> = chunked
+                        .children
+                        .iter()
+                        .map(|c| embed_text(&c.section_path, &doc.text[c.span.start..c.span.end], spec.heading_depth))
+                        .collect();
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    // Checked above: an upsert without vectors has an embedder.
+                    match &embedder {
+                        Some(e) => e.embed(&refs)?,
+                        None => Vec::new(),
+                    }
+                }
+            };
+            if vectors.len() != chunked.children.len() * dim {
+                return Err(WriteError::InvalidArgument(format!(
+                    "document `{}` has {} chunks in index `{}`, so it needs {} floats ({} x {dim}), got {}",
+                    doc.doc_id,
+                    chunked.children.len(),
+                    state.name(),
+                    chunked.children.len() * dim,
+                    chunked.children.len(),
+                    vectors.len()
+                )));
+            }
+            validate(&vectors, dim)?;
+            normalise_rows(&mut vectors, dim, record.embedder.metric)
+                .map_err(|row| invalid(&doc.doc_id, format!("chunk {row} has a zero vector, which has no cosine")))?;
+            progress.advance(1);
+            Ok((*i, chunked, vectors))
+        })
+        .collect::<Result<_, WriteError>>()?;
+
+    let rows: usize = prepared.iter().map(|(_, c, _)| c.children.len()).sum();
+    let segment = if rows == 0 {
+        None
+    } else {
+        let mut data = Vec::with_capacity(rows * dim);
+        for (_, _, v) in &prepared {
+            data.extend_from_slice(v);
+        }
+        Some(Arc::new(build_segment(&record, record.next_segment, record.next_child, data, progress)?))
+    };
+    Ok(IndexPlan {
+        live: state.head().live().clone(),
+        state: state.clone(),
+        record,
+        chunked: prepared.into_iter().map(|(i, c, _)| (i, c)).collect(),
+        segment,
+        acl: HashMap::new(),
+        changed: Vec::new(),
+        version: None,
+    })
+}
+
+/// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a
+/// zero row, which has no direction.
+fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) -> Result<(), usize> {
+    if metric != Metric::Cosine || dim == 0 {
+        return Ok(());
+    }
+    for (row, v) in vectors.chunks_exact_mut(dim).enumerate() {
+        if !super::normalise(v) {
+            return Err(row);
+        }
+    }
+    Ok(())
+}
+
+/// A segment over `data` (row-major), with a graph when it has enough rows.
+pub(crate) fn build_segment(
+    record: &IndexRecord,
+    id: u32,
+    base: u32,
+    data: Vec<f32>,
+    progress: &dyn Progress,
+) -> Result<Segment, WriteError> {
+    let dim = record.embedder.dimension as usize;
+    let rows = data.len() / dim.max(1);
+    let graph = if rows >= record.graph.min_graph_size as usize {
+        progress.stage("graph", rows as u64);
+        let params = HnswParams {
+            m: record.graph.m as usize,
+            ef_construction: record.graph.ef_construction as usize,
+            ..HnswParams::default()
+        };
+        Some(Graph::build(&data, dim, record.embedder.metric, &params, &|n| progress.advance(n as u64)))
+    } else {
+        None
+    };
+    let matrix = Array2::from_shape_vec((rows, dim), data)
+        .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
+    Ok(Segment::new(id, base, record.embedder.metric, matrix, graph))
+}
+
+fn principals_of(acl: &[String]) -> Vec<String> {
+    if acl.is_empty() {
+        vec![PUBLIC.to_string()]
+    } else {
+        let mut p: Vec<String> = acl.iter().map(|s| s.trim().to_string()).collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+}
+
+/// Runs the operations inside `txn`, then writes each index's new version.
+fn apply(txn: &WriteTransaction, ops: &[Op], plans: &mut [IndexPlan]) -> Result<CommitReceipt, WriteError> {
+    let mut receipt = CommitReceipt {
+        versions: BTreeMap::new(),
+        upserted: 0,
+        deleted: 0,
+        acl_changed: 0,
+        children: 0,
+    };
+    let mut meta = txn.open_table(META)?;
+    let mut next_rev = match meta.get("next_rev")? {
+        Some(v) => u64::from_le_bytes(
+            v.value().try_into().map_err(|_| StorageError::corrupt("meta next_rev is not 8 bytes"))?,
+        ),
+        None => return Err(StorageError::corrupt("meta next_rev missing").into()),
+    };
+    let mut docs = txn.open_table(DOCS)?;
+    for (position, op) in ops.iter().enumerate() {
+        match op {
+            Op::Upsert { doc, .. } => {
+                let rev = next_rev;
+                next_rev += 1;
+                write_revision(txn, rev, doc)?;
+                let entry = DocEntry { rev, acl: doc.acl.clone() };
+                let old = docs.insert(doc.doc_id.as_str(), encode(&entry).as_slice())?;
+                let old: Option<DocEntry> = match old {
+                    Some(v) => Some(decode(v.value(), "doc entry")?),
+                    None => None,
+                };
+                for plan in plans.iter_mut() {
+                    if let Some(old) = &old {
+                        plan.remove_doc(txn, old)?;
+                    }
+                    receipt.children += plan.add_doc(txn, position, doc, rev)?;
+                }
+                receipt.upserted += 1;
+            }
+            Op::Delete(doc_id) => {
+                let old = docs
+                    .remove(doc_id.as_str())?
+                    .ok_or_else(|| WriteError::UnknownDocument(doc_id.clone()))?;
+                let old: DocEntry = decode(old.value(), "doc entry")?;
+                for plan in plans.iter_mut() {
+                    plan.remove_doc(txn, &old)?;
+                }
+                receipt.deleted += 1;
+            }
+            Op::SetAcl(doc_id, acl) => {
+                let old = docs
+                    .get(doc_id.as_str())?
+                    .ok_or_else(|| WriteError::UnknownDocument(doc_id.clone()))?;
+                let mut entry: DocEntry = decode(old.value(), "doc entry")?;
+                drop(old);
+                for plan in plans.iter_mut() {
+                    plan.move_acl(txn, entry.rev, &entry.acl, acl)?;
+                }
+                entry.acl = acl.clone();
+                docs.insert(doc_id.as_str(), encode(&entry).as_slice())?;
+                receipt.acl_changed += 1;
+            }
+        }
+    }
+    meta.insert("next_rev", next_rev.to_le_bytes().as_slice())?;
+    let documents = docs.len()?;
+    let change = describe(&receipt);
+    for plan in plans.iter_mut() {
+        let version = plan.finish(txn, documents, &change)?;
+        receipt.versions.insert(plan.state.name().to_string(), version);
+    }
+    Ok(receipt)
+}
+
+fn describe(receipt: &CommitReceipt) -> String {
+    let mut parts = Vec::new();
+    for (n, what) in [(receipt.upserted, "upsert"), (receipt.deleted, "delete"), (receipt.acl_changed, "acl")] {
+        if n > 0 {
+            parts.push(format!("{what} {n}"));
+        }
+    }
+    parts.join(", ")
+}
+
+fn write_revision(txn: &WriteTransaction, rev: u64, doc: &Document) -> Result<(), StorageError> {
+    let record = RevisionRecord {
+        doc_id: doc.doc_id.clone(),
+        title: doc.title.clone(),
+        source_uri: doc.source_uri.clone(),
+        format: doc.format,
+        published_at: doc.published_at.clone(),
+        updated_at: doc.updated_at.clone(),
+        metadata: doc.metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+    };
+    txn.open_table(REVISIONS)?.insert(rev, encode(&record).as_slice())?;
+    txn.open_table(REV_TEXT)?.insert(rev, doc.text.as_bytes())?;
+    Ok(())
+}
+
+impl IndexPlan {
+    /// The working bitmap of `principal`, read as of the head version on first use.
+    fn acl_mut(&mut self, txn: &WriteTransaction, principal: &str) -> Result<&mut RoaringBitmap, StorageError> {
+        let (index, head) = (self.record.id, self.record.head);
+        match self.acl.entry(principal.to_string()) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(v) => {
+                let bitmap = read_acl(&txn.open_table(ACL)?, index, principal, head)?;
+                self.changed.push(principal.to_string());
+                Ok(v.insert(bitmap))
+            }
+        }
+    }
+
+    fn doc_chunks(&self, txn: &WriteTransaction, rev: u64) -> Result<Option<DocChunks>, StorageError> {
+        doc_chunks_in(&txn.open_table(DOC_CHUNKS)?, self.record.id, rev)
+    }
+
+    fn remove_doc(&mut self, txn: &WriteTransaction, old: &DocEntry) -> Result<(), StorageError> {
+        let Some(chunks) = self.doc_chunks(txn, old.rev)? else { return Ok(()) };
+        let range = chunks.child_range();
+        self.live.remove_range(range.clone());
+        for principal in principals_of(&old.acl) {
+            self.acl_mut(txn, &principal)?.remove_range(range.clone());
+        }
+        Ok(())
+    }
+
+    fn move_acl(&mut self, txn: &WriteTransaction, rev: u64, from: &[String], to: &[String]) -> Result<(), StorageError> {
+        let Some(chunks) = self.doc_chunks(txn, rev)? else { return Ok(()) };
+        let range = chunks.child_range();
+        for principal in principals_of(from) {
+            self.acl_mut(txn, &principal)?.remove_range(range.clone());
+        }
+        for principal in principals_of(to) {
+            self.acl_mut(txn, &principal)?.insert_range(range.clone());
+        }
+        Ok(())
+    }
+
+    /// Writes the parents and children of upsert `position` with fresh numbers.
+    fn add_doc(&mut self, txn: &WriteTransaction, position: usize, doc: &Document, rev: u64) -> Result<usize, StorageError> {
+        let Some(chunked) = self.chunked.remove(&position) else { return Ok(0) };
+        let index = self.record.id;
+        let chunks = DocChunks {
+            first_parent: self.record.next_parent,
+            parents: chunked.parents.len() as u32,
+            first_child: self.record.next_child,
+            children: chunked.children.len() as u32,
+        };
+        {
+            let mut parents = txn.open_table(PARENTS)?;
+            for (ordinal, p) in chunked.parents.iter().enumerate() {
+                let record = ParentRecord {
+                    rev,
+                    ordinal: ordinal as u32,
+                    start: p.span.start as u64,
+                    end: p.span.end as u64,
+                    section_path: p.section_path.clone(),
+                };
+                parents.insert((index, chunks.first_parent + ordinal as u32), encode(&record).as_slice())?;
+            }
+            let mut children = txn.open_table(CHILDREN)?;
+            for (ordinal, c) in chunked.children.iter().enumerate() {
+                let record = ChildRecord {
+                    parent: chunks.first_parent + c.parent as u32,
+                    parent_ordinal: c.parent as u32,
+                    rev,
+                    ordinal: ordinal as u32,
+                    start: c.span.start as u64,
+                    end: c.span.end as u64,
+                    section_path: c.section_path.clone(),
+                    oversized: c.oversized,
+                };
+                children.insert((index, chunks.first_child + ordinal as u32), encode(&record).as_slice())?;
+            }
+            txn.open_table(DOC_CHUNKS)?.insert((index, rev), encode(&chunks).as_slice())?;
+        }
+        self.record.next_parent += chunks.parents;
+        self.record.next_child += chunks.children;
+        let range = chunks.child_range();
+        self.live.insert_range(range.clone());
+        for principal in principals_of(&doc.acl) {
+            self.acl_mut(txn, &principal)?.insert_range(range.clone());
+        }
+        Ok(chunks.children as usize)
+    }
+
+    /// Writes the new segment, the changed principal bitmaps and the new version record.
+    fn finish(&mut self, txn: &WriteTransaction, documents: u64, change: &str) -> Result<u64, StorageError> {
+        let index = self.record.id;
+        let version = self.record.head + 1;
+        let mut segments = self.state.head().segments().to_vec();
+        if let Some(segment) = &self.segment {
+            segment.write(txn, index)?;
+            segments.push(segment.clone());
+            self.record.next_segment += 1;
+        }
+        {
+            let mut acl = txn.open_table(ACL)?;
+            for principal in &self.changed {
+                let bitmap = &self.acl[principal];
+                acl.insert((index, principal.as_str(), version), encode_bitmap(bitmap).as_slice())?;
+            }
+        }
+        let stored = VersionRecord {
+            segments: segments.iter().map(|s| s.id()).collect(),
+            live: encode_bitmap(&self.live),
+            created_ms: now_ms(),
+            change: change.to_string(),
+            documents,
+        };
+        txn.open_table(VERSIONS)?.insert((index, version), encode(&stored).as_slice())?;
+        self.record.head = version;
+        txn.open_table(INDEXES)?.insert(self.state.name(), encode(&self.record).as_slice())?;
+        self.version = Some(VersionView::new(index, version, &stored, self.live.clone(), segments));
+        Ok(version)
+    }
+}
+
+/// Writes a new index's record and its empty version 0.
+pub(crate) fn create_index_tables(txn: &WriteTransaction, name: &str, record: &IndexRecord) -> Result<(), StorageError> {
+    let stored = VersionRecord {
+        segments: Vec::new(),
+        live: encode_bitmap(&RoaringBitmap::new()),
+        created_ms: record.created_ms,
+        change: "create".to_string(),
+        documents: 0,
+    };
+    txn.open_table(VERSIONS)?.insert((record.id, record.head), encode(&stored).as_slice())?;
+    txn.open_table(INDEXES)?.insert(name, encode(record).as_slice())?;
+    // Open every table once so readers of a new store never meet a missing table.
+    txn.open_table(DOCS)?;
+    txn.open_table(REVISIONS)?;
+    txn.open_table(REV_TEXT)?;
+    txn.open_table(DOC_CHUNKS)?;
+    txn.open_table(PARENTS)?;
+    txn.open_table(CHILDREN)?;
+    txn.open_table(SEGMENTS)?;
+    txn.open_table(SEGMENT_VECTORS)?;
+    txn.open_table(SEGMENT_GRAPHS)?;
+    txn.open_table(ACL)?;
+    Ok(())
+}

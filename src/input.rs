@@ -13,9 +13,16 @@ use crate::document::Document;
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: {reason}")]
-    Json { path: PathBuf, line: usize, reason: String },
+    Json {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
     #[error("{path}: not UTF-8 text")]
     NotUtf8 { path: PathBuf },
     #[error("{path}: unsupported file type (expected .md, .markdown, .txt, .jsonl or .ndjson)")]
@@ -69,11 +76,17 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Document>, InputError> {
         if line.trim().is_empty() {
             continue;
         }
-        let json_err = |reason: String| InputError::Json { path: path.to_path_buf(), line: i + 1, reason };
-        let record: JsonDocument = serde_json::from_str(line).map_err(|e| json_err(e.to_string()))?;
+        let json_err = |reason: String| InputError::Json {
+            path: path.to_path_buf(),
+            line: i + 1,
+            reason,
+        };
+        let record: JsonDocument =
+            serde_json::from_str(line).map_err(|e| json_err(e.to_string()))?;
         let format = match record.format.as_deref() {
             None | Some("") => SourceFormat::Text,
-            Some(name) => parse_format(name).ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
+            Some(name) => parse_format(name)
+                .ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
         };
         docs.push(Document {
             doc_id: record.doc_id,
@@ -84,15 +97,24 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Document>, InputError> {
             acl: record.acl,
             published_at: record.published_at.and_then(json_text),
             updated_at: record.updated_at.and_then(json_text),
-            metadata: record.metadata.into_iter().filter_map(|(k, v)| Some((k, json_text(v)?))).collect(),
+            metadata: record
+                .metadata
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, json_text(v)?)))
+                .collect(),
         });
     }
     Ok(docs)
 }
 
 fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|source| InputError::Io { path: path.to_path_buf(), source })?;
-    String::from_utf8(bytes).map_err(|_| InputError::NotUtf8 { path: path.to_path_buf() })
+    let bytes = std::fs::read(path).map_err(|source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|_| InputError::NotUtf8 {
+        path: path.to_path_buf(),
+    })
 }
 
 enum Kind {
@@ -117,13 +139,17 @@ fn title_of(text: &str, format: SourceFormat, path: &Path) -> String {
             return line[2..].trim().to_string();
         }
     }
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Reads one Markdown or text file; its `doc_id` is `id`.
 pub fn read_file(path: &Path, id: String) -> Result<Document, InputError> {
     let Some(Kind::Single(format)) = kind_of(path) else {
-        return Err(InputError::Unsupported { path: path.to_path_buf() });
+        return Err(InputError::Unsupported {
+            path: path.to_path_buf(),
+        });
     };
     let text = read_text(path)?;
     let source_uri = std::fs::canonicalize(path)
@@ -146,19 +172,29 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Document>, InputError> {
             walk(path, &mut files)?;
             files.sort();
             for file in files {
-                let id = file.strip_prefix(path).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+                let id = file
+                    .strip_prefix(path)
+                    .unwrap_or(&file)
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 read_into(&file, id, &mut docs)?;
             }
         } else {
             match kind_of(path) {
                 Some(_) => {
-                    let id = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    let id = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
                     read_into(path, id, &mut docs)?;
                 }
                 None if !path.exists() => {
                     return Err(InputError::Io {
                         path: path.clone(),
-                        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such file or directory",
+                        ),
                     })
                 }
                 None => return Err(InputError::Unsupported { path: path.clone() }),
@@ -178,9 +214,15 @@ fn read_into(path: &Path, id: String, docs: &mut Vec<Document>) -> Result<(), In
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| InputError::Io { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| InputError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| InputError::Io { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| InputError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
         if path.is_dir() {
             walk(&path, out)?;

@@ -4,7 +4,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio")).args(args).output().expect("run folio")
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .output()
+        .expect("run folio")
 }
 
 fn stdout(o: &Output) -> String {
@@ -25,23 +28,49 @@ fn ingest_search_json_stats_and_delete() {
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).expect("mkdir");
     write(&docs.join("deploy.md"), "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n\n```sh\nrelease rollback --to previous\n```\n");
-    write(&docs.join("notes.txt"), "Lunch is served at noon. The cafeteria closes at three.");
+    write(
+        &docs.join("notes.txt"),
+        "Lunch is served at noon. The cafeteria closes at three.",
+    );
     let store = dir.path().join("s.folio");
     let store = store.to_str().expect("utf-8 path");
 
-    let out = folio(&["ingest", store, docs.to_str().expect("utf-8"), "--acl", "eng"]);
+    let out = folio(&[
+        "ingest",
+        store,
+        docs.to_str().expect("utf-8"),
+        "--acl",
+        "eng",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let jsonl = dir.path().join("more.jsonl");
     write(&jsonl, "{\"doc_id\": \"pub1\", \"title\": \"Holidays\", \"format\": \"markdown\", \"text\": \"# Holidays\\n\\nThe office is closed on public holidays.\", \"acl\": []}\n");
-    assert!(folio(&["ingest", store, jsonl.to_str().expect("utf-8")]).status.success());
+    assert!(folio(&["ingest", store, jsonl.to_str().expect("utf-8")])
+        .status
+        .success());
 
-    let out = folio(&["search", store, "roll back a deploy", "--as", "eng", "--k", "2", "--json"]);
+    let out = folio(&[
+        "search",
+        store,
+        "roll back a deploy",
+        "--as",
+        "eng",
+        "--k",
+        "2",
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
     let first = &json["results"][0];
     assert_eq!(first["doc_id"], "deploy.md");
-    assert_eq!(first["section_path"], serde_json::json!(["Deploys", "Rolling back"]));
-    assert!(first["parent_id"].as_str().expect("parent_id").starts_with("deploy.md#p"));
+    assert_eq!(
+        first["section_path"],
+        serde_json::json!(["Deploys", "Rolling back"])
+    );
+    assert!(first["parent_id"]
+        .as_str()
+        .expect("parent_id")
+        .starts_with("deploy.md#p"));
     assert!(first["children"][0]["start"].as_u64().is_some());
     assert!(json["index"].is_string() && json["version"].is_u64());
 
@@ -74,7 +103,11 @@ fn missing_or_corrupt_store_is_a_clear_error_not_a_panic() {
     write(&garbage, &"not a database ".repeat(1000));
     let out = folio(&["stats", garbage.to_str().expect("utf-8")]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("not a folio store"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a folio store"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("panicked"));
 }
 
@@ -86,5 +119,8 @@ fn demo_runs_offline_and_shows_section_paths() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains(" › "), "section paths are shown:\n{text}");
-    assert!(text.contains("engineering") && text.contains("finance"), "{text}");
+    assert!(
+        text.contains("engineering") && text.contains("finance"),
+        "{text}"
+    );
 }

@@ -10,8 +10,15 @@ fn pristine(dir: &std::path::Path) -> Vec<u8> {
     let store = Store::open_with(&path, StoreOptions::create()).expect("create");
     let mut batch = store.batch();
     for i in 0..20 {
-        let text = format!("# Doc {i}\n\n## Part\n\nSome text about deploys and budgets, number {i}.\n");
-        batch.upsert(Document::new(format!("d{i}"), SourceFormat::Markdown, text).with_acl(if i % 2 == 0 { vec!["eng"] } else { vec![] }));
+        let text =
+            format!("# Doc {i}\n\n## Part\n\nSome text about deploys and budgets, number {i}.\n");
+        batch.upsert(
+            Document::new(format!("d{i}"), SourceFormat::Markdown, text).with_acl(if i % 2 == 0 {
+                vec!["eng"]
+            } else {
+                vec![]
+            }),
+        );
     }
     batch.commit().expect("commit");
     drop(store);
@@ -39,8 +46,14 @@ fn truncated_files_are_refused_or_read_without_panic() {
             refused += 1;
         }
     }
-    assert!(refused > 0, "cutting a file short must be noticed at least sometimes");
-    assert!(matches!(exercise(dir.path(), &[]), Err(OpenError::NotAStore { .. })));
+    assert!(
+        refused > 0,
+        "cutting a file short must be noticed at least sometimes"
+    );
+    assert!(matches!(
+        exercise(dir.path(), &[]),
+        Err(OpenError::NotAStore { .. })
+    ));
 }
 
 #[test]

@@ -32,14 +32,17 @@ fn documents() -> impl Strategy<Value = Vec<Document>> {
     prop::collection::vec((document_text(), acl()), 1..10).prop_map(|docs| {
         docs.into_iter()
             .enumerate()
-            .map(|(i, (text, acl))| Document::new(format!("doc{i}"), SourceFormat::Text, text).with_acl(acl))
+            .map(|(i, (text, acl))| {
+                Document::new(format!("doc{i}"), SourceFormat::Text, text).with_acl(acl)
+            })
             .collect()
     })
 }
 
 fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open_with(dir.path().join("s.folio"), StoreOptions::create()).expect("create store");
+    let store =
+        Store::open_with(dir.path().join("s.folio"), StoreOptions::create()).expect("create store");
     (dir, store)
 }
 
@@ -161,7 +164,7 @@ proptest! {
         prop_assert_eq!(store.document_ids().expect("ids"), before_ids);
         let after = store.search(&request).expect("search");
         prop_assert_eq!(after.version, before.version);
-        prop_assert_eq!(after.results, before.results);
+        prop_assert_eq!(&after.results, &before.results);
         // The same holds after reopening the file.
         let path = store.path().to_path_buf();
         drop(store);
@@ -173,11 +176,20 @@ proptest! {
 #[test]
 fn acl_change_moves_visibility_without_rechunking() {
     let (_dir, store) = temp_store();
-    let doc = Document::new("runbook", SourceFormat::Text, "Roll back the deploy with the release tool.").with_acl(["eng"]);
+    let doc = Document::new(
+        "runbook",
+        SourceFormat::Text,
+        "Roll back the deploy with the release tool.",
+    )
+    .with_acl(["eng"]);
     store.upsert(doc).expect("upsert");
     let chunks_before = store.chunks("default", "runbook").expect("chunks");
     let ask = |who: &[&str]| {
-        store.search(&SearchRequest::text("roll back deploy").as_principals(who.iter().copied())).expect("search").results.len()
+        store
+            .search(&SearchRequest::text("roll back deploy").as_principals(who.iter().copied()))
+            .expect("search")
+            .results
+            .len()
     };
     assert_eq!(ask(&["eng"]), 1);
     assert_eq!(ask(&["finance"]), 0);
@@ -185,37 +197,61 @@ fn acl_change_moves_visibility_without_rechunking() {
     store.set_acl("runbook", ["finance"]).expect("set acl");
     assert_eq!(ask(&["eng"]), 0);
     assert_eq!(ask(&["finance"]), 1);
-    store.set_acl("runbook", Vec::<String>::new()).expect("make public");
+    store
+        .set_acl("runbook", Vec::<String>::new())
+        .expect("make public");
     assert_eq!(ask(&[]), 1);
     let chunks_after = store.chunks("default", "runbook").expect("chunks");
-    assert_eq!(chunks_before.iter().map(|c| c.number).collect::<Vec<_>>(), chunks_after.iter().map(|c| c.number).collect::<Vec<_>>());
+    assert_eq!(
+        chunks_before.iter().map(|c| c.number).collect::<Vec<_>>(),
+        chunks_after.iter().map(|c| c.number).collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn own_vectors_are_validated_and_nothing_is_written_on_refusal() {
     let (_dir, store) = temp_store();
-    let doc = Document::new("d", SourceFormat::Text, "One sentence here. Another one there.");
+    let doc = Document::new(
+        "d",
+        SourceFormat::Text,
+        "One sentence here. Another one there.",
+    );
     let plan = store.plan("default", &doc).expect("plan");
-    let dim = store.index("default").expect("default index").embedder().dimension as usize;
-    let good: Vec<f32> = (0..plan.len() * dim).map(|i| (i % 7) as f32 + 1.0).collect();
-    for bad in [vec![1.0; plan.len() * dim + 1], {
-        let mut v = good.clone();
-        v[3] = f32::NAN;
-        v
-    }, {
-        let mut v = good.clone();
-        v[0] = f32::INFINITY;
-        v
-    }] {
+    let dim = store
+        .index("default")
+        .expect("default index")
+        .embedder()
+        .dimension as usize;
+    let good: Vec<f32> = (0..plan.len() * dim)
+        .map(|i| (i % 7) as f32 + 1.0)
+        .collect();
+    for bad in [
+        vec![1.0; plan.len() * dim + 1],
+        {
+            let mut v = good.clone();
+            v[3] = f32::NAN;
+            v
+        },
+        {
+            let mut v = good.clone();
+            v[0] = f32::INFINITY;
+            v
+        },
+    ] {
         let mut batch = store.batch();
         batch.upsert_with_vectors(doc.clone(), BTreeMap::from([("default".to_string(), bad)]));
         assert!(batch.commit().is_err());
         assert!(store.document_ids().expect("ids").is_empty());
     }
     let mut batch = store.batch();
-    batch.upsert_with_vectors(doc.clone(), BTreeMap::from([("default".to_string(), good.clone())]));
+    batch.upsert_with_vectors(
+        doc.clone(),
+        BTreeMap::from([("default".to_string(), good.clone())]),
+    );
     batch.commit().expect("good vectors");
-    let response = store.search(&SearchRequest::vector(good[..dim].to_vec()).k(1)).expect("search");
+    let response = store
+        .search(&SearchRequest::vector(good[..dim].to_vec()).k(1))
+        .expect("search");
     assert_eq!(response.results[0].children[0].chunk_id, plan[0].chunk_id);
     assert!((response.results[0].score - 1.0).abs() < 1e-5);
     let wrong_dim = store.search(&SearchRequest::vector(vec![1.0; dim - 1]));

@@ -18,8 +18,15 @@ fn pristine() -> &'static [u8] {
         let path = dir.path().join("s.folio");
         let store = Store::open_with(&path, StoreOptions::create()).expect("create");
         let mut batch = store.batch();
-        batch.upsert(Document::new("a", SourceFormat::Markdown, "# A\n\nAlpha text about deploys.\n\n## B\n\nBeta."));
-        batch.upsert(Document::new("b", SourceFormat::Text, "Budget and hotel limits.").with_acl(["finance"]));
+        batch.upsert(Document::new(
+            "a",
+            SourceFormat::Markdown,
+            "# A\n\nAlpha text about deploys.\n\n## B\n\nBeta.",
+        ));
+        batch.upsert(
+            Document::new("b", SourceFormat::Text, "Budget and hotel limits.")
+                .with_acl(["finance"]),
+        );
         batch.commit().expect("commit");
         drop(store);
         std::fs::read(&path).expect("read")

@@ -74,7 +74,14 @@ pub(crate) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     pub fn new(text: &'a str) -> Self {
-        Builder { text, content_start: 0, raw: Vec::new(), hard: Vec::new(), soft: Vec::new(), headings: Vec::new() }
+        Builder {
+            text,
+            content_start: 0,
+            raw: Vec::new(),
+            hard: Vec::new(),
+            soft: Vec::new(),
+            headings: Vec::new(),
+        }
     }
 
     /// Drops `[0, end)` (front matter) from the document.
@@ -110,6 +117,11 @@ impl<'a> Builder<'a> {
         self.cut(pos, Strength::Section);
     }
 
+    /// The hard zones so far, trimmed, sorted and merged.
+    pub fn hard_zones(&self) -> Vec<Span> {
+        merge_zones(self.text, self.hard.clone())
+    }
+
     pub fn build(self) -> Layout<'a> {
         let text = self.text;
         let content = trim(text, self.content_start, text.len());
@@ -117,7 +129,13 @@ impl<'a> Builder<'a> {
         let soft = merge_zones(text, self.soft);
         let sections = sections(text, self.content_start, &self.headings);
         let cuts = normalize_cuts(text, self.content_start, self.raw, &hard, &soft);
-        Layout { text, content, sections, cuts, hard }
+        Layout {
+            text,
+            content,
+            sections,
+            cuts,
+            hard,
+        }
     }
 }
 
@@ -135,7 +153,10 @@ pub(crate) fn trim(text: &str, start: usize, end: usize) -> Option<Span> {
     let s = &text[start..end];
     let lead = s.len() - s.trim_start().len();
     let kept = s.trim().len();
-    (kept > 0).then(|| Span { start: start + lead, end: start + lead + kept })
+    (kept > 0).then(|| Span {
+        start: start + lead,
+        end: start + lead + kept,
+    })
 }
 
 /// Trimmed zones, sorted, with overlapping ones merged (touching ones stay apart, so a cut
@@ -168,11 +189,18 @@ fn sections(text: &str, content_start: usize, headings: &[(usize, usize, String)
         stack.push((*level, title.clone()));
         starts.push((*pos, stack.iter().map(|(_, t)| t.clone()).collect()));
     }
-    let ends: Vec<usize> = starts.iter().skip(1).map(|(pos, _)| *pos).chain([text.len()]).collect();
+    let ends: Vec<usize> = starts
+        .iter()
+        .skip(1)
+        .map(|(pos, _)| *pos)
+        .chain([text.len()])
+        .collect();
     starts
         .into_iter()
         .zip(ends)
-        .filter_map(|((start, path), end)| trim(text, start, end).map(|span| Section { span, path }))
+        .filter_map(|((start, path), end)| {
+            trim(text, start, end).map(|span| Section { span, path })
+        })
         .collect()
 }
 
@@ -194,8 +222,15 @@ fn normalize_cuts(
             continue;
         }
         match cuts.last_mut() {
-            Some(last) if last.end == end && last.start == start => last.strength = last.strength.max(strength),
-            _ => cuts.push(Cut { end, start, strength, held: splits(soft, end, start) }),
+            Some(last) if last.end == end && last.start == start => {
+                last.strength = last.strength.max(strength)
+            }
+            _ => cuts.push(Cut {
+                end,
+                start,
+                strength,
+                held: splits(soft, end, start),
+            }),
         }
     }
     cuts
@@ -217,19 +252,34 @@ impl Layout<'_> {
     /// character bounds (outside hard zones).
     pub fn candidates(&self, range: Span, limit: usize, floor: Strength) -> Vec<Cut> {
         let first = self.cuts.partition_point(|c| c.end <= range.start);
-        let last = self.cuts.partition_point(|c| c.start < range.end).max(first);
+        let last = self
+            .cuts
+            .partition_point(|c| c.start < range.end)
+            .max(first);
         let inside = &self.cuts[first..last];
         let mut out = Vec::new();
         let (mut piece_start, mut skipped_from) = (range.start, 0);
         for (i, cut) in inside.iter().enumerate() {
             if cut.strength >= floor && !cut.held {
-                self.fill(piece_start, cut.end, &inside[skipped_from..i], limit, &mut out);
+                self.fill(
+                    piece_start,
+                    cut.end,
+                    &inside[skipped_from..i],
+                    limit,
+                    &mut out,
+                );
                 out.push(*cut);
                 piece_start = cut.start;
                 skipped_from = i + 1;
             }
         }
-        self.fill(piece_start, range.end, &inside[skipped_from..], limit, &mut out);
+        self.fill(
+            piece_start,
+            range.end,
+            &inside[skipped_from..],
+            limit,
+            &mut out,
+        );
         out
     }
 
@@ -263,7 +313,12 @@ impl Layout<'_> {
                 if fits && !splits(&self.hard, pos, pos) {
                     let cjk = crate::tokens::is_cjk(p) && crate::tokens::is_cjk(c);
                     let strength = if cjk { Strength::Word } else { Strength::Char };
-                    out.push(Cut { end: pos, start: pos, strength, held: false });
+                    out.push(Cut {
+                        end: pos,
+                        start: pos,
+                        strength,
+                        held: false,
+                    });
                 }
             }
             prev = Some(c);
@@ -281,14 +336,19 @@ impl Layout<'_> {
         self.sections
             .iter()
             .filter(|s| s.span.start < span.end && span.start < s.span.end)
-            .map(|s| Span { start: s.span.start.max(span.start), end: s.span.end.min(span.end) })
+            .map(|s| Span {
+                start: s.span.start.max(span.start),
+                end: s.span.end.min(span.end),
+            })
             .collect()
     }
 
     /// Whether `span` contains a hard zone (a code block or table).
     #[cfg(test)]
     pub fn holds_hard(&self, span: Span) -> bool {
-        self.hard.iter().any(|z| span.start <= z.start && z.end <= span.end)
+        self.hard
+            .iter()
+            .any(|z| span.start <= z.start && z.end <= span.end)
     }
 }
 
@@ -305,7 +365,11 @@ mod tests {
         b.cut(6, Strength::Block);
         b.cut(7, Strength::Word);
         let layout = b.build();
-        let got: Vec<(usize, usize, Strength)> = layout.cuts.iter().map(|c| (c.end, c.start, c.strength)).collect();
+        let got: Vec<(usize, usize, Strength)> = layout
+            .cuts
+            .iter()
+            .map(|c| (c.end, c.start, c.strength))
+            .collect();
         assert_eq!(got, vec![(2, 4, Strength::Word), (6, 8, Strength::Block)]);
     }
 
@@ -335,7 +399,9 @@ mod tests {
         assert_eq!(layout.candidates(all, 5, Strength::Word).len(), 1);
         // "aaaa" > 2: char bounds inside each word.
         let fine = layout.candidates(all, 2, Strength::Word);
-        assert!(fine.iter().any(|c| c.strength == Strength::Char && c.end == 2));
+        assert!(fine
+            .iter()
+            .any(|c| c.strength == Strength::Char && c.end == 2));
     }
 
     #[test]
@@ -347,7 +413,18 @@ mod tests {
         b.heading(19, 1, "C".into());
         let layout = b.build();
         let paths: Vec<Vec<String>> = layout.sections.iter().map(|s| s.path.clone()).collect();
-        assert_eq!(paths, vec![vec![], vec!["A".to_string()], vec!["A".into(), "B".into()], vec!["C".into()]]);
-        assert_eq!(&text[layout.sections[2].span.start..layout.sections[2].span.end], "## B\nb");
+        assert_eq!(
+            paths,
+            vec![
+                vec![],
+                vec!["A".to_string()],
+                vec!["A".into(), "B".into()],
+                vec!["C".into()]
+            ]
+        );
+        assert_eq!(
+            &text[layout.sections[2].span.start..layout.sections[2].span.end],
+            "## B\nb"
+        );
     }
 }

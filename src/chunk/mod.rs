@@ -16,7 +16,18 @@
 use serde::{Deserialize, Serialize};
 
 /// The format of a document's source text; decides which chunker reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceFormat {
     /// CommonMark with GitHub tables, parsed by pulldown-cmark.
@@ -26,7 +37,18 @@ pub enum SourceFormat {
 }
 
 /// The unit a size is measured in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SizeUnit {
     /// Unicode scalar values (code points).
@@ -36,7 +58,18 @@ pub enum SizeUnit {
 }
 
 /// How children are cut.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ChildStrategy {
     /// Structure-aware: Markdown heading tree and blocks, then paragraph, sentence, word
@@ -44,11 +77,26 @@ pub enum ChildStrategy {
     Structure { target: usize, overlap: usize },
     /// The baseline: windows of `size` units with `overlap` units shared, never inside a
     /// UTF-8 character (and, for tokens, never inside a token).
-    Fixed { size: usize, overlap: usize, unit: SizeUnit },
+    Fixed {
+        size: usize,
+        overlap: usize,
+        unit: SizeUnit,
+    },
 }
 
 /// How parents (the reading units returned to a model) are cut.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ParentStrategy {
     /// Sections of the heading tree, split into parents of at most `max` characters.
@@ -60,7 +108,18 @@ pub enum ParentStrategy {
 }
 
 /// A complete chunking specification: what an index was built with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 pub struct ChunkSpec {
     pub child: ChildStrategy,
     pub parent: ParentStrategy,
@@ -71,7 +130,10 @@ pub struct ChunkSpec {
 impl Default for ChunkSpec {
     fn default() -> Self {
         ChunkSpec {
-            child: ChildStrategy::Structure { target: 300, overlap: 0 },
+            child: ChildStrategy::Structure {
+                target: 300,
+                overlap: 0,
+            },
             parent: ParentStrategy::Section { max: 2000 },
             heading_depth: 2,
         }
@@ -79,7 +141,18 @@ impl Default for ChunkSpec {
 }
 
 /// A byte range `[start, end)` of a document's source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, bincode::Encode, bincode::Decode)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -110,4 +183,104 @@ pub struct Chunked {
     pub parents: Vec<ParentPiece>,
     /// In source order; each child's `parent` indexes `parents`.
     pub children: Vec<ChildPiece>,
+}
+
+mod fixed;
+mod layout;
+mod markdown;
+mod pack;
+mod parents;
+mod prose;
+mod text;
+
+use layout::Layout;
+
+/// Cuts one document into parents and children as `spec` says. Never panics, and the same
+/// input always gives the same output.
+pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
+    let layout = match format {
+        SourceFormat::Markdown => markdown::layout(text),
+        SourceFormat::Text => text::layout(text),
+    };
+    let mut out = Chunked::default();
+    match parents::spans(&layout, spec.parent) {
+        Some(parents) => {
+            for (index, span) in parents.into_iter().enumerate() {
+                out.parents.push(ParentPiece {
+                    span,
+                    section_path: path_at(&layout, span.start),
+                });
+                for (span, oversized) in children(&layout, spec.child, span) {
+                    let section_path = path_at(&layout, span.start);
+                    out.children.push(ChildPiece {
+                        span,
+                        parent: index,
+                        section_path,
+                        oversized,
+                    });
+                }
+            }
+        }
+        None => {
+            for (span, oversized) in layout
+                .content
+                .map(|c| children(&layout, spec.child, c))
+                .unwrap_or_default()
+            {
+                let section_path = path_at(&layout, span.start);
+                let parent = out.parents.len();
+                out.parents.push(ParentPiece {
+                    span,
+                    section_path: section_path.clone(),
+                });
+                out.children.push(ChildPiece {
+                    span,
+                    parent,
+                    section_path,
+                    oversized,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The children inside `range` (a parent, or the whole content), with their oversized flag.
+/// Structure-aware children never cross a section bound; fixed windows ignore structure.
+fn children(layout: &Layout<'_>, strategy: ChildStrategy, range: Span) -> Vec<(Span, bool)> {
+    match strategy {
+        ChildStrategy::Structure { target, overlap } => layout
+            .split_at_sections(range)
+            .into_iter()
+            .flat_map(|r| pack::structure(layout, r, target, overlap))
+            .collect(),
+        ChildStrategy::Fixed {
+            size,
+            overlap,
+            unit,
+        } => fixed::windows(layout.text, range, size, overlap, unit)
+            .into_iter()
+            .map(|s| (s, false))
+            .collect(),
+    }
+}
+
+fn path_at(layout: &Layout<'_>, pos: usize) -> Vec<String> {
+    layout
+        .section_at(pos)
+        .map(|s| s.path.clone())
+        .unwrap_or_default()
+}
+
+/// The text to embed for a child: the first `depth` headings of its section path joined by
+/// " > ", a blank line, then the child's text. The text shown to a model has no such prefix.
+pub fn embed_text(section_path: &[String], text: &str, depth: usize) -> String {
+    let headings = &section_path[..depth.min(section_path.len())];
+    if headings.is_empty() {
+        return text.to_string();
+    }
+    let mut out = headings.join(" > ");
+    out.push_str("\n\n");
+    out.push_str(text);
+    out
 }

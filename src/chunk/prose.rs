@@ -11,20 +11,43 @@ pub(crate) struct Breaks {
 }
 
 /// Plain text: a blank line ends a paragraph, a single newline ends a line.
-pub(crate) const PLAIN: Breaks = Breaks { newline: Strength::Line, blank_line: Strength::Block };
+pub(crate) const PLAIN: Breaks = Breaks {
+    newline: Strength::Line,
+    blank_line: Strength::Block,
+};
 
 /// Markdown: blocks come from the parser; a newline inside a paragraph is a soft break.
-pub(crate) const MARKDOWN: Breaks = Breaks { newline: Strength::Word, blank_line: Strength::Word };
+pub(crate) const MARKDOWN: Breaks = Breaks {
+    newline: Strength::Word,
+    blank_line: Strength::Word,
+};
 
 /// Abbreviations whose period does not end a sentence (compared lowercased).
 const ABBREVIATIONS: &[&str] = &[
-    "al", "approx", "cf", "dr", "e.g", "fig", "i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no", "prof", "sr", "st",
-    "vol", "vs",
+    "al", "approx", "cf", "dr", "e.g", "fig", "i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no",
+    "prof", "sr", "st", "vol", "vs",
 ];
 
 /// Closing quotes and brackets that may follow a sentence end ("He left." she said).
 fn is_closer(c: char) -> bool {
-    matches!(c, '"' | '\'' | ')' | ']' | '}' | '*' | '_' | '”' | '’' | '»' | '」' | '』' | '）' | '】' | '》' | '〉')
+    matches!(
+        c,
+        '"' | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '*'
+            | '_'
+            | '”'
+            | '’'
+            | '»'
+            | '」'
+            | '』'
+            | '）'
+            | '】'
+            | '》'
+            | '〉'
+    )
 }
 
 /// CJK punctuation that ends a sentence or a clause with no space after it.
@@ -98,33 +121,62 @@ mod tests {
         let mut b = Builder::new(text);
         scan(text, 0, text.len(), breaks, &mut b);
         let layout = b.build();
-        let all = super::super::Span { start: 0, end: text.len() };
-        layout.candidates(all, usize::MAX, Strength::Char).iter().map(|c| (text[..c.end].to_string(), c.strength)).collect()
+        let all = super::super::Span {
+            start: 0,
+            end: text.len(),
+        };
+        layout
+            .candidates(all, usize::MAX, Strength::Char)
+            .iter()
+            .map(|c| (text[..c.end].to_string(), c.strength))
+            .collect()
     }
 
     fn strength_after(text: &str, prefix: &str, breaks: Breaks) -> Strength {
-        let found = bounds(text, breaks).into_iter().find(|(before, _)| before == prefix);
-        found.map(|(_, s)| s).unwrap_or_else(|| panic!("no bound after {prefix:?} in {text:?}"))
+        let found = bounds(text, breaks)
+            .into_iter()
+            .find(|(before, _)| before == prefix);
+        found
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| panic!("no bound after {prefix:?} in {text:?}"))
     }
 
     #[test]
     fn finds_sentences_but_not_abbreviations() {
         let text = "Mr. Smith met Dr. J. Doe. They spoke, e.g. about rain! Fine? in 2017. a loss";
         let got = bounds(text, PLAIN);
-        let sentences: Vec<&str> =
-            got.iter().filter(|(_, s)| *s == Strength::Sentence).map(|(b, _)| b.rsplit(' ').next().unwrap_or("")).collect();
+        let sentences: Vec<&str> = got
+            .iter()
+            .filter(|(_, s)| *s == Strength::Sentence)
+            .map(|(b, _)| b.rsplit(' ').next().unwrap_or(""))
+            .collect();
         assert_eq!(sentences, vec!["Doe.", "rain!", "Fine?", "2017."]);
-        assert_eq!(strength_after(text, "Mr. Smith met Dr. J. Doe. They spoke,", PLAIN), Strength::Clause);
+        assert_eq!(
+            strength_after(text, "Mr. Smith met Dr. J. Doe. They spoke,", PLAIN),
+            Strength::Clause
+        );
     }
 
     #[test]
     fn paragraphs_lines_and_closers() {
         let text = "One \"two.\"\nThree\n\n  Four";
         assert_eq!(strength_after(text, "One \"two.\"", PLAIN), Strength::Line);
-        assert_eq!(strength_after(text, "One \"two.\"\nThree", PLAIN), Strength::Block);
-        assert_eq!(strength_after(text, "One \"two.\"", MARKDOWN), Strength::Sentence);
-        assert_eq!(strength_after(text, "One \"two.\"\nThree", MARKDOWN), Strength::Word);
-        assert_eq!(strength_after("wiki text . Next", "wiki text .", PLAIN), Strength::Sentence);
+        assert_eq!(
+            strength_after(text, "One \"two.\"\nThree", PLAIN),
+            Strength::Block
+        );
+        assert_eq!(
+            strength_after(text, "One \"two.\"", MARKDOWN),
+            Strength::Sentence
+        );
+        assert_eq!(
+            strength_after(text, "One \"two.\"\nThree", MARKDOWN),
+            Strength::Word
+        );
+        assert_eq!(
+            strength_after("wiki text . Next", "wiki text .", PLAIN),
+            Strength::Sentence
+        );
     }
 
     #[test]

@@ -12,7 +12,11 @@ use crate::retrieve::{Expand, SearchRequest, SearchResponse};
 use crate::store::{Access, Store, StoreOptions};
 
 #[derive(Parser)]
-#[command(name = "folio", version, about = "An embedded vector store with built-in chunking, in one file.")]
+#[command(
+    name = "folio",
+    version,
+    about = "An embedded vector store with built-in chunking, in one file."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -128,10 +132,28 @@ fn err(e: impl std::fmt::Display) -> String {
 fn run(command: Command) -> CliResult {
     match command {
         Command::Demo { store } => demo::run(store),
-        Command::Ingest { store, paths, acl, batch } => ingest(store, &paths, &acl, batch),
-        Command::Search { store, query, principals, k, children, budget, expand, index, json } => {
+        Command::Ingest {
+            store,
+            paths,
+            acl,
+            batch,
+        } => ingest(store, &paths, &acl, batch),
+        Command::Search {
+            store,
+            query,
+            principals,
+            k,
+            children,
+            budget,
+            expand,
+            index,
+            json,
+        } => {
             let store = Store::open(&store).map_err(err)?;
-            let mut request = SearchRequest::text(query).access(Access::principals(principals)).k(k).expand(expand);
+            let mut request = SearchRequest::text(query)
+                .access(Access::principals(principals))
+                .k(k)
+                .expand(expand);
             request.children = children;
             request.token_budget = budget;
             request.target = index;
@@ -149,7 +171,13 @@ fn run(command: Command) -> CliResult {
                 println!("{}", serde_json::to_string_pretty(&stats).map_err(err)?);
                 return Ok(());
             }
-            println!("{}: format {}, {} bytes, {} documents", stats.path.display(), stats.format_version, stats.file_bytes, stats.documents);
+            println!(
+                "{}: format {}, {} bytes, {} documents",
+                stats.path.display(),
+                stats.format_version,
+                stats.file_bytes,
+                stats.documents
+            );
             for index in stats.indexes {
                 println!(
                     "  index {}@{}: {} live chunks in {} segments ({} with a graph); embedder {}; principals: {}",
@@ -171,17 +199,35 @@ fn run(command: Command) -> CliResult {
                 batch.delete(id);
             }
             let receipt = batch.commit().map_err(err)?;
-            println!("deleted {} documents; versions {:?}", receipt.deleted, receipt.versions);
+            println!(
+                "deleted {} documents; versions {:?}",
+                receipt.deleted, receipt.versions
+            );
             Ok(())
         }
-        Command::Acl { store, doc_id, principals } => {
+        Command::Acl {
+            store,
+            doc_id,
+            principals,
+        } => {
             let store = Store::open(&store).map_err(err)?;
-            store.set_acl(&doc_id, principals.iter().cloned()).map_err(err)?;
-            let who = if principals.is_empty() { "everyone (public)".to_string() } else { principals.join(", ") };
+            store
+                .set_acl(&doc_id, principals.iter().cloned())
+                .map_err(err)?;
+            let who = if principals.is_empty() {
+                "everyone (public)".to_string()
+            } else {
+                principals.join(", ")
+            };
             println!("{doc_id} is now visible to {who}");
             Ok(())
         }
-        Command::Chunks { store, doc_id, index, json } => {
+        Command::Chunks {
+            store,
+            doc_id,
+            index,
+            json,
+        } => {
             let store = Store::open(&store).map_err(err)?;
             let chunks = store.chunks(&index, &doc_id).map_err(err)?;
             if chunks.is_empty() {
@@ -192,7 +238,14 @@ fn run(command: Command) -> CliResult {
             } else {
                 for c in chunks {
                     let flag = if c.oversized { " [oversized]" } else { "" };
-                    println!("{} [{}..{}] {}{flag}\n  {}", c.chunk_id, c.start, c.end, c.section_path.join(" > "), preview(&c.text, 160));
+                    println!(
+                        "{} [{}..{}] {}{flag}\n  {}",
+                        c.chunk_id,
+                        c.start,
+                        c.end,
+                        c.section_path.join(" > "),
+                        preview(&c.text, 160)
+                    );
                 }
             }
             Ok(())
@@ -226,7 +279,10 @@ fn ingest(path: PathBuf, paths: &[PathBuf], acl: &[String], batch_size: usize) -
         versions = receipt.versions;
     }
     bar.finish();
-    println!("ingested {total} documents ({chunks} chunks) into {}; versions {versions:?}", path.display());
+    println!(
+        "ingested {total} documents ({chunks} chunks) into {}; versions {versions:?}",
+        path.display()
+    );
     Ok(())
 }
 
@@ -239,20 +295,39 @@ fn preview(text: &str, max_chars: usize) -> String {
 }
 
 pub(crate) fn print_response(response: &SearchResponse) {
-    let paths: Vec<String> = response.stats.paths.iter().map(|p| format!("{p:?}").to_lowercase()).collect();
+    let paths: Vec<String> = response
+        .stats
+        .paths
+        .iter()
+        .map(|p| format!("{p:?}").to_lowercase())
+        .collect();
     println!(
         "{}@{}: {} results of {} visible chunks ({}; {} distances; {:.2} ms)",
         response.index,
         response.version,
         response.results.len(),
         response.stats.visible,
-        if paths.is_empty() { "nothing visible".to_string() } else { paths.join("+") },
+        if paths.is_empty() {
+            "nothing visible".to_string()
+        } else {
+            paths.join("+")
+        },
         response.stats.distances,
         response.stats.micros as f64 / 1000.0
     );
     for (i, hit) in response.results.iter().enumerate() {
-        let section = if hit.section_path.is_empty() { String::new() } else { format!(" › {}", hit.section_path.join(" › ")) };
-        println!("{:>2}. {:.3}  {}{section}  [{}]", i + 1, hit.score, hit.doc_id, hit.parent_id);
+        let section = if hit.section_path.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", hit.section_path.join(" › "))
+        };
+        println!(
+            "{:>2}. {:.3}  {}{section}  [{}]",
+            i + 1,
+            hit.score,
+            hit.doc_id,
+            hit.parent_id
+        );
         println!("    {}", preview(&hit.text, 220));
     }
 }

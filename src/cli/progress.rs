@@ -33,4 +33,8 @@ impl Progress for Bar {
     fn advance(&self, n: u64) {
         self.bar.inc(n);
     }
+
+    fn set_done(&self, done: u64) {
+        self.bar.set_position(done);
+    }
 }

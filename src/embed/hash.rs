@@ -18,6 +18,11 @@
 //! unit vector `[1/√dim; dim]`: a zero vector has no cosine, and this one scores about 0
 //! against real text (whose bucket signs are random) and 1 against other featureless text.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::LazyLock;
+
 use rayon::prelude::*;
 
 use super::{EmbedError, Embedder};
@@ -66,9 +71,9 @@ impl Default for HashConfig {
             word_weight: 1.0,
             stop_word_weight: 0.2,
             ngram: 3,
-            ngram_weight: 0.25,
-            cjk_unigram_weight: 0.5,
-            cjk_bigram_weight: 1.0,
+            ngram_weight: 0.4,
+            cjk_unigram_weight: 1.0,
+            cjk_bigram_weight: 0.7,
         }
     }
 }
@@ -99,17 +104,9 @@ impl HashConfig {
 }
 
 /// The default embedder: lexical feature hashing (see the module docs).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct HashEmbedder {
     config: HashConfig,
-}
-
-impl Default for HashEmbedder {
-    fn default() -> Self {
-        HashEmbedder {
-            config: HashConfig::default(),
-        }
-    }
 }
 
 impl HashEmbedder {
@@ -196,16 +193,17 @@ impl Embedder for HashEmbedder {
 }
 
 /// Reusable buffers for one thread: the current word, its padded characters and the
-/// features of the current text as `(hash, weight)`.
+/// features of the current text.
 #[derive(Default)]
 struct Features {
     word: String,
     padded: Vec<char>,
-    items: Vec<(u64, f32)>,
+    tally: Tally,
 }
 
 /// How the tokenizer treats one character.
 enum Class {
+    /// A letter or digit of a word; ASCII ones arrive lowercased.
     Word(char),
     Cjk(char),
     Apostrophe,
@@ -221,12 +219,10 @@ fn classify(c: char) -> Class {
         };
     }
     // Full-width ASCII (ＡＢＣ１２３, common in CJK text) means the same as ASCII.
-    if let Some(ascii) = ('\u{FF01}'..='\u{FF5E}')
-        .contains(&c)
-        .then(|| char::from_u32(c as u32 - 0xFEE0))
-        .flatten()
-    {
-        return classify(ascii);
+    if ('\u{FF01}'..='\u{FF5E}').contains(&c) {
+        if let Some(ascii) = char::from_u32(c as u32 - 0xFEE0) {
+            return classify(ascii);
+        }
     }
     match c {
         '\u{2019}' => Class::Apostrophe,
@@ -248,7 +244,7 @@ const SEED_CJK_BIGRAM: u64 = 0x27D4_EB2F_1656_67C5;
 fn hash_units(seed: u64, units: impl IntoIterator<Item = u32>) -> u64 {
     let mut h = seed;
     for u in units {
-        h = (h.rotate_left(5) ^ u64::from(u)).wrapping_mul(0x51_7CC1_B727_220A_95);
+        h = (h.rotate_left(5) ^ u64::from(u)).wrapping_mul(0x517C_C1B7_2722_0A95);
     }
     h ^= h >> 30;
     h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -257,10 +253,17 @@ fn hash_units(seed: u64, units: impl IntoIterator<Item = u32>) -> u64 {
     h ^ (h >> 31)
 }
 
+fn word_hash(parts: &[&str]) -> u64 {
+    hash_units(
+        SEED_WORD,
+        parts.iter().flat_map(|p| p.bytes()).map(u32::from),
+    )
+}
+
 impl Features {
-    /// Tokenizes `text` into `self.items`.
+    /// Tokenizes `text` into `self.tally`.
     fn collect(&mut self, config: &HashConfig, text: &str) {
-        self.items.clear();
+        self.tally.clear();
         self.word.clear();
         let mut chars = text.chars().peekable();
         let mut prev_cjk = None;
@@ -268,22 +271,18 @@ impl Features {
             let class = classify(c);
             if let Class::Cjk(c) = class {
                 self.end_word(config);
-                self.items.push((
-                    hash_units(SEED_CJK_UNIGRAM, [c as u32]),
-                    config.cjk_unigram_weight,
-                ));
+                let unigram = hash_units(SEED_CJK_UNIGRAM, [c as u32]);
+                self.tally.add(unigram, config.cjk_unigram_weight);
                 if let Some(p) = prev_cjk {
-                    self.items.push((
-                        hash_units(SEED_CJK_BIGRAM, [p as u32, c as u32]),
-                        config.cjk_bigram_weight,
-                    ));
+                    let bigram = hash_units(SEED_CJK_BIGRAM, [p as u32, c as u32]);
+                    self.tally.add(bigram, config.cjk_bigram_weight);
                 }
                 prev_cjk = Some(c);
                 continue;
             }
             prev_cjk = None;
             match class {
-                Class::Word(c) if c.is_lowercase() || !c.is_alphabetic() => self.word.push(c),
+                Class::Word(c) if c.is_ascii() => self.word.push(c),
                 Class::Word(c) => self.word.extend(c.to_lowercase()),
                 // Inside a word (`don't`, `Biden's`) an apostrophe joins; elsewhere it breaks.
                 Class::Apostrophe
@@ -302,11 +301,9 @@ impl Features {
         if self.word.is_empty() {
             return;
         }
-        if is_stop_word(&self.word) {
-            self.items.push((
-                hash_units(SEED_WORD, self.word.bytes().map(u32::from)),
-                config.stop_word_weight,
-            ));
+        let hash = word_hash(&[&self.word]);
+        if STOP_WORD_HASHES.binary_search(&hash).is_ok() {
+            self.tally.add(hash, config.stop_word_weight);
             self.word.clear();
             return;
         }
@@ -317,58 +314,102 @@ impl Features {
             self.padded.push('>');
             let seed = SEED_NGRAM ^ config.ngram as u64;
             for gram in self.padded.windows(config.ngram) {
-                self.items.push((
-                    hash_units(seed, gram.iter().map(|&c| c as u32)),
-                    config.ngram_weight,
-                ));
+                let gram_hash = hash_units(seed, gram.iter().map(|&c| c as u32));
+                self.tally.add(gram_hash, config.ngram_weight);
             }
         }
-        let stem = s_stem(&self.word);
-        self.items.push((
-            hash_units(SEED_WORD, stem.bytes().map(u32::from)),
-            config.word_weight,
-        ));
+        let stem_hash = match s_stem(&self.word) {
+            (stem, "") if stem.len() == self.word.len() => hash,
+            (stem, suffix) => word_hash(&[stem, suffix]),
+        };
+        self.tally.add(stem_hash, config.word_weight);
         self.word.clear();
     }
 
     /// Each distinct feature once, its weight scaled by `1 + ln(tf)`.
-    fn weighted(&mut self) -> impl Iterator<Item = (u64, f32)> + '_ {
-        // Sorting groups equal hashes; the seed is part of the hash, so a group has one weight.
-        self.items.sort_unstable_by_key(|&(h, _)| h);
-        self.items.chunk_by(|a, b| a.0 == b.0).map(|group| {
-            let (hash, weight) = group[0];
-            (hash, weight * (1.0 + (group.len() as f32).ln()))
-        })
+    fn weighted(&self) -> impl Iterator<Item = (u64, f32)> + '_ {
+        self.tally
+            .entries
+            .iter()
+            .map(|&(hash, weight, tf)| match tf {
+                1 => (hash, weight),
+                _ => (hash, weight * (1.0 + (tf as f32).ln())),
+            })
+    }
+}
+
+/// Distinct features with their weight and count, in first-seen order: the bucket sums then
+/// run in the same order for the same text whatever was embedded before it, so a text's
+/// vector is bit-exact in any batch.
+#[derive(Default)]
+struct Tally {
+    index: HashMap<u64, usize, BuildHasherDefault<PreHashed>>,
+    entries: Vec<(u64, f32, u32)>,
+}
+
+impl Tally {
+    fn clear(&mut self) {
+        self.index.clear();
+        self.entries.clear();
+    }
+
+    /// Counts one occurrence; the seed is part of the hash, so one hash has one weight.
+    fn add(&mut self, hash: u64, weight: f32) {
+        match self.index.entry(hash) {
+            Entry::Occupied(e) => self.entries[*e.get()].2 += 1,
+            Entry::Vacant(e) => {
+                e.insert(self.entries.len());
+                self.entries.push((hash, weight, 1));
+            }
+        }
+    }
+}
+
+/// The tally's keys are already well-mixed 64-bit hashes: use them as they are.
+#[derive(Default)]
+struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; this fallback keeps the trait total.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
 
 /// Harman's S-stemmer ("How effective is suffixing?", 1991) on ASCII words of 4+ letters:
 /// `-ies` → `-y`, `-es` → `-e`, `-s` → ``, with its exceptions; `'s` arrives here as `s`.
-fn s_stem(word: &str) -> std::borrow::Cow<'_, str> {
-    use std::borrow::Cow;
-    if word.len() < 4 || !word.is_ascii() {
-        return Cow::Borrowed(word);
+/// Returns the stem as a prefix of `word` and a suffix to append (no allocation).
+fn s_stem(word: &str) -> (&str, &'static str) {
+    let keep = (word, "");
+    if word.len() < 4 || !word.is_ascii() || !word.ends_with('s') {
+        return keep;
     }
-    let b = word.as_bytes();
-    let (last, prev) = (b[b.len() - 1], b[b.len() - 2]);
-    if last != b's' {
-        return Cow::Borrowed(word);
-    }
-    if word.ends_with("ies") && !word.ends_with("eies") && !word.ends_with("aies") {
-        return Cow::Owned(format!("{}y", &word[..word.len() - 3]));
+    let cut = |n: usize, suffix| (&word[..word.len() - n], suffix);
+    if word.ends_with("ies") && !(word.ends_with("eies") || word.ends_with("aies")) {
+        return cut(3, "y");
     }
     if word.ends_with("es")
         && !(word.ends_with("aes") || word.ends_with("ees") || word.ends_with("oes"))
     {
-        return Cow::Borrowed(&word[..word.len() - 1]);
+        return cut(1, "");
     }
-    if prev != b'u' && prev != b's' {
-        return Cow::Borrowed(&word[..word.len() - 1]);
+    if word.ends_with("us") || word.ends_with("ss") {
+        return keep;
     }
-    Cow::Borrowed(word)
+    cut(1, "")
 }
 
-/// Common English function words, sorted (binary search).
+/// Common English function words.
 const STOP_WORDS: &[&str] = &[
     "a",
     "about",
@@ -498,9 +539,12 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
-fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
-}
+/// The word hashes of [`STOP_WORDS`], sorted: a lookup compares integers, not strings.
+static STOP_WORD_HASHES: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut hashes: Vec<u64> = STOP_WORDS.iter().map(|w| word_hash(&[w])).collect();
+    hashes.sort_unstable();
+    hashes
+});
 
 #[cfg(test)]
 mod tests {
@@ -515,8 +559,12 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_sorted_and_unique() {
+    fn stop_words_are_distinct_lowercase_words() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS
+            .iter()
+            .all(|w| w.bytes().all(|b| b.is_ascii_lowercase())));
+        assert!(STOP_WORD_HASHES.windows(2).all(|h| h[0] < h[1]));
     }
 
     #[test]
@@ -602,7 +650,8 @@ mod tests {
             ("bidens", "biden"),
             ("北京s", "北京s"),
         ] {
-            assert_eq!(s_stem(word), stem);
+            let (prefix, suffix) = s_stem(word);
+            assert_eq!(format!("{prefix}{suffix}"), stem, "{word}");
         }
     }
 

@@ -49,7 +49,7 @@ pub fn validate(vectors: &[f32], dim: usize) -> Result<(), VectorError> {
     if dim == 0 {
         return Err(VectorError::ZeroDimension);
     }
-    if vectors.len() % dim != 0 {
+    if !vectors.len().is_multiple_of(dim) {
         return Err(VectorError::Length {
             len: vectors.len(),
             dim,

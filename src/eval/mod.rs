@@ -1,1 +1,3 @@
-//! TODO
+//! The chunking-evaluation harness: chunking strategies × questions with gold spans → metrics.
+
+pub mod metrics;

@@ -171,7 +171,8 @@ mod avx2 {
         while i + 4 * W <= len {
             for (j, lane) in acc.iter_mut().enumerate() {
                 let off = i + j * W;
-                let (x, y) = unsafe { (_mm256_loadu_ps(pa.add(off)), _mm256_loadu_ps(pb.add(off))) };
+                let (x, y) =
+                    unsafe { (_mm256_loadu_ps(pa.add(off)), _mm256_loadu_ps(pb.add(off))) };
                 *lane = _mm256_fmadd_ps(x, y, *lane);
             }
             i += 4 * W;
@@ -197,7 +198,8 @@ mod avx2 {
         while i + 4 * W <= len {
             for (j, lane) in acc.iter_mut().enumerate() {
                 let off = i + j * W;
-                let (x, y) = unsafe { (_mm256_loadu_ps(pa.add(off)), _mm256_loadu_ps(pb.add(off))) };
+                let (x, y) =
+                    unsafe { (_mm256_loadu_ps(pa.add(off)), _mm256_loadu_ps(pb.add(off))) };
                 let d = _mm256_sub_ps(x, y);
                 *lane = _mm256_fmadd_ps(d, d, *lane);
             }
@@ -230,7 +232,10 @@ mod tests {
     }
 
     fn naive_l2(a: &[f32], b: &[f32]) -> f64 {
-        a.iter().zip(b).map(|(&x, &y)| (x as f64 - y as f64).powi(2)).sum()
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| (x as f64 - y as f64).powi(2))
+            .sum()
     }
 
     fn data(len: usize, salt: u32) -> Vec<f32> {
@@ -250,7 +255,10 @@ mod tests {
                 (l2_sq(&a, &b), naive_l2(&a, &b)),
                 (scalar::l2_sq(&a, &b), naive_l2(&a, &b)),
             ] {
-                assert!((got as f64 - want).abs() < tol, "len {len}: {got} vs {want}");
+                assert!(
+                    (got as f64 - want).abs() < tol,
+                    "len {len}: {got} vs {want}"
+                );
             }
         }
     }
@@ -259,7 +267,10 @@ mod tests {
     fn score_is_higher_for_closer_vectors() {
         let (q, near, far) = ([1.0, 0.0], [0.9, 0.1], [-1.0, 0.0]);
         for metric in [Metric::Cosine, Metric::Dot, Metric::L2] {
-            assert!(score(metric, &q, &near) > score(metric, &q, &far), "{metric:?}");
+            assert!(
+                score(metric, &q, &near) > score(metric, &q, &far),
+                "{metric:?}"
+            );
         }
         assert_eq!(score(Metric::L2, &q, &far), -4.0);
     }

@@ -44,7 +44,10 @@ pub struct TopK {
 impl TopK {
     /// An empty collector for the best `k`.
     pub fn new(k: usize) -> Self {
-        TopK { k, heap: Vec::with_capacity(k) }
+        TopK {
+            k,
+            heap: Vec::with_capacity(k),
+        }
     }
 
     /// Offers a candidate; kept if among the best `k` so far.
@@ -132,7 +135,12 @@ pub fn exact_search(
 }
 
 /// Exact top-`k` over all the segment's vectors.
-pub fn exact_search_all(vectors: VectorSet<'_>, base: u32, query: &[f32], k: usize) -> Vec<Neighbor> {
+pub fn exact_search_all(
+    vectors: VectorSet<'_>,
+    base: u32,
+    query: &[f32],
+    k: usize,
+) -> Vec<Neighbor> {
     let end = base.saturating_add(vectors.len() as u32);
     scan(vectors, base, query, k, base..end)
 }
@@ -173,10 +181,19 @@ mod tests {
     use super::*;
     use crate::index::Metric;
 
-    fn naive(vectors: VectorSet<'_>, base: u32, q: &[f32], k: usize, visible: &RoaringBitmap) -> Vec<Neighbor> {
+    fn naive(
+        vectors: VectorSet<'_>,
+        base: u32,
+        q: &[f32],
+        k: usize,
+        visible: &RoaringBitmap,
+    ) -> Vec<Neighbor> {
         let mut all: Vec<Neighbor> = (0..vectors.len() as u32)
             .filter(|&i| visible.contains(base + i))
-            .map(|i| Neighbor { id: base + i, score: crate::index::distance::score(vectors.metric(), q, vectors.row(i)) })
+            .map(|i| Neighbor {
+                id: base + i,
+                score: crate::index::distance::score(vectors.metric(), q, vectors.row(i)),
+            })
             .collect();
         all.sort_by(Neighbor::rank);
         all.truncate(k);
@@ -194,7 +211,10 @@ mod tests {
             assert_eq!(got, naive(vs, 1000, &[3.0, 3.0], k, &visible), "k={k}");
         }
         let all = exact_search_all(vs, 1000, &[3.0, 3.0], 4);
-        assert_eq!(all, naive(vs, 1000, &[3.0, 3.0], 4, &(1000..1100).collect()));
+        assert_eq!(
+            all,
+            naive(vs, 1000, &[3.0, 3.0], 4, &(1000..1100).collect())
+        );
     }
 
     #[test]
@@ -202,14 +222,23 @@ mod tests {
         let data = vec![0.0f32; 10];
         let vs = VectorSet::new(&data, 1, Metric::Dot).unwrap();
         let visible: RoaringBitmap = [0, 4, 5, 14, 15, 99].into_iter().collect();
-        let ids: Vec<u32> = exact_search(vs, 5, &[1.0], 10, &visible).iter().map(|n| n.id).collect();
+        let ids: Vec<u32> = exact_search(vs, 5, &[1.0], 10, &visible)
+            .iter()
+            .map(|n| n.id)
+            .collect();
         assert_eq!(ids, vec![5, 14]);
     }
 
     #[test]
     fn merge_keeps_global_best() {
-        let a = vec![Neighbor { id: 1, score: 0.9 }, Neighbor { id: 2, score: 0.1 }];
-        let b = vec![Neighbor { id: 7, score: 0.5 }, Neighbor { id: 0, score: 0.5 }];
+        let a = vec![
+            Neighbor { id: 1, score: 0.9 },
+            Neighbor { id: 2, score: 0.1 },
+        ];
+        let b = vec![
+            Neighbor { id: 7, score: 0.5 },
+            Neighbor { id: 0, score: 0.5 },
+        ];
         let ids: Vec<u32> = merge_top_k([a, b], 3).iter().map(|n| n.id).collect();
         assert_eq!(ids, vec![1, 0, 7]);
     }

@@ -1,14 +1,20 @@
 //! Filtered search over one segment: picks the exact scan or a graph walk from the size of
 //! the visible set, and always fills the results to `min(k, visible)`.
 
+use std::borrow::Cow;
+use std::cmp::Reverse;
+
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
 use super::distance::normalize;
-use super::exact::{exact_search, Neighbor};
-use super::hnsw::search::{AllVisible, BitmapFilter, Cand, Expand, Filter, Walk, WalkStats};
+use super::exact::{exact_search, Neighbor, TopK};
+use super::hnsw::quant::QuantQuery;
+use super::hnsw::search::{
+    AllVisible, BitmapFilter, Cand, Expand, Filter, QuantSpace, Walk, WalkStats,
+};
 use super::hnsw::Graph;
-use super::vectors::{ShapeError, VectorSet};
+use super::vectors::VectorSet;
 use super::visited::with_scratch;
 use super::Metric;
 
@@ -48,59 +54,125 @@ const EXACT_EF_MULTIPLE: u64 = 32;
 /// A walk may spend this many times the exact scan's distances before the planner cuts
 /// it short and scans instead, bounding the worst case.
 const BUDGET_MULTIPLE: usize = 1;
+/// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
+/// out-degree stays near a plain walk's.
+const TWO_HOP_CAP: usize = 32;
+
+/// Beam width when the caller does not choose one.
+pub const DEFAULT_EF: usize = 64;
+
+/// Which path a search may take. `Auto` is the planner; the others force a path (for
+/// benchmarks, tests and `--explain`-style comparisons) but keep the guarantees: a forced
+/// walk is still topped up to `min(k, visible)` results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    #[default]
+    Auto,
+    Exact,
+    Graph,
+    GraphTwoHop,
+}
+
+/// Per-search knobs for [`search_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Results wanted.
+    pub k: usize,
+    /// Graph beam width (default [`DEFAULT_EF`], raised to at least `k`).
+    pub ef: Option<usize>,
+    pub strategy: Strategy,
+}
 
 /// Top-`k` of the segment's vectors (global ids `base..base + vectors.len()`) among the
-/// global ids in `visible`, best first, with `min(k, visible ∩ segment)` results; never a
-/// hidden id. `ef` (raised to at least `k`) sets the graph beam width. The query is
-/// normalised here for [`Metric::Cosine`].
+/// global ids in `visible`, best first, with exactly `min(k, |visible ∩ segment|)`
+/// results and never a hidden id. `ef` (default [`DEFAULT_EF`], raised to at least `k`)
+/// sets the graph beam width. The query is normalised here for [`Metric::Cosine`].
+///
+/// Callers validate shapes ([`super::SegmentIndex::search`] does): a query whose length
+/// is not `vectors.dim()` gets no results, and a graph that does not fit the vectors
+/// (see [`Graph::check_vectors`]) is ignored in favour of the exact scan.
 pub fn search(
     vectors: VectorSet<'_>,
     graph: Option<&Graph>,
     base: u32,
     query: &[f32],
     k: usize,
-    ef: usize,
+    ef: Option<usize>,
     visible: &RoaringBitmap,
-) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
-    vectors.check_query(query)?;
-    if let Some(graph) = graph {
-        graph.check_vectors(vectors)?;
-    }
-    let end = base
-        .checked_add(vectors.len() as u32)
-        .ok_or(ShapeError::IdOverflow { base, len: vectors.len() })?;
-    let mut normalised = Vec::new();
-    let query = if vectors.metric() == Metric::Cosine {
-        normalised.extend_from_slice(query);
-        normalize(&mut normalised);
-        &normalised[..]
-    } else {
-        query
+) -> (Vec<Neighbor>, SearchReport) {
+    let options = SearchOptions {
+        k,
+        ef,
+        strategy: Strategy::Auto,
     };
+    search_with(vectors, graph, base, query, visible, options)
+}
+
+/// [`search`] with a [`Strategy`].
+pub fn search_with(
+    vectors: VectorSet<'_>,
+    graph: Option<&Graph>,
+    base: u32,
+    query: &[f32],
+    visible: &RoaringBitmap,
+    options: SearchOptions,
+) -> (Vec<Neighbor>, SearchReport) {
+    let k = options.k;
+    let end = base.saturating_add(vectors.len() as u32);
     let count = visible.range_cardinality(base..end);
+    let report = |path, distances| SearchReport {
+        path,
+        distances,
+        visible: count,
+    };
+    if vectors.check_query(query).is_err() {
+        return (Vec::new(), report(SearchPath::Exact, 0));
+    }
+    let query = &*prepare_query(vectors.metric(), query);
     let want = k.min(count as usize);
-    let report = |path, distances| SearchReport { path, distances, visible: count };
-    let plan = graph.filter(|_| want > 0).map_or(Plan::Exact, |g| plan(g.len(), count, k, ef));
-    let ef = ef.max(k).min(count as usize);
-    let budget = (count as usize).saturating_mul(BUDGET_MULTIPLE);
-    let walked = match (plan, graph) {
-        (Plan::Walk(expand), Some(graph)) => {
-            let segment = Segment { graph, vectors, base, query };
-            if count == vectors.len() as u64 {
-                Some((segment.walk(k, ef, &AllVisible, expand, budget), expand))
-            } else {
-                Some((segment.walk(k, ef, &BitmapFilter { visible, base }, expand, budget), expand))
-            }
-        }
-        _ => None,
-    };
+    let graph = graph.filter(|g| {
+        want > 0
+            && g.check_vectors(vectors).is_ok()
+            && base.checked_add(vectors.len() as u32).is_some()
+    });
+    let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
+    let walked = graph.and_then(|graph| {
+        let (expand, budget) = match options.strategy {
+            Strategy::Auto => match plan(graph.len(), count, ef) {
+                Plan::Exact => return None,
+                Plan::Walk(expand) => (expand, (count as usize).saturating_mul(BUDGET_MULTIPLE)),
+            },
+            Strategy::Exact => return None,
+            Strategy::Graph => (Expand::Through, usize::MAX),
+            Strategy::GraphTwoHop => (Expand::TwoHop { cap: TWO_HOP_CAP }, usize::MAX),
+        };
+        let segment = Segment {
+            graph,
+            vectors,
+            base,
+            query,
+        };
+        let result = if count == vectors.len() as u64 {
+            segment.walk(k, ef, &AllVisible, expand, budget)
+        } else {
+            segment.walk(k, ef, &BitmapFilter { visible, base }, expand, budget)
+        };
+        Some((result, expand))
+    });
     let exact = |spent| {
-        let hits = exact_search(vectors, base, query, k, visible);
-        (hits, count as usize + spent)
+        (
+            exact_search(vectors, base, query, k, visible),
+            count as usize + spent,
+        )
     };
-    Ok(match walked {
+    match walked {
         Some(((hits, stats), expand)) if hits.len() >= want && !stats.exhausted => {
-            let path = if expand == Expand::Through { SearchPath::Graph } else { SearchPath::GraphTwoHop };
+            let path = if expand == Expand::Through {
+                SearchPath::Graph
+            } else {
+                SearchPath::GraphTwoHop
+            };
             (hits, report(path, stats.distances))
         }
         Some(((_, stats), _)) => {
@@ -111,7 +183,18 @@ pub fn search(
             let (hits, distances) = exact(0);
             (hits, report(SearchPath::Exact, distances))
         }
-    })
+    }
+}
+
+/// The query as compared: a normalised copy for cosine, else borrowed.
+fn prepare_query(metric: Metric, query: &[f32]) -> Cow<'_, [f32]> {
+    if metric == Metric::Cosine {
+        let mut owned = query.to_vec();
+        normalize(&mut owned);
+        Cow::Owned(owned)
+    } else {
+        Cow::Borrowed(query)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,13 +205,12 @@ enum Plan {
 
 /// Chooses by visible fraction: exact scan for small visible sets (cheaper than any walk),
 /// a walk through hidden nodes when most are visible, two-hop expansion in between.
-fn plan(n: usize, visible: u64, k: usize, ef: usize) -> Plan {
+fn plan(n: usize, visible: u64, ef: usize) -> Plan {
     let fraction = visible as f64 / n.max(1) as f64;
-    let ef = ef.max(k) as u64;
-    if fraction < EXACT_FRACTION || visible <= ef * EXACT_EF_MULTIPLE {
+    if fraction < EXACT_FRACTION || visible <= ef as u64 * EXACT_EF_MULTIPLE {
         Plan::Exact
     } else if fraction < TWO_HOP_FRACTION {
-        Plan::Walk(Expand::TwoHop { cap: 32 })
+        Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP })
     } else {
         Plan::Walk(Expand::Through)
     }
@@ -143,30 +225,48 @@ struct Segment<'a> {
 }
 
 impl Segment<'_> {
-    /// Descends the upper layers greedily, then beam-searches layer 0 with `filter`.
-    fn walk<F: Filter>(&self, k: usize, ef: usize, filter: &F, expand: Expand, budget: usize) -> (Vec<Neighbor>, WalkStats) {
+    /// Descends the upper layers greedily, beam-searches layer 0 with `filter` on the
+    /// quantised codes, then re-scores the candidates on the f32 vectors.
+    fn walk<F: Filter>(
+        &self,
+        k: usize,
+        ef: usize,
+        filter: &F,
+        expand: Expand,
+        budget: usize,
+    ) -> (Vec<Neighbor>, WalkStats) {
         let Some(entry) = self.graph.entry else {
             return (Vec::new(), WalkStats::default());
         };
+        let codes = &self.graph.codes;
+        let space = QuantSpace {
+            codes,
+            query: QuantQuery::new(codes, self.vectors.metric(), self.query),
+        };
         let walk = Walk {
             links: &self.graph.links,
-            vectors: self.vectors,
-            scorer: self.vectors.scorer(),
-            query: self.query,
+            space,
+            len: self.graph.len(),
         };
-        let start = Cand { score: walk.score(entry.id), id: entry.id };
+        let start = Cand {
+            score: walk.score(entry.id),
+            id: entry.id,
+        };
         let (start, descent) = walk.descend(start, usize::from(entry.level), 0);
+        let scorer = self.vectors.scorer();
         with_scratch(|scratch| {
             let mut stats = walk.search_layer(scratch, start, 0, ef, filter, expand, budget);
+            let mut top = TopK::new(k);
+            for Reverse(cand) in scratch.results.drain() {
+                let score = scorer.score(self.query, self.vectors.row(cand.id));
+                top.push(Neighbor {
+                    id: self.base + cand.id,
+                    score,
+                });
+                stats.distances += 1;
+            }
             stats.distances += descent + 1;
-            let mut found: Vec<Cand> = scratch.results.drain().map(|r| r.0).collect();
-            found.sort_unstable_by(|a, b| b.cmp(a));
-            let hits = found
-                .iter()
-                .take(k)
-                .map(|c| Neighbor { id: self.base + c.id, score: c.score })
-                .collect();
-            (hits, stats)
+            (top.into_sorted(), stats)
         })
     }
 }

@@ -25,7 +25,12 @@ pub struct SegmentIndex {
 impl SegmentIndex {
     /// A segment without a graph over `vectors` (row-major, `dim` floats each). For
     /// [`Metric::Cosine`] the rows are normalised here.
-    pub fn new(base: u32, dim: usize, metric: Metric, mut vectors: Vec<f32>) -> Result<Self, ShapeError> {
+    pub fn new(
+        base: u32,
+        dim: usize,
+        metric: Metric,
+        mut vectors: Vec<f32>,
+    ) -> Result<Self, ShapeError> {
         let len = VectorSet::new(&vectors, dim, metric)?.len();
         if base.checked_add(len as u32).is_none() {
             return Err(ShapeError::IdOverflow { base, len });
@@ -33,7 +38,13 @@ impl SegmentIndex {
         if metric == Metric::Cosine {
             vectors.chunks_exact_mut(dim).for_each(normalize);
         }
-        Ok(SegmentIndex { base, dim, metric, vectors, graph: None })
+        Ok(SegmentIndex {
+            base,
+            dim,
+            metric,
+            vectors,
+            graph: None,
+        })
     }
 
     /// Attaches a graph (built earlier or decoded from storage) after checking it fits.
@@ -79,14 +90,25 @@ impl SegmentIndex {
         self.vectors.is_empty()
     }
 
-    /// Top-`k` among the global ids in `visible`; see [`planner::search`].
+    /// Top-`k` among the global ids in `visible`; see [`planner::search`]. Fails on a
+    /// query of the wrong dimension.
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
-        ef: usize,
+        ef: Option<usize>,
         visible: &RoaringBitmap,
     ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
-        planner::search(self.vectors(), self.graph.as_ref(), self.base, query, k, ef, visible)
+        let vectors = self.vectors();
+        vectors.check_query(query)?;
+        Ok(planner::search(
+            vectors,
+            self.graph.as_ref(),
+            self.base,
+            query,
+            k,
+            ef,
+            visible,
+        ))
     }
 }

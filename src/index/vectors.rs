@@ -49,7 +49,10 @@ impl<'a> VectorSet<'a> {
             return Err(ShapeError::ZeroDim);
         }
         if !data.len().is_multiple_of(dim) {
-            return Err(ShapeError::Ragged { len: data.len(), dim });
+            return Err(ShapeError::Ragged {
+                len: data.len(),
+                dim,
+            });
         }
         let rows = data.len() / dim;
         if u32::try_from(rows).is_err() {
@@ -102,7 +105,10 @@ impl<'a> VectorSet<'a> {
         if query.len() == self.dim {
             Ok(())
         } else {
-            Err(ShapeError::DimMismatch { expected: self.dim, got: query.len() })
+            Err(ShapeError::DimMismatch {
+                expected: self.dim,
+                got: query.len(),
+            })
         }
     }
 }

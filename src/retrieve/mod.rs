@@ -13,7 +13,7 @@ use crate::embed::validate;
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
 use crate::store::{
-    chunk_id, parent_id, slice_text, Access, IndexState, Reader, SearchError, Store, StorageError,
+    chunk_id, parent_id, slice_text, Access, IndexState, Reader, SearchError, StorageError, Store,
     StoredChild,
 };
 
@@ -186,7 +186,10 @@ impl Store {
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
         let started = Instant::now();
-        let target = request.target.as_deref().unwrap_or(crate::store::DEFAULT_INDEX);
+        let target = request
+            .target
+            .as_deref()
+            .unwrap_or(crate::store::DEFAULT_INDEX);
         let reader = self.reader()?;
         let (state, view) = reader.resolve(target)?;
         let query = self.query_vector(&state, &request.query)?;
@@ -198,7 +201,12 @@ impl Store {
             let found = &search.neighbors;
             let scored = found
                 .iter()
-                .map(|n| Ok(ScoredChild { score: n.score, record: reader.child(&state, n.id)? }))
+                .map(|n| {
+                    Ok(ScoredChild {
+                        score: n.score,
+                        record: reader.child(&state, n.id)?,
+                    })
+                })
                 .collect::<Result<Vec<_>, StorageError>>()?;
             let units = count_units(&scored, request.expand);
             let exhausted = (found.len() as u64) >= visible.len() || found.len() < n;
@@ -247,7 +255,9 @@ impl Store {
             )));
         }
         if identity.metric == Metric::Cosine && !crate::store::normalise(&mut vector) {
-            return Err(SearchError::InvalidQuery("a zero query vector has no cosine".into()));
+            return Err(SearchError::InvalidQuery(
+                "a zero query vector has no cosine".into(),
+            ));
         }
         Ok(vector)
     }
@@ -301,10 +311,15 @@ fn assemble(
             .iter_mut()
             .find(|h| h.doc_id == doc.doc_id && h.start < end && start < h.end)
         {
-            existing.children.extend(group.iter().map(|c| child_hit(&doc.doc_id, c)));
+            existing
+                .children
+                .extend(group.iter().map(|c| child_hit(&doc.doc_id, c)));
             continue;
         }
-        if hits.iter().any(|h| dedup::near_duplicate(&h.text, &text, request.dedup_threshold)) {
+        if hits
+            .iter()
+            .any(|h| dedup::near_duplicate(&h.text, &text, request.dedup_threshold))
+        {
             continue;
         }
         let tokens = crate::tokens::count(&text);
@@ -379,11 +394,21 @@ fn unit_span(
         }
         Expand::Window(n) => {
             let ranges = reader.chunk_ranges(state, child.rev)?;
-            let first = child.number.saturating_sub(n as u32).max(ranges.children.start);
-            let last = child.number.saturating_add(n as u32).min(ranges.children.end - 1);
+            let first = child
+                .number
+                .saturating_sub(n as u32)
+                .max(ranges.children.start);
+            let last = child
+                .number
+                .saturating_add(n as u32)
+                .min(ranges.children.end - 1);
             let start = reader.child(state, first)?.start;
             let end = reader.child(state, last)?.end;
-            Ok((start.min(child.start), end.max(child.end), child.section_path.clone()))
+            Ok((
+                start.min(child.start),
+                end.max(child.end),
+                child.section_path.clone(),
+            ))
         }
     }
 }

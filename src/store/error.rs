@@ -28,13 +28,21 @@ pub enum OpenError {
     #[error("{path} is not a folio store: {reason}")]
     NotAStore { path: PathBuf, reason: String },
     #[error("{path} has store format version {found}; this folio reads version {supported}")]
-    UnsupportedFormat { path: PathBuf, found: u32, supported: u32 },
+    UnsupportedFormat {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
     #[error("{0} is open in another process")]
     Locked(PathBuf),
     #[error(
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
     )]
-    EmbedderMismatch { index: String, stored: String, given: String },
+    EmbedderMismatch {
+        index: String,
+        stored: String,
+        given: String,
+    },
     #[error(transparent)]
     Storage(#[from] StorageError),
 }

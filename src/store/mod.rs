@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 pub use error::{OpenError, SearchError, StorageError, WriteError};
-pub use records::{EmbedderIdentity, GraphParams};
 pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
+pub use records::{EmbedderIdentity, GraphParams};
 pub use segment::Segment;
 pub use state::{Access, ChildSearch, IndexState, VersionView};
 pub use write::{Batch, CommitReceipt, NoProgress, Progress};
@@ -66,7 +66,10 @@ impl Default for StoreOptions {
 impl StoreOptions {
     /// Default options that create the file when it is missing.
     pub fn create() -> Self {
-        StoreOptions { create: true, ..Self::default() }
+        StoreOptions {
+            create: true,
+            ..Self::default()
+        }
     }
 }
 
@@ -159,14 +162,25 @@ impl Store {
         if !exists && !options.create {
             return Err(OpenError::NotFound(path));
         }
-        let db = if exists { Database::open(&path) } else { Database::create(&path) };
+        // A file damaged outside redb can make a trusting open panic; the integrity check
+        // (every page checksum, about one sequential read of the file) reports it instead.
+        let db = if exists {
+            Database::builder()
+                .set_check_integrity_on_open(true)
+                .open(&path)
+        } else {
+            Database::create(&path)
+        };
         let db = db.map_err(|e| open_error(&path, e))?;
         if !exists {
             initialise(&db, &options)?;
         }
         let indexes = load_indexes(&db, &path)?;
         let mut embedders = HashMap::new();
-        embedders.insert(options.embedder.name().to_string(), options.embedder.clone());
+        embedders.insert(
+            options.embedder.name().to_string(),
+            options.embedder.clone(),
+        );
         let store = Store {
             inner: Arc::new(Inner {
                 db,
@@ -199,7 +213,10 @@ impl Store {
     /// Makes `embedder` available to the indexes built with its name.
     pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
         self.check_embedder(&embedder)?;
-        self.inner.embedders.write().insert(embedder.name().to_string(), embedder);
+        self.inner
+            .embedders
+            .write()
+            .insert(embedder.name().to_string(), embedder);
         Ok(())
     }
 
@@ -282,7 +299,9 @@ impl Store {
     /// The stored document `doc_id` (current revision), or `None`.
     pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, SearchError> {
         let txn = self.db().begin_read()?;
-        let Some(entry) = read_doc_entry(&txn, doc_id)? else { return Ok(None) };
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
+            return Ok(None);
+        };
         let rev = read_revision(&txn, entry.rev)?;
         let text = read_text(&txn, entry.rev)?;
         Ok(Some(crate::document::Document {
@@ -301,9 +320,13 @@ impl Store {
     /// The child chunks of `doc_id` in index `index` (newest version), with their
     /// `embed_text`: what an application embeds itself to bring its own vectors.
     pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, SearchError> {
-        let state = self.index(index).ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+        let state = self
+            .index(index)
+            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
         let txn = self.db().begin_read()?;
-        let Some(entry) = read_doc_entry(&txn, doc_id)? else { return Ok(Vec::new()) };
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
+            return Ok(Vec::new());
+        };
         let Some(chunks) = state::read_doc_chunks(&txn, state.id(), entry.rev)? else {
             return Ok(Vec::new());
         };
@@ -321,8 +344,14 @@ impl Store {
 impl Store {
     /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
     /// order [`Batch::upsert_with_vectors`] expects vectors. Nothing is written.
-    pub fn plan(&self, index: &str, doc: &crate::document::Document) -> Result<Vec<PlannedChunk>, SearchError> {
-        let state = self.index(index).ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+    pub fn plan(
+        &self,
+        index: &str,
+        doc: &crate::document::Document,
+    ) -> Result<Vec<PlannedChunk>, SearchError> {
+        let state = self
+            .index(index)
+            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
         let spec = state.record().spec;
         let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
         Ok(chunked
@@ -360,8 +389,11 @@ fn chunk_info(
     text: &str,
 ) -> Result<ChunkInfo, SearchError> {
     let body = slice_text(text, child.start, child.end)?.to_string();
-    let embed_text =
-        crate::chunk::embed_text(&child.section_path, &body, state.record().spec.heading_depth);
+    let embed_text = crate::chunk::embed_text(
+        &child.section_path,
+        &body,
+        state.record().spec.heading_depth,
+    );
     Ok(ChunkInfo {
         number,
         chunk_id: chunk_id(doc_id, child.ordinal),
@@ -411,7 +443,10 @@ fn open_error(path: &Path, e: redb::DatabaseError) -> OpenError {
             path: path.to_path_buf(),
             reason: format!("redb file format {v} needs an upgrade"),
         },
-        other => OpenError::NotAStore { path: path.to_path_buf(), reason: other.to_string() },
+        other => OpenError::NotAStore {
+            path: path.to_path_buf(),
+            reason: other.to_string(),
+        },
     }
 }
 
@@ -446,7 +481,9 @@ fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, Storag
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let Some(value) = meta.get(key)? else { return Ok(None) };
+    let Some(value) = meta.get(key)? else {
+        return Ok(None);
+    };
     let bytes: [u8; 4] = value
         .value()
         .try_into()
@@ -454,7 +491,10 @@ fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, Storag
     Ok(Some(u32::from_le_bytes(bytes)))
 }
 
-fn load_indexes(db: &Database, path: &Path) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
+fn load_indexes(
+    db: &Database,
+    path: &Path,
+) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
     let txn = db.begin_read()?;
     match read_meta_u32(&txn, "format_version")? {
         None => {
@@ -483,21 +523,33 @@ fn load_indexes(db: &Database, path: &Path) -> Result<BTreeMap<String, Arc<Index
     Ok(out)
 }
 
-pub(crate) fn read_doc_entry(txn: &ReadTransaction, doc_id: &str) -> Result<Option<DocEntry>, StorageError> {
+pub(crate) fn read_doc_entry(
+    txn: &ReadTransaction,
+    doc_id: &str,
+) -> Result<Option<DocEntry>, StorageError> {
     let table = txn.open_table(DOCS)?;
-    let Some(value) = table.get(doc_id)? else { return Ok(None) };
+    let Some(value) = table.get(doc_id)? else {
+        return Ok(None);
+    };
     Ok(Some(decode(value.value(), "doc entry")?))
 }
 
-pub(crate) fn read_revision(txn: &ReadTransaction, rev: u64) -> Result<RevisionRecord, StorageError> {
+pub(crate) fn read_revision(
+    txn: &ReadTransaction,
+    rev: u64,
+) -> Result<RevisionRecord, StorageError> {
     let table = txn.open_table(REVISIONS)?;
-    let value = table.get(rev)?.ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
+    let value = table
+        .get(rev)?
+        .ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
     decode(value.value(), "revision")
 }
 
 pub(crate) fn read_text(txn: &ReadTransaction, rev: u64) -> Result<String, StorageError> {
     let table = txn.open_table(REV_TEXT)?;
-    let value = table.get(rev)?.ok_or_else(|| StorageError::corrupt(format!("text of revision {rev} missing")))?;
+    let value = table
+        .get(rev)?
+        .ok_or_else(|| StorageError::corrupt(format!("text of revision {rev} missing")))?;
     String::from_utf8(value.value().to_vec())
         .map_err(|_| StorageError::corrupt(format!("text of revision {rev} is not UTF-8")))
 }
@@ -518,9 +570,8 @@ pub(crate) fn read_parent_in(
     index: u32,
     number: u32,
 ) -> Result<ParentRecord, StorageError> {
-    let value = table
-        .get((index, number))?
-        .ok_or_else(|| StorageError::corrupt(format!("parent {number} of index {index} missing")))?;
+    let value = table.get((index, number))?.ok_or_else(|| {
+        StorageError::corrupt(format!("parent {number} of index {index} missing"))
+    })?;
     decode(value.value(), "parent record")
 }
-

@@ -54,7 +54,7 @@ pub struct DocView {
 }
 
 /// The chunk numbers one document revision has in one index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkRanges {
     pub parents: std::ops::Range<u32>,
     pub children: std::ops::Range<u32>,
@@ -75,23 +75,37 @@ impl Store {
         let txn = self.db().begin_read()?;
         let children = txn.open_table(CHILDREN)?;
         let parents = txn.open_table(PARENTS)?;
-        Ok(Reader { store: self, txn, children, parents, docs: RefCell::new(HashMap::new()) })
+        Ok(Reader {
+            store: self,
+            txn,
+            children,
+            parents,
+            docs: RefCell::new(HashMap::new()),
+        })
     }
 }
 
 impl Reader<'_> {
     /// `name` or `name@version`: the index and the version it names (the newest by default).
-    pub fn resolve(&self, target: &str) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
+    pub fn resolve(
+        &self,
+        target: &str,
+    ) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
         let (name, version) = match target.rsplit_once('@') {
             Some((name, v)) => {
                 let v = v.parse::<u64>().map_err(|_| {
-                    SearchError::InvalidQuery(format!("`{target}`: the version after @ is not a number"))
+                    SearchError::InvalidQuery(format!(
+                        "`{target}`: the version after @ is not a number"
+                    ))
                 })?;
                 (name, Some(v))
             }
             None => (target, None),
         };
-        let state = self.store.index(name).ok_or_else(|| SearchError::UnknownIndex(name.to_string()))?;
+        let state = self
+            .store
+            .index(name)
+            .ok_or_else(|| SearchError::UnknownIndex(name.to_string()))?;
         let view = match version {
             Some(v) => state.version(&self.txn, v)?,
             None => state.head(),
@@ -100,7 +114,11 @@ impl Reader<'_> {
     }
 
     /// The children `access` may see in `view`.
-    pub fn visible(&self, view: &VersionView, access: &Access) -> Result<RoaringBitmap, SearchError> {
+    pub fn visible(
+        &self,
+        view: &VersionView,
+        access: &Access,
+    ) -> Result<RoaringBitmap, SearchError> {
         Ok(view.visible(&self.txn, access)?)
     }
 
@@ -133,8 +151,12 @@ impl Reader<'_> {
 
     /// The chunk numbers of revision `rev` in `state`'s index.
     pub fn chunk_ranges(&self, state: &IndexState, rev: u64) -> Result<ChunkRanges, StorageError> {
-        let chunks: DocChunks = read_doc_chunks(&self.txn, state.id(), rev)?
-            .ok_or_else(|| StorageError::corrupt(format!("revision {rev} has no chunks in `{}`", state.name())))?;
+        let chunks: DocChunks = read_doc_chunks(&self.txn, state.id(), rev)?.ok_or_else(|| {
+            StorageError::corrupt(format!(
+                "revision {rev} has no chunks in `{}`",
+                state.name()
+            ))
+        })?;
         Ok(ChunkRanges {
             parents: chunks.first_parent..chunks.first_parent + chunks.parents,
             children: chunks.child_range(),

@@ -5,7 +5,7 @@
 //! a `u8` tag, enums by a `u32` variant index. `storage-format.md` spells each record out
 //! byte by byte. Decoding never panics: a malformed value becomes [`StorageError::Corrupt`].
 
-use bincode::config::{Configuration, Fixint, LittleEndian, Limit};
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
 use roaring::RoaringBitmap;
 
 use super::error::StorageError;
@@ -81,7 +81,11 @@ pub struct EmbedderIdentity {
 
 impl std::fmt::Display for EmbedderIdentity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} dims, {:?}, {})", self.name, self.dimension, self.metric, self.fingerprint)
+        write!(
+            f,
+            "{} ({} dims, {:?}, {})",
+            self.name, self.dimension, self.metric, self.fingerprint
+        )
     }
 }
 
@@ -97,7 +101,11 @@ pub struct GraphParams {
 
 impl Default for GraphParams {
     fn default() -> Self {
-        GraphParams { m: 16, ef_construction: 200, min_graph_size: 4096 }
+        GraphParams {
+            m: 16,
+            ef_construction: 200,
+            min_graph_size: 4096,
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Segments: immutable runs of child vectors, with an optional graph, stored in blocks.
 
 use ndarray::Array2;
-use redb::{ReadTransaction, ReadableTable, WriteTransaction};
+use redb::{ReadTransaction, WriteTransaction};
 
 use super::error::StorageError;
 use super::records::{decode, encode, IndexRecord, SegmentRecord};
@@ -29,8 +29,20 @@ pub struct Segment {
 }
 
 impl Segment {
-    pub(crate) fn new(id: u32, base: u32, metric: Metric, vectors: Array2<f32>, graph: Option<Graph>) -> Self {
-        Segment { id, base, metric, vectors, graph }
+    pub(crate) fn new(
+        id: u32,
+        base: u32,
+        metric: Metric,
+        vectors: Array2<f32>,
+        graph: Option<Graph>,
+    ) -> Self {
+        Segment {
+            id,
+            base,
+            metric,
+            vectors,
+            graph,
+        }
     }
 
     pub fn id(&self) -> u32 {
@@ -62,10 +74,6 @@ impl Segment {
         self.graph.is_some()
     }
 
-    pub(crate) fn graph(&self) -> Option<&Graph> {
-        self.graph.as_ref()
-    }
-
     /// The row-major vector matrix.
     pub fn vectors(&self) -> &[f32] {
         self.vectors.as_slice().unwrap_or(&[])
@@ -87,11 +95,24 @@ impl Segment {
         if visible.range_cardinality(self.ids()) == 0 {
             return None;
         }
+        // Shapes were checked when the segment was built or loaded, so this cannot fail.
         let vectors = VectorSet::new(self.vectors(), self.dimension(), self.metric).ok()?;
-        Some(planner::search(vectors, self.graph.as_ref(), self.base, query, k, ef, visible))
+        Some(planner::search(
+            vectors,
+            self.graph.as_ref(),
+            self.base,
+            query,
+            k,
+            ef,
+            visible,
+        ))
     }
 
-    pub(crate) fn load(txn: &ReadTransaction, index: &IndexRecord, id: u32) -> Result<Segment, StorageError> {
+    pub(crate) fn load(
+        txn: &ReadTransaction,
+        index: &IndexRecord,
+        id: u32,
+    ) -> Result<Segment, StorageError> {
         let record: SegmentRecord = {
             let table = txn.open_table(SEGMENTS)?;
             let value = table
@@ -101,42 +122,60 @@ impl Segment {
         };
         let dim = record.dimension as usize;
         if dim != index.embedder.dimension as usize || dim == 0 {
-            return Err(StorageError::corrupt(format!("segment {id} has dimension {dim}")));
+            return Err(StorageError::corrupt(format!(
+                "segment {id} has dimension {dim}"
+            )));
         }
         let rows = record.count as usize;
         let mut data = Vec::with_capacity(rows * dim);
         let vectors = txn.open_table(SEGMENT_VECTORS)?;
         for block in 0..record.vector_blocks {
-            let value = vectors
-                .get((index.id, id, block))?
-                .ok_or_else(|| StorageError::corrupt(format!("segment {id} vector block {block} missing")))?;
+            let value = vectors.get((index.id, id, block))?.ok_or_else(|| {
+                StorageError::corrupt(format!("segment {id} vector block {block} missing"))
+            })?;
             let bytes = value.value();
             if bytes.len() % 4 != 0 {
-                return Err(StorageError::corrupt(format!("segment {id} vector block {block} is ragged")));
+                return Err(StorageError::corrupt(format!(
+                    "segment {id} vector block {block} is ragged"
+                )));
             }
-            data.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            data.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
         }
-        let matrix = Array2::from_shape_vec((rows, dim), data)
-            .map_err(|_| StorageError::corrupt(format!("segment {id} holds the wrong number of floats")))?;
+        let matrix = Array2::from_shape_vec((rows, dim), data).map_err(|_| {
+            StorageError::corrupt(format!("segment {id} holds the wrong number of floats"))
+        })?;
         let graph = if record.graph_blocks == 0 {
             None
         } else {
             let graphs = txn.open_table(SEGMENT_GRAPHS)?;
             let mut bytes = Vec::new();
             for block in 0..record.graph_blocks {
-                let value = graphs
-                    .get((index.id, id, block))?
-                    .ok_or_else(|| StorageError::corrupt(format!("segment {id} graph block {block} missing")))?;
+                let value = graphs.get((index.id, id, block))?.ok_or_else(|| {
+                    StorageError::corrupt(format!("segment {id} graph block {block} missing"))
+                })?;
                 bytes.extend_from_slice(value.value());
             }
             let graph = Graph::decode(&bytes)
                 .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
-            if graph.len() != rows {
-                return Err(StorageError::corrupt(format!("segment {id} graph has {} nodes for {rows} rows", graph.len())));
-            }
+            let vectors =
+                VectorSet::new(matrix.as_slice().unwrap_or(&[]), dim, index.embedder.metric)
+                    .map_err(|e| StorageError::corrupt(format!("segment {id}: {e}")))?;
+            graph
+                .check_vectors(vectors)
+                .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
             Some(graph)
         };
-        Ok(Segment::new(id, record.base, index.embedder.metric, matrix, graph))
+        Ok(Segment::new(
+            id,
+            record.base,
+            index.embedder.metric,
+            matrix,
+            graph,
+        ))
     }
 
     /// Writes the segment's record, vector blocks and graph blocks.
@@ -169,7 +208,8 @@ impl Segment {
             vector_blocks,
             graph_blocks,
         };
-        txn.open_table(SEGMENTS)?.insert((index, self.id), encode(&record).as_slice())?;
+        txn.open_table(SEGMENTS)?
+            .insert((index, self.id), encode(&record).as_slice())?;
         Ok(())
     }
 }

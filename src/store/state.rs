@@ -63,7 +63,11 @@ pub struct VersionView {
 }
 
 impl IndexState {
-    pub(crate) fn load(txn: &ReadTransaction, name: &str, record: IndexRecord) -> Result<Self, StorageError> {
+    pub(crate) fn load(
+        txn: &ReadTransaction,
+        name: &str,
+        record: IndexRecord,
+    ) -> Result<Self, StorageError> {
         let mut segments = HashMap::new();
         let head = Arc::new(load_view(txn, &record, record.head, &mut segments)?);
         Ok(IndexState {
@@ -79,7 +83,9 @@ impl IndexState {
     pub(crate) fn next(&self, record: IndexRecord, head: VersionView) -> IndexState {
         let mut segments = self.segments.lock().clone();
         for segment in &head.segments {
-            segments.entry(segment.id()).or_insert_with(|| segment.clone());
+            segments
+                .entry(segment.id())
+                .or_insert_with(|| segment.clone());
         }
         let mut older = self.older.lock().clone();
         older.insert(self.head.version, self.head.clone());
@@ -119,21 +125,27 @@ impl IndexState {
         self.head.clone()
     }
 
-    pub(crate) fn loaded_segment(&self, id: u32) -> Option<Arc<Segment>> {
-        self.segments.lock().get(&id).cloned()
-    }
-
     /// Version `version`, loading it from `txn` when it is not in memory yet.
-    pub(crate) fn version(&self, txn: &ReadTransaction, version: u64) -> Result<Arc<VersionView>, SearchError> {
+    pub(crate) fn version(
+        &self,
+        txn: &ReadTransaction,
+        version: u64,
+    ) -> Result<Arc<VersionView>, SearchError> {
         if version == self.head.version {
             return Ok(self.head.clone());
         }
         if let Some(view) = self.older.lock().get(&version) {
             return Ok(view.clone());
         }
-        let exists = txn.open_table(VERSIONS)?.get((self.record.id, version))?.is_some();
+        let exists = txn
+            .open_table(VERSIONS)?
+            .get((self.record.id, version))?
+            .is_some();
         if !exists {
-            return Err(SearchError::UnknownVersion { index: self.name.clone(), version });
+            return Err(SearchError::UnknownVersion {
+                index: self.name.clone(),
+                version,
+            });
         }
         let mut segments = self.segments.lock();
         let view = Arc::new(load_view(txn, &self.record, version, &mut segments)?);
@@ -149,9 +161,9 @@ fn load_view(
     segments: &mut HashMap<u32, Arc<Segment>>,
 ) -> Result<VersionView, StorageError> {
     let table = txn.open_table(VERSIONS)?;
-    let value = table
-        .get((record.id, version))?
-        .ok_or_else(|| StorageError::corrupt(format!("version {version} of index {} missing", record.id)))?;
+    let value = table.get((record.id, version))?.ok_or_else(|| {
+        StorageError::corrupt(format!("version {version} of index {} missing", record.id))
+    })?;
     let stored: VersionRecord = decode(value.value(), "version record")?;
     let mut loaded = Vec::with_capacity(stored.segments.len());
     for id in &stored.segments {
@@ -165,7 +177,13 @@ fn load_view(
         };
         loaded.push(segment);
     }
-    Ok(VersionView::new(record.id, version, &stored, decode_bitmap(&stored.live, "live bitmap")?, loaded))
+    Ok(VersionView::new(
+        record.id,
+        version,
+        &stored,
+        decode_bitmap(&stored.live, "live bitmap")?,
+        loaded,
+    ))
 }
 
 impl VersionView {
@@ -215,7 +233,11 @@ impl VersionView {
 
     /// The children `access` may see in this version: the union of the public bitmap and
     /// the caller's principal bitmaps, intersected with the live children.
-    pub(crate) fn visible(&self, txn: &ReadTransaction, access: &Access) -> Result<RoaringBitmap, StorageError> {
+    pub(crate) fn visible(
+        &self,
+        txn: &ReadTransaction,
+        access: &Access,
+    ) -> Result<RoaringBitmap, StorageError> {
         let principals = match access {
             Access::Unrestricted => return Ok(self.live.clone()),
             Access::Principals(p) => p,
@@ -228,13 +250,19 @@ impl VersionView {
         Ok(visible)
     }
 
-    fn principal_bitmap(&self, txn: &ReadTransaction, principal: &str) -> Result<Arc<RoaringBitmap>, StorageError> {
+    fn principal_bitmap(
+        &self,
+        txn: &ReadTransaction,
+        principal: &str,
+    ) -> Result<Arc<RoaringBitmap>, StorageError> {
         if let Some(bitmap) = self.acl.lock().get(principal) {
             return Ok(bitmap.clone());
         }
         let table = txn.open_table(ACL)?;
         let bitmap = Arc::new(read_acl(&table, self.index_id, principal, self.version)?);
-        self.acl.lock().insert(principal.to_string(), bitmap.clone());
+        self.acl
+            .lock()
+            .insert(principal.to_string(), bitmap.clone());
         Ok(bitmap)
     }
 }
@@ -267,7 +295,11 @@ pub(crate) fn principals(txn: &ReadTransaction, index: u32) -> Result<Vec<String
     Ok(out)
 }
 
-pub(crate) fn read_doc_chunks(txn: &ReadTransaction, index: u32, rev: u64) -> Result<Option<DocChunks>, StorageError> {
+pub(crate) fn read_doc_chunks(
+    txn: &ReadTransaction,
+    index: u32,
+    rev: u64,
+) -> Result<Option<DocChunks>, StorageError> {
     doc_chunks_in(&txn.open_table(DOC_CHUNKS)?, index, rev)
 }
 
@@ -276,7 +308,9 @@ pub(crate) fn doc_chunks_in(
     index: u32,
     rev: u64,
 ) -> Result<Option<DocChunks>, StorageError> {
-    let Some(value) = table.get((index, rev))? else { return Ok(None) };
+    let Some(value) = table.get((index, rev))? else {
+        return Ok(None);
+    };
     Ok(Some(decode(value.value(), "doc chunks")?))
 }
 
@@ -292,16 +326,28 @@ pub struct ChildSearch {
 impl VersionView {
     /// The `n` best visible children for `query` (already normalised for cosine), over all
     /// segments of this version; `ef` = graph breadth (planner default when `None`).
-    pub fn search_children(&self, query: &[f32], n: usize, ef: Option<usize>, visible: &RoaringBitmap) -> ChildSearch {
+    pub fn search_children(
+        &self,
+        query: &[f32],
+        n: usize,
+        ef: Option<usize>,
+        visible: &RoaringBitmap,
+    ) -> ChildSearch {
         let mut lists = Vec::with_capacity(self.segments.len());
         let mut paths = Vec::new();
         let mut distances = 0;
         for segment in &self.segments {
-            let Some((found, report)) = segment.search(query, n, ef, visible) else { continue };
+            let Some((found, report)) = segment.search(query, n, ef, visible) else {
+                continue;
+            };
             paths.push(report.path);
             distances += report.distances;
             lists.push(found);
         }
-        ChildSearch { neighbors: merge_top_k(lists, n), paths, distances }
+        ChildSearch {
+            neighbors: merge_top_k(lists, n),
+            paths,
+            distances,
+        }
     }
 }

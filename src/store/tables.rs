@@ -13,7 +13,8 @@ pub(crate) const REV_TEXT: TableDefinition<u64, &[u8]> = TableDefinition::new("r
 /// index name -> [`IndexRecord`](super::records::IndexRecord).
 pub(crate) const INDEXES: TableDefinition<&str, &[u8]> = TableDefinition::new("indexes");
 /// (index id, rev) -> [`DocChunks`](super::records::DocChunks).
-pub(crate) const DOC_CHUNKS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("doc_chunks");
+pub(crate) const DOC_CHUNKS: TableDefinition<(u32, u64), &[u8]> =
+    TableDefinition::new("doc_chunks");
 /// (index id, parent number) -> [`ParentRecord`](super::records::ParentRecord).
 pub(crate) const PARENTS: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("parents");
 /// (index id, child number) -> [`ChildRecord`](super::records::ChildRecord).

@@ -23,6 +23,7 @@ use crate::chunk::{chunk_document, embed_text, Chunked};
 use crate::document::Document;
 use crate::embed::validate;
 use crate::index::hnsw::{Graph, HnswParams};
+use crate::index::vectors::VectorSet;
 use crate::index::Metric;
 
 /// Reports the progress of long writes (a terminal progress bar, a log line).
@@ -31,6 +32,8 @@ pub trait Progress: Sync {
     fn stage(&self, name: &str, total: u64);
     /// `n` more units are done.
     fn advance(&self, n: u64);
+    /// `done` units of the stage are done in all.
+    fn set_done(&self, done: u64);
 }
 
 /// Reports nothing.
@@ -39,10 +42,14 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     fn stage(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
+    fn set_done(&self, _: u64) {}
 }
 
 enum Op {
-    Upsert { doc: Document, vectors: BTreeMap<String, Vec<f32>> },
+    Upsert {
+        doc: Document,
+        vectors: BTreeMap<String, Vec<f32>>,
+    },
     Delete(String),
     SetAcl(String, Vec<String>),
 }
@@ -71,7 +78,10 @@ pub struct CommitReceipt {
 impl Store {
     /// An empty batch.
     pub fn batch(&self) -> Batch<'_> {
-        Batch { store: self, ops: Vec::new() }
+        Batch {
+            store: self,
+            ops: Vec::new(),
+        }
     }
 
     /// Adds or replaces one document (its old chunks and vectors go in the same commit).
@@ -103,14 +113,21 @@ impl Store {
 impl<'s> Batch<'s> {
     /// Adds or replaces `doc`; every index embeds its chunks with its own embedder.
     pub fn upsert(&mut self, doc: Document) -> &mut Self {
-        self.ops.push(Op::Upsert { doc, vectors: BTreeMap::new() });
+        self.ops.push(Op::Upsert {
+            doc,
+            vectors: BTreeMap::new(),
+        });
         self
     }
 
     /// Adds or replaces `doc` with vectors the application computed itself: for each index
     /// named in `vectors`, one row per child chunk (in the order of [`Store::plan`]),
     /// row-major. Indexes not named embed with their own embedder.
-    pub fn upsert_with_vectors(&mut self, doc: Document, vectors: BTreeMap<String, Vec<f32>>) -> &mut Self {
+    pub fn upsert_with_vectors(
+        &mut self,
+        doc: Document,
+        vectors: BTreeMap<String, Vec<f32>>,
+    ) -> &mut Self {
         self.ops.push(Op::Upsert { doc, vectors });
         self
     }
@@ -120,8 +137,15 @@ impl<'s> Batch<'s> {
         self
     }
 
-    pub fn set_acl<S: Into<String>>(&mut self, doc_id: &str, acl: impl IntoIterator<Item = S>) -> &mut Self {
-        self.ops.push(Op::SetAcl(doc_id.to_string(), acl.into_iter().map(Into::into).collect()));
+    pub fn set_acl<S: Into<String>>(
+        &mut self,
+        doc_id: &str,
+        acl: impl IntoIterator<Item = S>,
+    ) -> &mut Self {
+        self.ops.push(Op::SetAcl(
+            doc_id.to_string(),
+            acl.into_iter().map(Into::into).collect(),
+        ));
         self
     }
 
@@ -153,13 +177,21 @@ impl<'s> Batch<'s> {
         let txn = store.db().begin_write()?;
         let receipt = apply(&txn, &self.ops, &mut plans)?;
         txn.commit()?;
-        store.install(plans.into_iter().filter_map(|p| p.into_state().map(Arc::new)).collect());
+        store.install(
+            plans
+                .into_iter()
+                .filter_map(|p| p.into_state().map(Arc::new))
+                .collect(),
+        );
         Ok(receipt)
     }
 }
 
 fn invalid(doc_id: &str, reason: impl Into<String>) -> WriteError {
-    WriteError::InvalidDocument { doc_id: doc_id.to_string(), reason: reason.into() }
+    WriteError::InvalidDocument {
+        doc_id: doc_id.to_string(),
+        reason: reason.into(),
+    }
 }
 
 /// Refuses what could not be stored faithfully, before any work is done.
@@ -235,7 +267,10 @@ fn prepare_index(
             record.embedder.name
         )));
     }
-    progress.stage(&format!("chunk+embed [{}]", state.name()), upserts.len() as u64);
+    progress.stage(
+        &format!("chunk+embed [{}]", state.name()),
+        upserts.len() as u64,
+    );
     let prepared: Vec<(usize, Chunked, Vec<f32>)> = upserts
         .par_iter()
         .map(|(i, doc, given)| {
@@ -283,7 +318,13 @@ fn prepare_index(
         for (_, _, v) in &prepared {
             data.extend_from_slice(v);
         }
-        Some(Arc::new(build_segment(&record, record.next_segment, record.next_child, data, progress)?))
+        Some(Arc::new(build_segment(
+            &record,
+            record.next_segment,
+            record.next_child,
+            data,
+            progress,
+        )?))
     };
     Ok(IndexPlan {
         live: state.head().live().clone(),
@@ -328,13 +369,23 @@ pub(crate) fn build_segment(
             ef_construction: record.graph.ef_construction as usize,
             ..HnswParams::default()
         };
-        Some(Graph::build(&data, dim, record.embedder.metric, &params, &|n| progress.advance(n as u64)))
+        let vectors = VectorSet::new(&data, dim, record.embedder.metric)
+            .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
+        Some(Graph::build(vectors, params, &|done| {
+            progress.set_done(done as u64)
+        }))
     } else {
         None
     };
     let matrix = Array2::from_shape_vec((rows, dim), data)
         .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
-    Ok(Segment::new(id, base, record.embedder.metric, matrix, graph))
+    Ok(Segment::new(
+        id,
+        base,
+        record.embedder.metric,
+        matrix,
+        graph,
+    ))
 }
 
 fn principals_of(acl: &[String]) -> Vec<String> {
@@ -349,7 +400,11 @@ fn principals_of(acl: &[String]) -> Vec<String> {
 }
 
 /// Runs the operations inside `txn`, then writes each index's new version.
-fn apply(txn: &WriteTransaction, ops: &[Op], plans: &mut [IndexPlan]) -> Result<CommitReceipt, WriteError> {
+fn apply(
+    txn: &WriteTransaction,
+    ops: &[Op],
+    plans: &mut [IndexPlan],
+) -> Result<CommitReceipt, WriteError> {
     let mut receipt = CommitReceipt {
         versions: BTreeMap::new(),
         upserted: 0,
@@ -360,7 +415,9 @@ fn apply(txn: &WriteTransaction, ops: &[Op], plans: &mut [IndexPlan]) -> Result<
     let mut meta = txn.open_table(META)?;
     let mut next_rev = match meta.get("next_rev")? {
         Some(v) => u64::from_le_bytes(
-            v.value().try_into().map_err(|_| StorageError::corrupt("meta next_rev is not 8 bytes"))?,
+            v.value()
+                .try_into()
+                .map_err(|_| StorageError::corrupt("meta next_rev is not 8 bytes"))?,
         ),
         None => return Err(StorageError::corrupt("meta next_rev missing").into()),
     };
@@ -371,7 +428,10 @@ fn apply(txn: &WriteTransaction, ops: &[Op], plans: &mut [IndexPlan]) -> Result<
                 let rev = next_rev;
                 next_rev += 1;
                 write_revision(txn, rev, doc)?;
-                let entry = DocEntry { rev, acl: doc.acl.clone() };
+                let entry = DocEntry {
+                    rev,
+                    acl: doc.acl.clone(),
+                };
                 let old = docs.insert(doc.doc_id.as_str(), encode(&entry).as_slice())?;
                 let old: Option<DocEntry> = match old {
                     Some(v) => Some(decode(v.value(), "doc entry")?),
@@ -415,14 +475,20 @@ fn apply(txn: &WriteTransaction, ops: &[Op], plans: &mut [IndexPlan]) -> Result<
     let change = describe(&receipt);
     for plan in plans.iter_mut() {
         let version = plan.finish(txn, documents, &change)?;
-        receipt.versions.insert(plan.state.name().to_string(), version);
+        receipt
+            .versions
+            .insert(plan.state.name().to_string(), version);
     }
     Ok(receipt)
 }
 
 fn describe(receipt: &CommitReceipt) -> String {
     let mut parts = Vec::new();
-    for (n, what) in [(receipt.upserted, "upsert"), (receipt.deleted, "delete"), (receipt.acl_changed, "acl")] {
+    for (n, what) in [
+        (receipt.upserted, "upsert"),
+        (receipt.deleted, "delete"),
+        (receipt.acl_changed, "acl"),
+    ] {
         if n > 0 {
             parts.push(format!("{what} {n}"));
         }
@@ -438,16 +504,25 @@ fn write_revision(txn: &WriteTransaction, rev: u64, doc: &Document) -> Result<()
         format: doc.format,
         published_at: doc.published_at.clone(),
         updated_at: doc.updated_at.clone(),
-        metadata: doc.metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        metadata: doc
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     };
-    txn.open_table(REVISIONS)?.insert(rev, encode(&record).as_slice())?;
+    txn.open_table(REVISIONS)?
+        .insert(rev, encode(&record).as_slice())?;
     txn.open_table(REV_TEXT)?.insert(rev, doc.text.as_bytes())?;
     Ok(())
 }
 
 impl IndexPlan {
     /// The working bitmap of `principal`, read as of the head version on first use.
-    fn acl_mut(&mut self, txn: &WriteTransaction, principal: &str) -> Result<&mut RoaringBitmap, StorageError> {
+    fn acl_mut(
+        &mut self,
+        txn: &WriteTransaction,
+        principal: &str,
+    ) -> Result<&mut RoaringBitmap, StorageError> {
         let (index, head) = (self.record.id, self.record.head);
         match self.acl.entry(principal.to_string()) {
             Entry::Occupied(e) => Ok(e.into_mut()),
@@ -459,12 +534,18 @@ impl IndexPlan {
         }
     }
 
-    fn doc_chunks(&self, txn: &WriteTransaction, rev: u64) -> Result<Option<DocChunks>, StorageError> {
+    fn doc_chunks(
+        &self,
+        txn: &WriteTransaction,
+        rev: u64,
+    ) -> Result<Option<DocChunks>, StorageError> {
         doc_chunks_in(&txn.open_table(DOC_CHUNKS)?, self.record.id, rev)
     }
 
     fn remove_doc(&mut self, txn: &WriteTransaction, old: &DocEntry) -> Result<(), StorageError> {
-        let Some(chunks) = self.doc_chunks(txn, old.rev)? else { return Ok(()) };
+        let Some(chunks) = self.doc_chunks(txn, old.rev)? else {
+            return Ok(());
+        };
         let range = chunks.child_range();
         self.live.remove_range(range.clone());
         for principal in principals_of(&old.acl) {
@@ -473,8 +554,16 @@ impl IndexPlan {
         Ok(())
     }
 
-    fn move_acl(&mut self, txn: &WriteTransaction, rev: u64, from: &[String], to: &[String]) -> Result<(), StorageError> {
-        let Some(chunks) = self.doc_chunks(txn, rev)? else { return Ok(()) };
+    fn move_acl(
+        &mut self,
+        txn: &WriteTransaction,
+        rev: u64,
+        from: &[String],
+        to: &[String],
+    ) -> Result<(), StorageError> {
+        let Some(chunks) = self.doc_chunks(txn, rev)? else {
+            return Ok(());
+        };
         let range = chunks.child_range();
         for principal in principals_of(from) {
             self.acl_mut(txn, &principal)?.remove_range(range.clone());
@@ -486,8 +575,16 @@ impl IndexPlan {
     }
 
     /// Writes the parents and children of upsert `position` with fresh numbers.
-    fn add_doc(&mut self, txn: &WriteTransaction, position: usize, doc: &Document, rev: u64) -> Result<usize, StorageError> {
-        let Some(chunked) = self.chunked.remove(&position) else { return Ok(0) };
+    fn add_doc(
+        &mut self,
+        txn: &WriteTransaction,
+        position: usize,
+        doc: &Document,
+        rev: u64,
+    ) -> Result<usize, StorageError> {
+        let Some(chunked) = self.chunked.remove(&position) else {
+            return Ok(0);
+        };
         let index = self.record.id;
         let chunks = DocChunks {
             first_parent: self.record.next_parent,
@@ -505,7 +602,10 @@ impl IndexPlan {
                     end: p.span.end as u64,
                     section_path: p.section_path.clone(),
                 };
-                parents.insert((index, chunks.first_parent + ordinal as u32), encode(&record).as_slice())?;
+                parents.insert(
+                    (index, chunks.first_parent + ordinal as u32),
+                    encode(&record).as_slice(),
+                )?;
             }
             let mut children = txn.open_table(CHILDREN)?;
             for (ordinal, c) in chunked.children.iter().enumerate() {
@@ -519,9 +619,13 @@ impl IndexPlan {
                     section_path: c.section_path.clone(),
                     oversized: c.oversized,
                 };
-                children.insert((index, chunks.first_child + ordinal as u32), encode(&record).as_slice())?;
+                children.insert(
+                    (index, chunks.first_child + ordinal as u32),
+                    encode(&record).as_slice(),
+                )?;
             }
-            txn.open_table(DOC_CHUNKS)?.insert((index, rev), encode(&chunks).as_slice())?;
+            txn.open_table(DOC_CHUNKS)?
+                .insert((index, rev), encode(&chunks).as_slice())?;
         }
         self.record.next_parent += chunks.parents;
         self.record.next_child += chunks.children;
@@ -534,7 +638,12 @@ impl IndexPlan {
     }
 
     /// Writes the new segment, the changed principal bitmaps and the new version record.
-    fn finish(&mut self, txn: &WriteTransaction, documents: u64, change: &str) -> Result<u64, StorageError> {
+    fn finish(
+        &mut self,
+        txn: &WriteTransaction,
+        documents: u64,
+        change: &str,
+    ) -> Result<u64, StorageError> {
         let index = self.record.id;
         let version = self.record.head + 1;
         let mut segments = self.state.head().segments().to_vec();
@@ -547,7 +656,10 @@ impl IndexPlan {
             let mut acl = txn.open_table(ACL)?;
             for principal in &self.changed {
                 let bitmap = &self.acl[principal];
-                acl.insert((index, principal.as_str(), version), encode_bitmap(bitmap).as_slice())?;
+                acl.insert(
+                    (index, principal.as_str(), version),
+                    encode_bitmap(bitmap).as_slice(),
+                )?;
             }
         }
         let stored = VersionRecord {
@@ -557,16 +669,28 @@ impl IndexPlan {
             change: change.to_string(),
             documents,
         };
-        txn.open_table(VERSIONS)?.insert((index, version), encode(&stored).as_slice())?;
+        txn.open_table(VERSIONS)?
+            .insert((index, version), encode(&stored).as_slice())?;
         self.record.head = version;
-        txn.open_table(INDEXES)?.insert(self.state.name(), encode(&self.record).as_slice())?;
-        self.version = Some(VersionView::new(index, version, &stored, self.live.clone(), segments));
+        txn.open_table(INDEXES)?
+            .insert(self.state.name(), encode(&self.record).as_slice())?;
+        self.version = Some(VersionView::new(
+            index,
+            version,
+            &stored,
+            self.live.clone(),
+            segments,
+        ));
         Ok(version)
     }
 }
 
 /// Writes a new index's record and its empty version 0.
-pub(crate) fn create_index_tables(txn: &WriteTransaction, name: &str, record: &IndexRecord) -> Result<(), StorageError> {
+pub(crate) fn create_index_tables(
+    txn: &WriteTransaction,
+    name: &str,
+    record: &IndexRecord,
+) -> Result<(), StorageError> {
     let stored = VersionRecord {
         segments: Vec::new(),
         live: encode_bitmap(&RoaringBitmap::new()),
@@ -574,8 +698,10 @@ pub(crate) fn create_index_tables(txn: &WriteTransaction, name: &str, record: &I
         change: "create".to_string(),
         documents: 0,
     };
-    txn.open_table(VERSIONS)?.insert((record.id, record.head), encode(&stored).as_slice())?;
-    txn.open_table(INDEXES)?.insert(name, encode(record).as_slice())?;
+    txn.open_table(VERSIONS)?
+        .insert((record.id, record.head), encode(&stored).as_slice())?;
+    txn.open_table(INDEXES)?
+        .insert(name, encode(record).as_slice())?;
     // Open every table once so readers of a new store never meet a missing table.
     txn.open_table(DOCS)?;
     txn.open_table(REVISIONS)?;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::search::{AllVisible, Cand, Expand, Walk};
+use super::search::{AllVisible, Cand, ExactSpace, Expand, Walk};
 use super::{draw_level, Entry, Graph, Links};
 use crate::index::distance::Scorer;
 use crate::index::vectors::VectorSet;
@@ -16,9 +16,14 @@ use crate::index::visited::with_scratch;
 const PROGRESS_STEP: usize = 1024;
 
 /// Inserts rows `graph.len()..vectors.len()` of `vectors` (already checked to match).
-pub(super) fn insert_rows(graph: &mut Graph, vectors: VectorSet<'_>, progress: &(dyn Fn(usize) + Sync)) {
+pub(super) fn insert_rows(
+    graph: &mut Graph,
+    vectors: VectorSet<'_>,
+    progress: &(dyn Fn(usize) + Sync),
+) {
     let (old, new) = (graph.len(), vectors.len());
     if new > old {
+        graph.codes.extend(vectors);
         let builder = Builder::from_graph(graph, vectors);
         builder.run(old, progress);
         builder.finish(graph);
@@ -54,21 +59,35 @@ impl<'a> Builder<'a> {
         let mut layer0: Vec<AtomicU32> = links.layer0.into_iter().map(AtomicU32::new).collect();
         layer0.resize_with(levels.len() * (1 + links.m0), || AtomicU32::new(0));
         let mut upper: Vec<AtomicU32> = links.upper.into_iter().map(AtomicU32::new).collect();
-        upper.resize_with(upper_start[levels.len()] * (1 + links.m), || AtomicU32::new(0));
+        upper.resize_with(upper_start[levels.len()] * (1 + links.m), || {
+            AtomicU32::new(0)
+        });
         Builder {
             vectors,
             scorer: vectors.scorer(),
             m: params.m,
             ef_construction: params.ef_construction,
             locks: (0..levels.len()).map(|_| Mutex::new(())).collect(),
-            links: Links { m: links.m, m0: links.m0, layer0, upper, upper_start },
+            links: Links {
+                m: links.m,
+                m0: links.m0,
+                layer0,
+                upper,
+                upper_start,
+            },
             levels,
             entry: Mutex::new(graph.entry),
         }
     }
 
     fn finish(self, graph: &mut Graph) {
-        let Links { m, m0, layer0, upper, upper_start } = self.links;
+        let Links {
+            m,
+            m0,
+            layer0,
+            upper,
+            upper_start,
+        } = self.links;
         graph.links = Links {
             m,
             m0,
@@ -119,14 +138,34 @@ impl<'a> Builder<'a> {
             drop(entry_guard);
             None
         };
-        let walk = Walk { links: &self.links, vectors: self.vectors, scorer: self.scorer, query: self.vectors.row(id) };
-        let start = Cand { score: walk.score(entry.id), id: entry.id };
+        let space = ExactSpace {
+            vectors: self.vectors,
+            scorer: self.scorer,
+            query: self.vectors.row(id),
+        };
+        let walk = Walk {
+            links: &self.links,
+            space,
+            len: self.levels.len(),
+        };
+        let start = Cand {
+            score: walk.score(entry.id),
+            id: entry.id,
+        };
         let (mut cur, _) = walk.descend(start, usize::from(entry.level), usize::from(level));
         let mut found = Vec::with_capacity(self.ef_construction + 1);
         let mut selected = Vec::with_capacity(self.links.m0);
         for layer in (0..=usize::from(level.min(entry.level))).rev() {
             with_scratch(|scratch| {
-                walk.search_layer(scratch, cur, layer, self.ef_construction, &AllVisible, Expand::Through, usize::MAX);
+                walk.search_layer(
+                    scratch,
+                    cur,
+                    layer,
+                    self.ef_construction,
+                    &AllVisible,
+                    Expand::Through,
+                    usize::MAX,
+                );
                 found.clear();
                 found.extend(scratch.results.drain().map(|r| r.0));
             });
@@ -152,7 +191,10 @@ impl<'a> Builder<'a> {
                 break;
             }
             let row = self.vectors.row(cand.id);
-            if out.iter().all(|&kept| self.scorer.score(row, self.vectors.row(kept)) <= cand.score) {
+            if out
+                .iter()
+                .all(|&kept| self.scorer.score(row, self.vectors.row(kept)) <= cand.score)
+            {
                 out.push(cand.id);
             }
         }
@@ -161,7 +203,11 @@ impl<'a> Builder<'a> {
     /// Adds `id` to `node`'s list on `layer`, re-selecting by the heuristic when full.
     fn link_back(&self, node: u32, id: u32, layer: usize) {
         let _guard = self.locks[node as usize].lock();
-        let width = if layer == 0 { self.links.m0 } else { self.links.m };
+        let width = if layer == 0 {
+            self.links.m0
+        } else {
+            self.links.m
+        };
         let list = self.links.list(node, layer);
         let count = list[0].load(Ordering::Relaxed) as usize;
         if count < width {
@@ -174,7 +220,10 @@ impl<'a> Builder<'a> {
             .iter()
             .map(|slot| slot.load(Ordering::Relaxed))
             .chain([id])
-            .map(|other| Cand { score: self.scorer.score(row, self.vectors.row(other)), id: other })
+            .map(|other| Cand {
+                score: self.scorer.score(row, self.vectors.row(other)),
+                id: other,
+            })
             .collect();
         cands.sort_unstable_by(|a, b| b.cmp(a));
         let mut kept = Vec::with_capacity(width);

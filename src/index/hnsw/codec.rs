@@ -17,9 +17,13 @@
 //! | 44 | n, padded to a multiple of 4 with zeros | node levels, one byte each |
 //! | … | 4 · n · (1 + 2M) | layer-0 lists: per node a count then 2M slots (unused slots 0) |
 //! | … | 4 · L · (1 + M) | upper lists, L = Σ levels: per node, layers 1..=level, each a count then M slots |
+//! | … | 4 · dim | quantiser offsets, `f32` per dimension |
+//! | … | 4 · dim | quantiser scales, `f32` per dimension |
+//! | … | n · dim, padded to a multiple of 4 with zeros | 8-bit codes, row by row |
 //!
 //! The byte length must match exactly.
 
+use super::quant::Codes;
 use super::{Entry, Graph, HnswParams, Links, MAX_LEVEL};
 use crate::index::Metric;
 
@@ -50,7 +54,11 @@ pub enum GraphDecodeError {
     #[error("node {node} layer {layer}: {count} links exceed the list width")]
     BadCount { node: u32, layer: usize, count: u32 },
     #[error("node {node} layer {layer} links to {neighbour}, not a node of that layer")]
-    BadNeighbour { node: u32, layer: usize, neighbour: u32 },
+    BadNeighbour {
+        node: u32,
+        layer: usize,
+        neighbour: u32,
+    },
 }
 
 impl Graph {
@@ -60,7 +68,9 @@ impl Graph {
         let padded = self.levels.len().next_multiple_of(4);
         let mut out =
             Vec::with_capacity(HEADER + padded + 4 * (links.layer0.len() + links.upper.len()));
-        let (entry, top) = self.entry.map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
+        let (entry, top) = self
+            .entry
+            .map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
         out.extend_from_slice(&MAGIC);
         for word in [
             VERSION,
@@ -80,6 +90,11 @@ impl Graph {
         for &word in links.layer0.iter().chain(&links.upper) {
             out.extend_from_slice(&word.to_le_bytes());
         }
+        for &x in self.codes.offset.iter().chain(&self.codes.scale) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&self.codes.bytes);
+        out.resize(out.len().next_multiple_of(4), 0);
         out
     }
 
@@ -88,37 +103,61 @@ impl Graph {
     /// to search (over vectors that pass [`Graph::check_vectors`]).
     pub fn decode(bytes: &[u8]) -> Result<Graph, GraphDecodeError> {
         let header = Header::parse(bytes)?;
-        let n = header.n as usize;
-        let m = header.m as usize;
+        let (n, m, dim) = (header.n as usize, header.m as usize, header.dim as usize);
         let levels_end = HEADER + n.next_multiple_of(4);
-        let levels = bytes.get(HEADER..HEADER + n).ok_or(GraphDecodeError::TooShort(bytes.len()))?;
+        let levels = bytes
+            .get(HEADER..HEADER + n)
+            .ok_or(GraphDecodeError::TooShort(bytes.len()))?;
         let upper_lists: u64 = levels.iter().map(|&l| u64::from(l)).sum();
+        // In u64: with n < 2^32, m <= 2^10 and dim <= 2^16 nothing here overflows.
+        let code_bytes = n as u64 * dim as u64;
         let expected = levels_end as u64
-            + 4 * (n as u64 * (1 + 2 * m as u64) + upper_lists * (1 + m as u64));
+            + 4 * (n as u64 * (1 + 2 * m as u64) + upper_lists * (1 + m as u64))
+            + 8 * dim as u64
+            + code_bytes.next_multiple_of(4);
         if expected != bytes.len() as u64 {
-            return Err(GraphDecodeError::Length { expected, actual: bytes.len() as u64 });
+            return Err(GraphDecodeError::Length {
+                expected,
+                actual: bytes.len() as u64,
+            });
         }
+        // The exact length check makes every slice below in bounds.
         let layer0_end = levels_end + 4 * n * (1 + 2 * m);
+        let upper_end = layer0_end + 4 * upper_lists as usize * (1 + m);
+        let scales_start = upper_end + 4 * dim;
+        let codes_start = scales_start + 4 * dim;
         let mut upper_start = Vec::with_capacity(n + 1);
         upper_start.push(0);
         for (node, &level) in levels.iter().enumerate() {
             if level > MAX_LEVEL {
-                return Err(GraphDecodeError::BadLevel { node: node as u32, level });
+                return Err(GraphDecodeError::BadLevel {
+                    node: node as u32,
+                    level,
+                });
             }
             upper_start.push(upper_start[node] + usize::from(level));
         }
         let graph = Graph {
             metric: header.metric,
             dim: header.dim as usize,
-            params: HnswParams { m, ef_construction: header.ef_construction as usize, seed: header.seed },
+            params: HnswParams {
+                m,
+                ef_construction: header.ef_construction as usize,
+                seed: header.seed,
+            },
             entry: header.entry,
             levels: levels.to_vec(),
             links: Links {
                 m,
                 m0: 2 * m,
                 layer0: read_u32s(&bytes[levels_end..layer0_end]),
-                upper: read_u32s(&bytes[layer0_end..]),
+                upper: read_u32s(&bytes[layer0_end..upper_end]),
                 upper_start,
+            },
+            codes: Codes {
+                offset: read_f32s(&bytes[upper_end..scales_start]),
+                scale: read_f32s(&bytes[scales_start..codes_start]),
+                bytes: bytes[codes_start..codes_start + n * dim].to_vec(),
             },
         };
         graph.validate()?;
@@ -130,7 +169,8 @@ impl Graph {
         let top = self.levels.iter().copied().max();
         match (self.entry, top) {
             (None, None) => {}
-            (Some(e), Some(top)) if self.levels.get(e.id as usize) == Some(&top) && e.level == top => {}
+            (Some(e), Some(top))
+                if self.levels.get(e.id as usize) == Some(&top) && e.level == top => {}
             (e, _) => {
                 let (entry, level) = e.map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
                 return Err(GraphDecodeError::BadEntry { entry, level });
@@ -151,9 +191,16 @@ impl Graph {
             return Err(GraphDecodeError::BadCount { node, layer, count });
         }
         for &neighbour in &list[1..=count as usize] {
-            let ok = self.levels.get(neighbour as usize).is_some_and(|&l| usize::from(l) >= layer);
+            let ok = self
+                .levels
+                .get(neighbour as usize)
+                .is_some_and(|&l| usize::from(l) >= layer);
             if !ok {
-                return Err(GraphDecodeError::BadNeighbour { node, layer, neighbour });
+                return Err(GraphDecodeError::BadNeighbour {
+                    node,
+                    layer,
+                    neighbour,
+                });
             }
         }
         Ok(())
@@ -172,12 +219,18 @@ struct Header {
 
 impl Header {
     fn parse(bytes: &[u8]) -> Result<Header, GraphDecodeError> {
-        let head = bytes.get(..HEADER).ok_or(GraphDecodeError::TooShort(bytes.len()))?;
+        let head = bytes
+            .get(..HEADER)
+            .ok_or(GraphDecodeError::TooShort(bytes.len()))?;
         if head[..4] != MAGIC {
             return Err(GraphDecodeError::BadMagic);
         }
-        let word = |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-        let bad = |field, value: u32| GraphDecodeError::BadHeader { field, value: u64::from(value) };
+        let word =
+            |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+        let bad = |field, value: u32| GraphDecodeError::BadHeader {
+            field,
+            value: u64::from(value),
+        };
         if word(4) != VERSION {
             return Err(GraphDecodeError::UnsupportedVersion(word(4)));
         }
@@ -198,13 +251,29 @@ impl Header {
         let (entry_id, top) = (word(36), word(40));
         let entry = match (n, entry_id) {
             (0, u32::MAX) if top == 0 => None,
-            (0, _) => return Err(GraphDecodeError::BadEntry { entry: entry_id, level: top }),
+            (0, _) => {
+                return Err(GraphDecodeError::BadEntry {
+                    entry: entry_id,
+                    level: top,
+                })
+            }
             _ => Some(Entry {
                 id: entry_id,
-                level: u8::try_from(top).map_err(|_| GraphDecodeError::BadEntry { entry: entry_id, level: top })?,
+                level: u8::try_from(top).map_err(|_| GraphDecodeError::BadEntry {
+                    entry: entry_id,
+                    level: top,
+                })?,
             }),
         };
-        Ok(Header { metric, dim, n, m, ef_construction, seed, entry })
+        Ok(Header {
+            metric,
+            dim,
+            n,
+            m,
+            ef_construction,
+            seed,
+            entry,
+        })
     }
 }
 
@@ -218,5 +287,15 @@ fn metric_code(metric: Metric) -> u32 {
 
 /// Bulk little-endian conversion; compiles to a vectorised copy.
 fn read_u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn read_f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }

@@ -4,10 +4,13 @@
 //! `0..n`). Adjacency is stored as fixed-width lists `[count, id_0, .., id_{w-1}]` of `u32`:
 //! layer 0 in one contiguous array of `n` lists of width `2M`, upper layers in a second
 //! array of width-`M` lists, node by node. Node levels are drawn from a hash of
-//! `(seed, id)`, so they do not depend on build order or thread count.
+//! `(seed, id)`, so they do not depend on build order or thread count. Queries walk the
+//! graph on 8-bit codes of the vectors (see [`quant`]) and re-score the final
+//! candidates on the f32 vectors.
 
 mod build;
 mod codec;
+pub(crate) mod quant;
 pub(crate) mod search;
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -16,6 +19,7 @@ pub use codec::GraphDecodeError;
 
 use super::vectors::{ShapeError, VectorSet};
 use super::Metric;
+use quant::Codes;
 
 /// Highest level a node can get; the chance of reaching it at M=16 is 16^-15.
 pub(crate) const MAX_LEVEL: u8 = 15;
@@ -33,7 +37,11 @@ pub struct HnswParams {
 
 impl Default for HnswParams {
     fn default() -> Self {
-        HnswParams { m: 16, ef_construction: 200, seed: 0x5eed_f011_0000_0001 }
+        HnswParams {
+            m: 16,
+            ef_construction: 200,
+            seed: 0x5eed_f011_0000_0001,
+        }
     }
 }
 
@@ -55,6 +63,7 @@ pub struct Graph {
     pub(crate) entry: Option<Entry>,
     pub(crate) levels: Vec<u8>,
     pub(crate) links: Links<u32>,
+    pub(crate) codes: Codes,
 }
 
 impl Graph {
@@ -66,7 +75,7 @@ impl Graph {
         params: HnswParams,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Graph {
-        let mut graph = Graph::empty(vectors.metric(), vectors.dim(), params);
+        let mut graph = Graph::empty(vectors, params);
         build::insert_rows(&mut graph, vectors, progress);
         graph
     }
@@ -78,22 +87,31 @@ impl Graph {
         vectors: VectorSet<'_>,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<(), ShapeError> {
-        if vectors.dim() != self.dim || vectors.metric() != self.metric || vectors.len() < self.len() {
+        if vectors.dim() != self.dim
+            || vectors.metric() != self.metric
+            || vectors.len() < self.len()
+        {
             return Err(self.mismatch(vectors));
         }
         build::insert_rows(self, vectors, progress);
         Ok(())
     }
 
-    fn empty(metric: Metric, dim: usize, params: HnswParams) -> Graph {
-        let params = HnswParams { m: params.m.max(2), ef_construction: params.ef_construction.max(1), ..params };
+    /// A graph with no nodes yet, its quantiser fitted to `vectors`.
+    fn empty(vectors: VectorSet<'_>, params: HnswParams) -> Graph {
+        let params = HnswParams {
+            m: params.m.max(2),
+            ef_construction: params.ef_construction.max(1),
+            ..params
+        };
         Graph {
-            metric,
-            dim,
+            metric: vectors.metric(),
+            dim: vectors.dim(),
             params,
             entry: None,
             levels: Vec::new(),
             links: Links::new(params.m),
+            codes: Codes::fit(vectors),
         }
     }
 
@@ -124,13 +142,19 @@ impl Graph {
 
     /// Heap bytes held (the encoded size is about the same).
     pub fn memory_bytes(&self) -> usize {
-        self.levels.len() + 4 * (self.links.layer0.len() + self.links.upper.len())
+        self.levels.len()
+            + 4 * (self.links.layer0.len() + self.links.upper.len())
             + std::mem::size_of::<usize>() * self.links.upper_start.len()
+            + self.codes.bytes.len()
+            + 8 * self.codes.dim()
     }
 
     /// Checks that this graph was built over `vectors` (same size, dimension and metric).
     pub fn check_vectors(&self, vectors: VectorSet<'_>) -> Result<(), ShapeError> {
-        if vectors.len() == self.len() && vectors.dim() == self.dim && vectors.metric() == self.metric {
+        if vectors.len() == self.len()
+            && vectors.dim() == self.dim
+            && vectors.metric() == self.metric
+        {
             Ok(())
         } else {
             Err(self.mismatch(vectors))
@@ -211,7 +235,13 @@ pub(crate) struct Links<S> {
 
 impl<S: Slot> Links<S> {
     fn new(m: usize) -> Self {
-        Links { m, m0: 2 * m, layer0: Vec::new(), upper: Vec::new(), upper_start: vec![0] }
+        Links {
+            m,
+            m0: 2 * m,
+            layer0: Vec::new(),
+            upper: Vec::new(),
+            upper_start: vec![0],
+        }
     }
 
     /// The raw list (count slot first) of `node` on `layer`. The caller guarantees the
@@ -236,12 +266,6 @@ impl<S: Slot> Links<S> {
         let count = (list[0].count() as usize).min(list.len() - 1);
         &list[1..1 + count]
     }
-
-    /// The first byte of `node`'s layer-0 list, for prefetching.
-    #[inline(always)]
-    pub(crate) fn layer0_ptr(&self, node: u32) -> *const S {
-        self.layer0[node as usize * (1 + self.m0)..].as_ptr()
-    }
 }
 
 #[cfg(test)]
@@ -253,7 +277,17 @@ mod tests {
         let levels: Vec<u8> = (0..100_000).map(|i| draw_level(7, i, 16)).collect();
         let above = levels.iter().filter(|&&l| l >= 1).count() as f64 / 1e5;
         assert!((above - 1.0 / 16.0).abs() < 0.01, "{above}");
-        assert_eq!(levels, (0..100_000).map(|i| draw_level(7, i, 16)).collect::<Vec<_>>());
-        assert_ne!(levels, (0..100_000).map(|i| draw_level(8, i, 16)).collect::<Vec<_>>());
+        assert_eq!(
+            levels,
+            (0..100_000)
+                .map(|i| draw_level(7, i, 16))
+                .collect::<Vec<_>>()
+        );
+        assert_ne!(
+            levels,
+            (0..100_000)
+                .map(|i| draw_level(8, i, 16))
+                .collect::<Vec<_>>()
+        );
     }
 }

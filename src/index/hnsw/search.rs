@@ -4,10 +4,11 @@ use std::cmp::{Ordering, Reverse};
 
 use roaring::RoaringBitmap;
 
+use super::quant::{Codes, QuantQuery};
 use super::{Links, Slot};
 use crate::index::distance::Scorer;
 use crate::index::vectors::VectorSet;
-use crate::index::visited::Scratch;
+use crate::index::visited::{Scratch, VisitedSet};
 
 /// A scored node in the search heaps; orders by score, then by smaller id (as better).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,7 +22,9 @@ impl Eq for Cand {}
 impl Ord for Cand {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.score.total_cmp(&other.score).then(other.id.cmp(&self.id))
+        self.score
+            .total_cmp(&other.score)
+            .then(other.id.cmp(&self.id))
     }
 }
 
@@ -78,18 +81,62 @@ pub(crate) struct WalkStats {
     pub(crate) exhausted: bool,
 }
 
-/// A query (or a node being inserted) against a graph's links and vectors.
-pub(crate) struct Walk<'a, S> {
-    pub(crate) links: &'a Links<S>,
+/// Scores of nodes against one query.
+pub(crate) trait Space {
+    fn score(&self, id: u32) -> f32;
+    /// Starts fetching what `score(id)` will read.
+    fn prefetch(&self, id: u32);
+}
+
+/// Exact scores on the f32 vectors (construction).
+pub(crate) struct ExactSpace<'a> {
     pub(crate) vectors: VectorSet<'a>,
     pub(crate) scorer: Scorer,
     pub(crate) query: &'a [f32],
 }
 
-impl<S: Slot> Walk<'_, S> {
+impl Space for ExactSpace<'_> {
+    #[inline(always)]
+    fn score(&self, id: u32) -> f32 {
+        self.scorer.score(self.query, self.vectors.row(id))
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        prefetch_lines(self.vectors.row(id));
+    }
+}
+
+/// Approximate scores on the 8-bit codes (queries; re-scored exactly afterwards).
+pub(crate) struct QuantSpace<'a> {
+    pub(crate) codes: &'a Codes,
+    pub(crate) query: QuantQuery<'a>,
+}
+
+impl Space for QuantSpace<'_> {
+    #[inline(always)]
+    fn score(&self, id: u32) -> f32 {
+        self.query.score(self.codes.row(id))
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        prefetch_lines(self.codes.row(id));
+    }
+}
+
+/// A query (or a node being inserted) walking a graph's links.
+pub(crate) struct Walk<'a, S, D> {
+    pub(crate) links: &'a Links<S>,
+    pub(crate) space: D,
+    /// Number of nodes (sizes the visited set).
+    pub(crate) len: usize,
+}
+
+impl<S: Slot, D: Space> Walk<'_, S, D> {
     #[inline(always)]
     pub(crate) fn score(&self, id: u32) -> f32 {
-        self.scorer.score(self.query, self.vectors.row(id))
+        self.space.score(id)
     }
 
     /// Greedy descent (beam of one) from `from` through layers `top..stop` (exclusive),
@@ -126,8 +173,13 @@ impl<S: Slot> Walk<'_, S> {
         expand: Expand,
         budget: usize,
     ) -> WalkStats {
-        let Scratch { visited, frontier, results, ids } = scratch;
-        visited.reset(self.vectors.len());
+        let Scratch {
+            visited,
+            frontier,
+            results,
+            ids,
+        } = scratch;
+        visited.reset(self.len);
         frontier.clear();
         results.clear();
         visited.insert(entry.id);
@@ -146,9 +198,12 @@ impl<S: Slot> Walk<'_, S> {
                 Expand::Through => self.gather(cur.id, layer, visited, ids),
                 Expand::TwoHop { cap } => self.gather_two_hop(cur.id, visited, filter, cap, ids),
             }
+            for &id in ids.iter().take(PREFETCH_AHEAD) {
+                self.space.prefetch(id);
+            }
             for (i, &id) in ids.iter().enumerate() {
-                if let Some(&next) = ids.get(i + 1) {
-                    prefetch(self.vectors.row(next).as_ptr());
+                if let Some(&next) = ids.get(i + PREFETCH_AHEAD) {
+                    self.space.prefetch(next);
                 }
                 let score = self.score(id);
                 if results.len() < ef || score > lower {
@@ -174,7 +229,7 @@ impl<S: Slot> Walk<'_, S> {
 
     /// Unvisited neighbours of `node`, marked visited.
     #[inline]
-    fn gather(&self, node: u32, layer: usize, visited: &mut crate::index::visited::VisitedSet, out: &mut Vec<u32>) {
+    fn gather(&self, node: u32, layer: usize, visited: &mut VisitedSet, out: &mut Vec<u32>) {
         for slot in self.links.neighbours(node, layer) {
             let id = slot.get();
             if !visited.insert(id) {
@@ -189,7 +244,7 @@ impl<S: Slot> Walk<'_, S> {
     fn gather_two_hop<F: Filter>(
         &self,
         node: u32,
-        visited: &mut crate::index::visited::VisitedSet,
+        visited: &mut VisitedSet,
         filter: &F,
         cap: usize,
         out: &mut Vec<u32>,
@@ -233,9 +288,23 @@ fn bound(results: &std::collections::BinaryHeap<Reverse<Cand>>, ef: usize) -> f3
     }
 }
 
+/// Neighbours whose data is requested before scoring starts, and the distance kept
+/// between the one prefetched and the one scored: enough to overlap a few memory
+/// latencies.
+const PREFETCH_AHEAD: usize = 4;
+
+/// Hints the CPU to fetch every cache line of `data`.
+#[inline(always)]
+fn prefetch_lines<T>(data: &[T]) {
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    for line in data.chunks(step) {
+        prefetch(line.as_ptr());
+    }
+}
+
 /// Hints the CPU to fetch the cache line at `ptr`.
 #[inline(always)]
-pub(crate) fn prefetch<T>(ptr: *const T) {
+fn prefetch<T>(ptr: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint and never faults, whatever the address; SSE is part
     // of the x86_64 baseline.

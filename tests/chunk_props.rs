@@ -1,0 +1,128 @@
+//! Property tests: the chunking contract holds for generated Markdown-ish documents and for
+//! arbitrary Unicode, under every strategy (see `chunk_support::check`).
+
+mod chunk_support;
+
+use chunk_support::chunk_and_check;
+use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat};
+use proptest::prelude::*;
+
+fn words() -> impl Strategy<Value = String> {
+    let word = prop_oneof![
+        "[a-z]{1,9}",
+        "[A-Z][a-z]{0,6}",
+        Just("Mr.".to_string()),
+        Just("e.g.".to_string()),
+        "[0-9]{1,4}",
+        "[éüßçø]{1,3}",
+        "[\u{4e00}-\u{4e80}]{1,12}",
+        Just("`code span`".to_string()),
+        "x{20,60}",
+    ];
+    let sep = prop_oneof![
+        4 => Just(" "),
+        1 => Just(". "),
+        1 => Just(", "),
+        1 => Just("。"),
+        1 => Just("，"),
+        1 => Just("! "),
+        1 => Just("\n"),
+    ];
+    prop::collection::vec((word, sep), 1..30).prop_map(|ws| ws.into_iter().map(|(w, s)| w + s).collect::<String>())
+}
+
+fn block() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => words(),
+        2 => (1..5usize, words()).prop_map(|(n, w)| format!("{} {}", "#".repeat(n), w.replace('\n', " "))),
+        1 => words().prop_map(|w| format!("{}\n===", w.replace('\n', " "))),
+        2 => prop::collection::vec(words(), 1..6).prop_map(|items| {
+            items.iter().map(|i| format!("- {}", i.replace('\n', " "))).collect::<Vec<_>>().join("\n")
+        }),
+        1 => prop::collection::vec(words(), 1..4).prop_map(|items| {
+            items.iter().enumerate().map(|(n, i)| format!("{}. {}\n\n   more {n}", n + 1, i.replace('\n', " "))).collect::<Vec<_>>().join("\n")
+        }),
+        2 => (words(), 0..3usize).prop_map(|(w, n)| format!("```\n{}\n\n{w}\n```", "fn x() { y }\n".repeat(n * 10))),
+        1 => words().prop_map(|w| w.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")),
+        1 => prop::collection::vec(("[a-z ]{0,12}", "[a-z ]{0,30}"), 1..8).prop_map(|rows| {
+            let body: Vec<String> = rows.iter().map(|(a, b)| format!("| {a} | {b} |")).collect();
+            format!("| h1 | h2 |\n|---|---|\n{}", body.join("\n"))
+        }),
+        1 => words().prop_map(|w| w.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n")),
+        1 => Just("- ```\n  nested code\n\n  more\n  ```".to_string()),
+        1 => Just("<div>\nhtml block\n</div>".to_string()),
+        1 => Just("***".to_string()),
+    ]
+}
+
+fn markdownish() -> impl Strategy<Value = String> {
+    let front = prop_oneof![Just(""), Just("---\ntitle: t\n---\n"), Just("+++\na = 1\n+++\n\n")];
+    let joiner = prop_oneof![3 => Just("\n\n"), 1 => Just("\n"), 1 => Just("\n\n\n")];
+    (front, prop::collection::vec((block(), joiner), 0..12))
+        .prop_map(|(f, bs)| f.to_string() + &bs.into_iter().map(|(b, j)| b + j).collect::<String>())
+}
+
+/// Strings built from pieces that stress the bounds: markup, whitespace, CJK, combining marks.
+fn jumble() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just(" "), Just("\n"), Just("\n\n"), Just("\t"), Just("    "), Just("\r\n"), Just("\u{a0}"), Just("\u{3000}"),
+        Just("a"), Just("é"), Just("e\u{301}"), Just("北"), Just("。"), Just("，"), Just("."), Just("!"),
+        Just("#"), Just("# "), Just("```"), Just("~~~"), Just("|"), Just("|---|"), Just("- "), Just("1. "), Just("> "),
+        Just("---"), Just("+++"), Just("*"), Just("`"), Just("<"), Just("["), Just("]"), Just("("), Just("= "), Just(" ="),
+        Just("😀"), Just("\u{0}"),
+    ];
+    prop::collection::vec(piece, 0..120).prop_map(|ps| ps.concat())
+}
+
+fn spec() -> impl Strategy<Value = ChunkSpec> {
+    let unit = prop_oneof![Just(SizeUnit::Chars), Just(SizeUnit::Tokens)];
+    let child = prop_oneof![
+        3 => (0..400usize, 0..120usize).prop_map(|(target, overlap)| ChildStrategy::Structure { target, overlap }),
+        1 => (0..80usize, 0..40usize, unit).prop_map(|(size, overlap, unit)| ChildStrategy::Fixed { size, overlap, unit }),
+    ];
+    let parent = prop_oneof![
+        (0..3000usize).prop_map(|max| ParentStrategy::Section { max }),
+        (0..1000usize).prop_map(|size| ParentStrategy::Fixed { size }),
+        Just(ParentStrategy::Child),
+    ];
+    (child, parent, 0..4usize).prop_map(|(child, parent, heading_depth)| ChunkSpec { child, parent, heading_depth })
+}
+
+fn zero_overlap(spec: ChunkSpec) -> ChunkSpec {
+    let child = match spec.child {
+        ChildStrategy::Structure { target, .. } => ChildStrategy::Structure { target, overlap: 0 },
+        ChildStrategy::Fixed { size, unit, .. } => ChildStrategy::Fixed { size, overlap: 0, unit },
+    };
+    ChunkSpec { child, ..spec }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn markdown_keeps_the_contract(text in markdownish(), spec in spec()) {
+        for spec in [spec, zero_overlap(spec)] {
+            chunk_and_check(&text, SourceFormat::Markdown, &spec).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    #[test]
+    fn markdownish_as_text_keeps_the_contract(text in markdownish(), spec in spec()) {
+        chunk_and_check(&text, SourceFormat::Text, &spec).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn jumbles_keep_the_contract(text in jumble(), spec in spec()) {
+        for format in [SourceFormat::Markdown, SourceFormat::Text] {
+            chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
+            chunk_and_check(&text, format, &zero_overlap(spec)).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    #[test]
+    fn arbitrary_unicode_keeps_the_contract(text in any::<String>(), spec in spec()) {
+        for format in [SourceFormat::Markdown, SourceFormat::Text] {
+            chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! An independent checker of the chunking contract, shared by the chunk tests and the fuzz
+//! target. It re-derives code blocks, tables, front matter and top-level headings from
+//! pulldown-cmark itself rather than trusting the chunker's own reading.
+
+// Each test crate uses a different part of this module.
+#![allow(dead_code)]
+
+use folio::chunk::{chunk_document, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat, Span};
+use folio::tokens;
+use pulldown_cmark::{Event, Options, Parser, Tag};
+
+/// What pulldown-cmark says about a Markdown text.
+pub struct MarkdownFacts {
+    /// Front matter at the very start, dropped by the chunker.
+    pub front_matter: Option<Span>,
+    /// Code blocks and tables, trimmed of whitespace.
+    pub blocks: Vec<Span>,
+    /// Starts of headings that are not inside a container.
+    pub headings: Vec<usize>,
+}
+
+pub fn markdown_facts(text: &str) -> MarkdownFacts {
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
+    let mut facts = MarkdownFacts { front_matter: None, blocks: Vec::new(), headings: Vec::new() };
+    let mut depth = 0usize;
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                match tag {
+                    Tag::MetadataBlock(_) if text[..range.start].trim().is_empty() => {
+                        facts.front_matter = Some(Span { start: 0, end: range.end });
+                    }
+                    Tag::CodeBlock(_) | Tag::Table(_) => {
+                        facts.blocks.extend(trimmed(text, Span { start: range.start, end: range.end }));
+                    }
+                    Tag::Heading { .. } if depth == 0 => facts.headings.push(range.start),
+                    _ => {}
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth -= 1,
+            _ => {}
+        }
+    }
+    facts
+}
+
+fn trimmed(text: &str, span: Span) -> Option<Span> {
+    let s = &text[span.start..span.end];
+    let start = span.start + (s.len() - s.trim_start().len());
+    let end = span.start + s.trim_end().len();
+    (start < end).then_some(Span { start, end })
+}
+
+fn chars(text: &str, start: usize, end: usize) -> usize {
+    text[start..end].chars().count()
+}
+
+fn check_span(text: &str, span: Span, what: &str) -> Result<(), String> {
+    let ok = span.start < span.end
+        && span.end <= text.len()
+        && text.is_char_boundary(span.start)
+        && text.is_char_boundary(span.end);
+    if !ok {
+        return Err(format!("{what} {span:?} is empty, out of range or not on char boundaries"));
+    }
+    if trimmed(text, span) != Some(span) {
+        return Err(format!("{what} {span:?} is not trimmed: {:?}", &text[span.start..span.end]));
+    }
+    Ok(())
+}
+
+/// Chunks `text` and checks the result; also checks that a second run gives the same.
+pub fn chunk_and_check(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Result<Chunked, String> {
+    let out = chunk_document(text, format, spec);
+    check(text, format, spec, &out)?;
+    if chunk_document(text, format, spec) != out {
+        return Err("two runs differ".into());
+    }
+    Ok(out)
+}
+
+/// Checks every invariant of the chunking contract on `out`.
+pub fn check(text: &str, format: SourceFormat, spec: &ChunkSpec, out: &Chunked) -> Result<(), String> {
+    let facts = match format {
+        SourceFormat::Markdown => markdown_facts(text),
+        SourceFormat::Text => MarkdownFacts { front_matter: None, blocks: Vec::new(), headings: Vec::new() },
+    };
+    check_spans_and_order(text, out)?;
+    check_parents(text, spec, out, &facts)?;
+    check_coverage(text, spec, out, facts.front_matter)?;
+    check_sizes(text, spec, out, &facts)?;
+    if matches!(spec.child, ChildStrategy::Structure { .. }) {
+        check_structure(out, &facts)?;
+    }
+    Ok(())
+}
+
+fn check_spans_and_order(text: &str, out: &Chunked) -> Result<(), String> {
+    for p in &out.parents {
+        check_span(text, p.span, "parent")?;
+    }
+    for c in &out.children {
+        check_span(text, c.span, "child")?;
+        let parent = out.parents.get(c.parent).ok_or(format!("child {:?} has no parent {}", c.span, c.parent))?;
+        if c.span.start < parent.span.start || c.span.end > parent.span.end {
+            return Err(format!("child {:?} outside its parent {:?}", c.span, parent.span));
+        }
+    }
+    for pair in out.children.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.span.start <= a.span.start || b.span.end <= a.span.end || b.parent < a.parent {
+            return Err(format!("children out of order: {:?} then {:?}", a.span, b.span));
+        }
+    }
+    Ok(())
+}
+
+fn check_parents(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+    let max = match spec.parent {
+        ParentStrategy::Child => {
+            let same = out.parents.len() == out.children.len()
+                && out.children.iter().enumerate().all(|(i, c)| c.parent == i && out.parents[i].span == c.span);
+            return if same { Ok(()) } else { Err("with Child parents, each child must be its own parent".into()) };
+        }
+        ParentStrategy::Section { max } => max,
+        ParentStrategy::Fixed { size } => size,
+    };
+    for pair in out.parents.windows(2) {
+        if pair[1].span.start < pair[0].span.end {
+            return Err(format!("parents overlap: {:?} and {:?}", pair[0].span, pair[1].span));
+        }
+    }
+    for p in &out.parents {
+        let holds_block = facts.blocks.iter().any(|b| p.span.start <= b.start && b.end <= p.span.end);
+        if chars(text, p.span.start, p.span.end) > max.max(1) && !holds_block {
+            return Err(format!("parent {:?} longer than {max} without a code block or table", p.span));
+        }
+    }
+    Ok(())
+}
+
+/// Every non-whitespace byte outside the front matter is covered (exactly once without
+/// overlap); nothing in the front matter is; consecutive children share at most the overlap.
+fn check_coverage(text: &str, spec: &ChunkSpec, out: &Chunked, front: Option<Span>) -> Result<(), String> {
+    let mut count = vec![0u32; text.len()];
+    for c in &out.children {
+        for n in &mut count[c.span.start..c.span.end] {
+            *n += 1;
+        }
+    }
+    let overlap = match spec.child {
+        ChildStrategy::Structure { overlap, .. } | ChildStrategy::Fixed { overlap, .. } => overlap,
+    };
+    let skip = front.map_or(0, |f| f.end);
+    for (i, c) in text.char_indices() {
+        let n = count[i];
+        let wanted = if i < skip || c.is_whitespace() {
+            i >= skip || n == 0
+        } else if overlap == 0 {
+            n == 1
+        } else {
+            n >= 1
+        };
+        if !wanted {
+            return Err(format!("byte {i} ({c:?}) covered {n} times"));
+        }
+    }
+    for pair in out.children.windows(2) {
+        let (a, b) = (pair[0].span, pair[1].span);
+        if b.start >= a.end {
+            continue;
+        }
+        let shared = match spec.child {
+            ChildStrategy::Fixed { unit: SizeUnit::Tokens, .. } => tokens::count(&text[b.start..a.end]),
+            _ => chars(text, b.start, a.end),
+        };
+        if shared > overlap {
+            return Err(format!("children {a:?} and {b:?} share {shared} > {overlap}"));
+        }
+    }
+    Ok(())
+}
+
+fn check_sizes(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+    for c in &out.children {
+        let slice = &text[c.span.start..c.span.end];
+        match spec.child {
+            ChildStrategy::Structure { target, .. } => {
+                let long = slice.chars().count() > target.max(1);
+                if long != c.oversized {
+                    return Err(format!("child {:?} oversized flag {} but long {long}", c.span, c.oversized));
+                }
+                let holds_block = facts.blocks.iter().any(|b| c.span.start <= b.start && b.end <= c.span.end);
+                if c.oversized && !holds_block {
+                    return Err(format!("oversized child {:?} holds no code block or table: {slice:?}", c.span));
+                }
+            }
+            ChildStrategy::Fixed { size, unit, .. } => {
+                let n = match unit {
+                    SizeUnit::Chars => slice.chars().count(),
+                    SizeUnit::Tokens => tokens::count(slice),
+                };
+                if n > size.max(1) || c.oversized {
+                    return Err(format!("fixed child {:?} has {n} units > {size}", c.span));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Structure-aware children never cut a code block or table, nor cross a heading.
+fn check_structure(out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+    for c in &out.children {
+        for b in &facts.blocks {
+            let disjoint = c.span.end <= b.start || b.end <= c.span.start;
+            let inside = c.span.start <= b.start && b.end <= c.span.end;
+            if !disjoint && !inside {
+                return Err(format!("child {:?} cuts block {b:?}", c.span));
+            }
+        }
+        if let Some(h) = facts.headings.iter().find(|&&h| c.span.start < h && h < c.span.end) {
+            return Err(format!("child {:?} crosses the heading at {h}", c.span));
+        }
+    }
+    Ok(())
+}
+
+/// A spread of specs that exercise every strategy, tiny sizes included.
+pub fn specs() -> Vec<ChunkSpec> {
+    let spec = |child, parent| ChunkSpec { child, parent, heading_depth: 2 };
+    vec![
+        ChunkSpec::default(),
+        spec(ChildStrategy::Structure { target: 40, overlap: 0 }, ParentStrategy::Section { max: 120 }),
+        spec(ChildStrategy::Structure { target: 30, overlap: 10 }, ParentStrategy::Fixed { size: 100 }),
+        spec(ChildStrategy::Structure { target: 1, overlap: 0 }, ParentStrategy::Child),
+        spec(ChildStrategy::Structure { target: 50, overlap: 20 }, ParentStrategy::Child),
+        spec(ChildStrategy::Fixed { size: 16, overlap: 4, unit: SizeUnit::Chars }, ParentStrategy::Section { max: 60 }),
+        spec(ChildStrategy::Fixed { size: 5, overlap: 2, unit: SizeUnit::Tokens }, ParentStrategy::Child),
+    ]
+}

@@ -25,6 +25,7 @@ fn a_span_cut_by_a_boundary_is_no_hit_and_partial() {
     let both = [s(0, 50), s(50, 100)];
     assert!(!hit_at(&both, &gold, 5));
     assert_eq!(completeness_at(&both, &gold, 5), Completeness::Full);
+    assert!(!every_span_hit_at(&both, &gold, 5));
 }
 
 #[test]
@@ -37,6 +38,15 @@ fn a_hit_in_second_place_scores_half() {
     assert_eq!(reciprocal_rank(&ranked, &gold, 10), 0.5);
     // Beyond the cut-off the hit does not count.
     assert_eq!(reciprocal_rank(&ranked, &gold, 1), 0.0);
+}
+
+#[test]
+fn every_span_hit_needs_each_span_whole_in_some_unit() {
+    let gold = [s(10, 20), s(300, 320)];
+    let ranked = [s(0, 50), s(100, 200), s(290, 330)];
+    assert!(!every_span_hit_at(&ranked, &gold, 2));
+    assert!(every_span_hit_at(&ranked, &gold, 3));
+    assert!(!every_span_hit_at(&ranked, &[], 3));
 }
 
 #[test]

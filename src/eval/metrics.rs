@@ -74,6 +74,14 @@ pub fn reciprocal_rank(ranked: &[Span], gold: &[Span], k: usize) -> f64 {
     first_hit(ranked, gold, k).map_or(0.0, |r| 1.0 / (r + 1) as f64)
 }
 
+/// Whether every gold span lies whole inside one of the top-k units: the stricter "full@k"
+/// of `CHUNK_ANCHORS.md`, where evidence split over two adjacent units does not count.
+/// False without gold spans.
+pub fn every_span_hit_at(ranked: &[Span], gold: &[Span], k: usize) -> bool {
+    let top = top_k(ranked, k);
+    !gold.is_empty() && gold.iter().all(|g| top.iter().any(|unit| unit.contains(g)))
+}
+
 /// How much of a question's evidence the top-k units deliver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Completeness {
@@ -112,7 +120,7 @@ pub fn context_utilisation<'t>(
     k: usize,
     text_of: impl Fn(&str) -> Option<&'t str>,
 ) -> Result<f64, MetricError> {
-    let mut evidence: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut evidence_by_doc: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
     let (mut total, mut useful) = (0usize, 0usize);
     for unit in top_k(ranked, k) {
         let text = text_of(unit.doc_id)
@@ -124,7 +132,7 @@ pub fn context_utilisation<'t>(
                 start: unit.start,
                 end: unit.end,
             })?;
-        let evidence = evidence
+        let evidence = evidence_by_doc
             .entry(unit.doc_id)
             .or_insert_with(|| union(ranges_of(gold, unit.doc_id)));
         for (s, e) in crate::tokens::spans(slice) {

@@ -257,3 +257,43 @@ fn own_vectors_are_validated_and_nothing_is_written_on_refusal() {
     let wrong_dim = store.search(&SearchRequest::vector(vec![1.0; dim - 1]));
     assert!(wrong_dim.is_err());
 }
+
+#[test]
+fn application_chunks_are_stored_as_given_and_bad_spans_refused() {
+    use folio::chunk::{ChildPiece, Chunked, ParentPiece, Span};
+    let (_dir, store) = temp_store();
+    let text = "Première phrase ici. Second sentence there.";
+    let doc = Document::new("ext", SourceFormat::Text, text);
+    let whole = Span {
+        start: 0,
+        end: text.len(),
+    };
+    let cut = text.find("Second").expect("fixture");
+    let child = |start, end| ChildPiece {
+        span: Span { start, end },
+        parent: 0,
+        section_path: vec![],
+        oversized: false,
+    };
+    let good = Chunked {
+        parents: vec![ParentPiece {
+            span: whole,
+            section_path: vec![],
+        }],
+        children: vec![child(0, cut - 1), child(cut, text.len())],
+    };
+    let mut bad = good.clone();
+    bad.children[0].span.end = 6; // inside the two-byte 'è' (bytes 5..7)
+    let mut batch = store.batch();
+    batch.upsert_chunked(doc.clone(), bad);
+    assert!(batch.commit().is_err());
+    assert!(store.document_ids().expect("ids").is_empty());
+    let mut batch = store.batch();
+    batch.upsert_chunked(doc, good);
+    batch.commit().expect("good chunks");
+    let chunks = store.chunks("default", "ext").expect("chunks");
+    assert_eq!(
+        chunks.iter().map(|c| (c.start, c.end)).collect::<Vec<_>>(),
+        vec![(0, cut - 1), (cut, text.len())]
+    );
+}

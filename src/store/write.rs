@@ -49,6 +49,8 @@ enum Op {
     Upsert {
         doc: Document,
         vectors: BTreeMap<String, Vec<f32>>,
+        /// Chunks cut by the application (every index takes them instead of its own spec).
+        chunks: Option<Chunked>,
     },
     Delete(String),
     SetAcl(String, Vec<String>),
@@ -116,6 +118,19 @@ impl<'s> Batch<'s> {
         self.ops.push(Op::Upsert {
             doc,
             vectors: BTreeMap::new(),
+            chunks: None,
+        });
+        self
+    }
+
+    /// Adds or replaces `doc` cut into `chunks` by the application (another tool's chunker,
+    /// say): every index stores these spans instead of cutting its own. Spans must lie on
+    /// char boundaries inside the text, children inside their parents.
+    pub fn upsert_chunked(&mut self, doc: Document, chunks: Chunked) -> &mut Self {
+        self.ops.push(Op::Upsert {
+            doc,
+            vectors: BTreeMap::new(),
+            chunks: Some(chunks),
         });
         self
     }
@@ -128,7 +143,11 @@ impl<'s> Batch<'s> {
         doc: Document,
         vectors: BTreeMap<String, Vec<f32>>,
     ) -> &mut Self {
-        self.ops.push(Op::Upsert { doc, vectors });
+        self.ops.push(Op::Upsert {
+            doc,
+            vectors,
+            chunks: None,
+        });
         self
     }
 
@@ -197,7 +216,13 @@ fn invalid(doc_id: &str, reason: impl Into<String>) -> WriteError {
 /// Refuses what could not be stored faithfully, before any work is done.
 fn validate_op(op: &Op) -> Result<(), WriteError> {
     let (doc_id, acl) = match op {
-        Op::Upsert { doc, .. } => (&doc.doc_id, &doc.acl),
+        Op::Upsert { doc, chunks, .. } => {
+            if let Some(chunks) = chunks {
+                validate_chunks(&doc.text, chunks)
+                    .map_err(|reason| invalid(&doc.doc_id, reason))?;
+            }
+            (&doc.doc_id, &doc.acl)
+        }
         Op::Delete(id) => return validate_doc_id(id),
         Op::SetAcl(id, acl) => (id, acl),
     };
@@ -205,6 +230,41 @@ fn validate_op(op: &Op) -> Result<(), WriteError> {
     for principal in acl {
         if principal.trim().is_empty() {
             return Err(invalid(doc_id, "an ACL principal is empty"));
+        }
+    }
+    Ok(())
+}
+
+/// Application-cut chunks must be stored faithfully: real spans of the text, children
+/// inside existing parents.
+fn validate_chunks(text: &str, chunks: &Chunked) -> Result<(), String> {
+    let span_ok = |s: &crate::chunk::Span| {
+        s.start < s.end
+            && s.end <= text.len()
+            && text.is_char_boundary(s.start)
+            && text.is_char_boundary(s.end)
+    };
+    for (i, p) in chunks.parents.iter().enumerate() {
+        if !span_ok(&p.span) {
+            return Err(format!(
+                "parent {i} has span {}..{} outside the text or inside a character",
+                p.span.start, p.span.end
+            ));
+        }
+    }
+    for (i, c) in chunks.children.iter().enumerate() {
+        if !span_ok(&c.span) {
+            return Err(format!(
+                "chunk {i} has span {}..{} outside the text or inside a character",
+                c.span.start, c.span.end
+            ));
+        }
+        let parent = chunks
+            .parents
+            .get(c.parent)
+            .ok_or_else(|| format!("chunk {i} names parent {}, which does not exist", c.parent))?;
+        if c.span.start < parent.span.start || c.span.end > parent.span.end {
+            return Err(format!("chunk {i} lies outside its parent"));
         }
     }
     Ok(())
@@ -251,16 +311,26 @@ fn prepare_index(
     let record = state.record().clone();
     let spec = record.spec;
     let dim = record.embedder.dimension as usize;
-    let upserts: Vec<(usize, &Document, Option<&Vec<f32>>)> = ops
+    type Upsert<'a> = (
+        usize,
+        &'a Document,
+        Option<&'a Vec<f32>>,
+        Option<&'a Chunked>,
+    );
+    let upserts: Vec<Upsert<'_>> = ops
         .iter()
         .enumerate()
         .filter_map(|(i, op)| match op {
-            Op::Upsert { doc, vectors } => Some((i, doc, vectors.get(state.name()))),
+            Op::Upsert {
+                doc,
+                vectors,
+                chunks,
+            } => Some((i, doc, vectors.get(state.name()), chunks.as_ref())),
             _ => None,
         })
         .collect();
     let embedder = store.embedder(&record.embedder.name);
-    if embedder.is_none() && upserts.iter().any(|(_, _, v)| v.is_none()) {
+    if embedder.is_none() && upserts.iter().any(|(_, _, v, _)| v.is_none()) {
         return Err(WriteError::InvalidArgument(format!(
             "index `{}` embeds with `{}`, which is not registered; register it or pass vectors",
             state.name(),
@@ -273,8 +343,11 @@ fn prepare_index(
     );
     let prepared: Vec<(usize, Chunked, Vec<f32>)> = upserts
         .par_iter()
-        .map(|(i, doc, given)| {
-            let chunked = chunk_document(&doc.text, doc.format, &spec);
+        .map(|(i, doc, given, chunks)| {
+            let chunked = match chunks {
+                Some(c) => (*c).clone(),
+                None => chunk_document(&doc.text, doc.format, &spec),
+            };
             let mut vectors = match given {
                 Some(v) => (*v).clone(),
                 None => {

@@ -115,24 +115,7 @@ impl Store {
 impl<'s> Batch<'s> {
     /// Adds or replaces `doc`; every index embeds its chunks with its own embedder.
     pub fn upsert(&mut self, doc: Document) -> &mut Self {
-        self.ops.push(Op::Upsert {
-            doc,
-            vectors: BTreeMap::new(),
-            chunks: None,
-        });
-        self
-    }
-
-    /// Adds or replaces `doc` cut into `chunks` by the application (another tool's chunker,
-    /// say): every index stores these spans instead of cutting its own. Spans must lie on
-    /// char boundaries inside the text, children inside their parents.
-    pub fn upsert_chunked(&mut self, doc: Document, chunks: Chunked) -> &mut Self {
-        self.ops.push(Op::Upsert {
-            doc,
-            vectors: BTreeMap::new(),
-            chunks: Some(chunks),
-        });
-        self
+        self.upsert_prepared(doc, None, BTreeMap::new())
     }
 
     /// Adds or replaces `doc` with vectors the application computed itself: for each index
@@ -143,10 +126,28 @@ impl<'s> Batch<'s> {
         doc: Document,
         vectors: BTreeMap<String, Vec<f32>>,
     ) -> &mut Self {
+        self.upsert_prepared(doc, None, vectors)
+    }
+
+    /// Adds or replaces `doc` cut into `chunks` by the application (another tool's chunker,
+    /// say): every index stores these spans instead of cutting its own. Spans must lie on
+    /// char boundaries inside the text, children inside their parents.
+    pub fn upsert_chunked(&mut self, doc: Document, chunks: Chunked) -> &mut Self {
+        self.upsert_prepared(doc, Some(chunks), BTreeMap::new())
+    }
+
+    /// The general upsert: application-cut `chunks` (or each index's own chunking when
+    /// `None`) and application-computed `vectors` per index (or each index's embedder).
+    pub fn upsert_prepared(
+        &mut self,
+        doc: Document,
+        chunks: Option<Chunked>,
+        vectors: BTreeMap<String, Vec<f32>>,
+    ) -> &mut Self {
         self.ops.push(Op::Upsert {
             doc,
             vectors,
-            chunks: None,
+            chunks,
         });
         self
     }

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use folio::index::distance::score;
 use folio::index::{
-    exact_search, exact_search_all, merge_top_k, search, Graph, HnswParams, Metric, Neighbor,
-    SearchPath, SegmentIndex, VectorSet,
+    exact_search, exact_search_all, merge_top_k, search, search_with, Graph, HnswParams, Metric,
+    Neighbor, SearchOptions, SearchPath, SegmentIndex, Strategy as Plan, VectorSet,
 };
 use proptest::prelude::*;
 use roaring::RoaringBitmap;
@@ -49,10 +49,19 @@ fn clustered(seed: u64, n: usize, dim: usize, clusters: usize) -> (Vec<f32>, Vec
 }
 
 /// Brute force: score everything visible, sort, cut.
-fn naive(vectors: VectorSet<'_>, base: u32, q: &[f32], k: usize, visible: &RoaringBitmap) -> Vec<Neighbor> {
+fn naive(
+    vectors: VectorSet<'_>,
+    base: u32,
+    q: &[f32],
+    k: usize,
+    visible: &RoaringBitmap,
+) -> Vec<Neighbor> {
     let mut all: Vec<Neighbor> = (0..vectors.len() as u32)
         .filter(|&i| visible.contains(base + i))
-        .map(|i| Neighbor { id: base + i, score: score(vectors.metric(), q, vectors.row(i)) })
+        .map(|i| Neighbor {
+            id: base + i,
+            score: score(vectors.metric(), q, vectors.row(i)),
+        })
         .collect();
     all.sort_by(Neighbor::rank);
     all.truncate(k);
@@ -63,7 +72,10 @@ fn recall(got: &[Neighbor], truth: &[Neighbor]) -> f64 {
     if truth.is_empty() {
         return 1.0;
     }
-    let hits = got.iter().filter(|g| truth.iter().any(|t| t.id == g.id)).count();
+    let hits = got
+        .iter()
+        .filter(|g| truth.iter().any(|t| t.id == g.id))
+        .count();
     hits as f64 / truth.len() as f64
 }
 
@@ -75,9 +87,14 @@ enum Visibility {
     /// A few ids, some outside the segment.
     Tiny(Vec<u32>),
     /// Each id with probability `p`.
-    Random { p: f64, seed: u64 },
+    Random {
+        p: f64,
+        seed: u64,
+    },
     /// Whole clusters, in order, until a fraction `p` is visible.
-    Clusters { p: f64 },
+    Clusters {
+        p: f64,
+    },
 }
 
 impl Visibility {
@@ -95,7 +112,11 @@ impl Visibility {
                 let quota = (p * n as f64) as usize;
                 let mut order: Vec<usize> = (0..n).collect();
                 order.sort_by_key(|&i| labels[i]);
-                order.into_iter().take(quota).map(|i| base + i as u32).collect()
+                order
+                    .into_iter()
+                    .take(quota)
+                    .map(|i| base + i as u32)
+                    .collect()
             }
         }
     }
@@ -114,6 +135,15 @@ fn visibility() -> impl Strategy<Value = Visibility> {
 
 fn metric() -> impl Strategy<Value = Metric> {
     prop_oneof![Just(Metric::Cosine), Just(Metric::Dot), Just(Metric::L2)]
+}
+
+fn plan() -> impl Strategy<Value = Plan> {
+    prop_oneof![
+        Just(Plan::Auto),
+        Just(Plan::Exact),
+        Just(Plan::Graph),
+        Just(Plan::GraphTwoHop)
+    ]
 }
 
 /// A segment large enough for the planner to use the graph: 3000 points, 24-d, 30
@@ -144,21 +174,41 @@ fn fixture() -> &'static Fixture {
                 row.iter().map(|x| x + rng.gauss() * 0.5).collect()
             })
             .collect();
-        Fixture { base, dim, labels, segment, queries }
+        Fixture {
+            base,
+            dim,
+            labels,
+            segment,
+            queries,
+        }
     })
 }
 
 /// The planner's contract for one search.
-fn check_search(got: &[Neighbor], vectors: VectorSet<'_>, base: u32, q: &[f32], k: usize, visible: &RoaringBitmap) {
+fn check_search(
+    got: &[Neighbor],
+    vectors: VectorSet<'_>,
+    base: u32,
+    q: &[f32],
+    k: usize,
+    visible: &RoaringBitmap,
+) {
     let in_segment = visible.range_cardinality(base..base + vectors.len() as u32) as usize;
     assert_eq!(got.len(), k.min(in_segment), "results not filled");
     for hit in got {
         assert!(visible.contains(hit.id), "hidden id {} returned", hit.id);
-        assert!((base..base + vectors.len() as u32).contains(&hit.id), "id {} outside segment", hit.id);
+        assert!(
+            (base..base + vectors.len() as u32).contains(&hit.id),
+            "id {} outside segment",
+            hit.id
+        );
         let want = score(vectors.metric(), q, vectors.row(hit.id - base));
         assert_eq!(hit.score, want, "score of {} is not its true score", hit.id);
     }
-    assert!(got.windows(2).all(|w| w[0].beats(&w[1])), "results not in rank order");
+    assert!(
+        got.windows(2).all(|w| w[0].beats(&w[1])),
+        "results not in rank order"
+    );
 }
 
 proptest! {
@@ -181,14 +231,15 @@ proptest! {
     #[test]
     fn small_segments_are_filled_and_never_leak(
         seed in any::<u64>(), n in 1usize..400, dim in 1usize..16, metric in metric(),
-        k in 0usize..30, ef in prop::option::of(1usize..100), vis in visibility(),
+        k in 0usize..30, ef in prop::option::of(1usize..100), vis in visibility(), strategy in plan(),
     ) {
         let (data, labels) = clustered(seed, n, dim, 4);
         let mut segment = SegmentIndex::new(500, dim, metric, data).unwrap();
         segment.build_graph(HnswParams { m: 4 + (seed % 13) as usize, ef_construction: 40, seed }, &|_| {});
         let visible = vis.bitmap(500, n, &labels);
         let q = clustered(seed ^ 9, 1, dim, 4).0;
-        let (got, report) = segment.search(&q, k, ef, &visible).unwrap();
+        let options = SearchOptions { k, ef, strategy };
+        let (got, report) = search_with(segment.vectors(), segment.graph(), 500, &q, &visible, options);
         let mut q_cmp = q.clone();
         if metric == Metric::Cosine {
             folio::index::distance::normalize(&mut q_cmp);
@@ -200,11 +251,13 @@ proptest! {
     #[test]
     fn graph_walks_are_filled_and_never_leak(
         qi in 0usize..100, k in 1usize..40, ef in prop::option::of(1usize..200), vis in visibility(),
+        strategy in plan(),
     ) {
         let f = fixture();
         let visible = vis.bitmap(f.base, FIXTURE_N, &f.labels);
         let q = &f.queries[qi];
-        let (got, report) = f.segment.search(q, k, ef, &visible).unwrap();
+        let options = SearchOptions { k, ef, strategy };
+        let (got, report) = search_with(f.segment.vectors(), f.segment.graph(), f.base, q, &visible, options);
         check_search(&got, f.segment.vectors(), f.base, q, k, &visible);
         if report.path == SearchPath::Exact || report.path == SearchPath::GraphTopUp {
             prop_assert_eq!(got, naive(f.segment.vectors(), f.base, q, k, &visible));
@@ -246,7 +299,15 @@ proptest! {
 fn small_graph(seed: u64) -> Graph {
     let (data, _) = clustered(seed, 60, 8, 3);
     let vectors = VectorSet::new(&data, 8, Metric::L2).unwrap();
-    Graph::build(vectors, HnswParams { m: 4, ef_construction: 16, seed }, &|_| {})
+    Graph::build(
+        vectors,
+        HnswParams {
+            m: 4,
+            ef_construction: 16,
+            seed,
+        },
+        &|_| {},
+    )
 }
 
 /// Searches a decoded graph over dummy vectors of its shape, through every path.
@@ -258,7 +319,11 @@ fn search_any(graph: &Graph) {
     let data: Vec<f32> = (0..n * dim).map(|i| (i % 7) as f32).collect();
     let vectors = VectorSet::new(&data, dim, graph.metric()).unwrap();
     let q = vec![1.0; dim];
-    for visible in [(0..n as u32).collect(), (0..n as u32).step_by(7).collect(), RoaringBitmap::new()] {
+    for visible in [
+        (0..n as u32).collect(),
+        (0..n as u32).step_by(7).collect(),
+        RoaringBitmap::new(),
+    ] {
         let (got, _) = search(vectors, Some(graph), 0, &q, 10, Some(32), &visible);
         assert_eq!(got.len(), 10.min(visible.len() as usize));
     }
@@ -279,30 +344,73 @@ fn recall_at_default_settings() {
     ];
     for vis in filters {
         let visible = vis.bitmap(f.base, FIXTURE_N, &f.labels);
-        let mut total = 0.0;
-        let mut paths = Vec::new();
-        for q in &f.queries {
-            let (got, report) = f.segment.search(q, 10, None, &visible).unwrap();
-            total += recall(&got, &naive(vectors, f.base, q, 10, &visible));
-            paths.push(report.path);
+        // Forced two-hop walks are only meant for spread-out sets of a few percent or more.
+        let two_hop = matches!(vis, Visibility::Random { p, .. } if p >= 0.1);
+        let strategies: &[Plan] = if two_hop {
+            &[Plan::Auto, Plan::Graph, Plan::GraphTwoHop]
+        } else {
+            &[Plan::Auto, Plan::Graph]
+        };
+        for &strategy in strategies {
+            let options = SearchOptions {
+                k: 10,
+                ef: None,
+                strategy,
+            };
+            let mut total = 0.0;
+            for q in &f.queries {
+                let (got, _) =
+                    search_with(vectors, f.segment.graph(), f.base, q, &visible, options);
+                total += recall(&got, &naive(vectors, f.base, q, 10, &visible));
+            }
+            let avg = total / f.queries.len() as f64;
+            assert!(avg >= 0.95, "{vis:?} {strategy:?}: recall {avg:.3}");
         }
-        let avg = total / f.queries.len() as f64;
-        assert!(avg >= 0.95, "{vis:?}: recall {avg:.3} via {paths:?}");
     }
 }
 
 #[test]
-fn graph_paths_are_taken() {
+fn paths_follow_the_visible_fraction() {
     let f = fixture();
     let q = &f.queries[0];
-    let path = |vis: Visibility| {
+    let path = |vis: Visibility, strategy| {
         let visible = vis.bitmap(f.base, FIXTURE_N, &f.labels);
-        f.segment.search(q, 10, None, &visible).unwrap().1.path
+        let options = SearchOptions {
+            k: 10,
+            ef: Some(16),
+            strategy,
+        };
+        search_with(
+            f.segment.vectors(),
+            f.segment.graph(),
+            f.base,
+            q,
+            &visible,
+            options,
+        )
+        .1
+        .path
     };
-    assert_eq!(path(Visibility::All), SearchPath::Graph);
-    assert_eq!(path(Visibility::Random { p: 0.6, seed: 5 }), SearchPath::Graph);
-    assert_eq!(path(Visibility::Random { p: 0.2, seed: 5 }), SearchPath::GraphTwoHop);
-    assert_eq!(path(Visibility::Random { p: 0.01, seed: 5 }), SearchPath::Exact);
+    assert_eq!(path(Visibility::All, Plan::Auto), SearchPath::Graph);
+    assert_eq!(
+        path(Visibility::Random { p: 0.6, seed: 5 }, Plan::Auto),
+        SearchPath::Graph
+    );
+    assert_eq!(
+        path(Visibility::Random { p: 0.01, seed: 5 }, Plan::Auto),
+        SearchPath::Exact
+    );
+    assert_eq!(path(Visibility::All, Plan::Exact), SearchPath::Exact);
+    assert_eq!(
+        path(Visibility::Random { p: 0.3, seed: 5 }, Plan::GraphTwoHop),
+        SearchPath::GraphTwoHop
+    );
+    // Two hops cannot cross a hidden cluster to reach a far visible one: topped up.
+    let far = path(Visibility::Clusters { p: 0.02 }, Plan::GraphTwoHop);
+    assert!(
+        matches!(far, SearchPath::GraphTwoHop | SearchPath::GraphTopUp),
+        "{far:?}"
+    );
 }
 
 #[test]
@@ -313,7 +421,11 @@ fn round_trip_gives_identical_results() {
     assert_eq!(&decoded, graph);
     let vectors = f.segment.vectors();
     for (i, q) in f.queries.iter().enumerate() {
-        let visible = Visibility::Random { p: 0.05 + (i % 10) as f64 / 10.0, seed: i as u64 }.bitmap(f.base, FIXTURE_N, &f.labels);
+        let visible = Visibility::Random {
+            p: 0.05 + (i % 10) as f64 / 10.0,
+            seed: i as u64,
+        }
+        .bitmap(f.base, FIXTURE_N, &f.labels);
         let a = search(vectors, Some(graph), f.base, q, 10, None, &visible);
         let b = search(vectors, Some(&decoded), f.base, q, 10, None, &visible);
         assert_eq!(a, b);
@@ -322,7 +434,10 @@ fn round_trip_gives_identical_results() {
 
 #[test]
 fn single_thread_builds_are_deterministic() {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     let (data, _) = clustered(3, 500, 8, 6);
     let vectors = VectorSet::new(&data, 8, Metric::Dot).unwrap();
     let a = pool.install(|| Graph::build(vectors, HnswParams::default(), &|_| {}));
@@ -334,7 +449,12 @@ fn single_thread_builds_are_deterministic() {
 fn incremental_insert_matches_search_quality() {
     let f = fixture();
     let vectors = f.segment.vectors();
-    let half = VectorSet::new(&vectors.as_slice()[..FIXTURE_N / 2 * f.dim], f.dim, Metric::L2).unwrap();
+    let half = VectorSet::new(
+        &vectors.as_slice()[..FIXTURE_N / 2 * f.dim],
+        f.dim,
+        Metric::L2,
+    )
+    .unwrap();
     let mut graph = Graph::build(half, HnswParams::default(), &|_| {});
     let progress = std::sync::atomic::AtomicUsize::new(0);
     graph

@@ -38,6 +38,28 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// Hints the CPU to fetch every cache line of `data`: random rows defeat the hardware
+/// prefetcher, and requesting several rows at once overlaps their memory latencies.
+#[inline(always)]
+pub(crate) fn prefetch_lines<T>(data: &[T]) {
+    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+    for line in data.chunks(step) {
+        prefetch(line.as_ptr());
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults, whatever the address; SSE is part
+    // of the x86_64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(ptr.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
 /// A similarity function resolved once for a metric and the running CPU.
 #[derive(Clone, Copy)]
 pub struct Scorer {
@@ -183,7 +205,7 @@ mod avx2 {
             i += W;
         }
         let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        hsum(sum) + super::scalar::dot(&a[i..len], &b[i..len])
+        hsum(sum) + tail(i, len, || super::scalar::dot(&a[i..len], &b[i..len]))
     }
 
     /// # Safety
@@ -212,7 +234,18 @@ mod avx2 {
             i += W;
         }
         let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        hsum(sum) + super::scalar::l2_sq(&a[i..len], &b[i..len])
+        hsum(sum) + tail(i, len, || super::scalar::l2_sq(&a[i..len], &b[i..len]))
+    }
+
+    /// The scalar remainder past the last full register, skipping the call when there is
+    /// none (the usual case: dimensions are multiples of 8).
+    #[inline(always)]
+    fn tail(i: usize, len: usize, rest: impl FnOnce() -> f32) -> f32 {
+        if i < len {
+            rest()
+        } else {
+            0.0
+        }
     }
 
     #[target_feature(enable = "avx2,fma")]

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
+use super::distance::prefetch_lines;
 use super::vectors::VectorSet;
 
 /// A search hit: a global id and its score (higher is better).
@@ -145,24 +146,55 @@ pub fn exact_search_all(
     scan(vectors, base, query, k, base..end)
 }
 
+/// Ids scored per batch: the rows of the next batch are prefetched while this one is
+/// scored, because sparse visible ids defeat the hardware prefetcher.
+const BATCH: usize = 16;
+
 fn scan(
     vectors: VectorSet<'_>,
     base: u32,
     query: &[f32],
     k: usize,
-    ids: impl Iterator<Item = u32>,
+    mut ids: impl Iterator<Item = u32>,
 ) -> Vec<Neighbor> {
     let scorer = vectors.scorer();
     let mut top = TopK::new(k);
     let mut threshold = top.threshold();
-    for id in ids {
-        let score = scorer.score(query, vectors.row(id - base));
-        if score >= threshold {
-            top.push(Neighbor { id, score });
-            threshold = top.threshold();
+    let mut batch = [0u32; BATCH];
+    let mut next = [0u32; BATCH];
+    let mut len = fill(&mut ids, &mut batch, vectors, base);
+    while len > 0 {
+        let next_len = fill(&mut ids, &mut next, vectors, base);
+        for &local in &batch[..len] {
+            let score = scorer.score(query, vectors.row(local));
+            if score >= threshold {
+                top.push(Neighbor {
+                    id: base + local,
+                    score,
+                });
+                threshold = top.threshold();
+            }
         }
+        (batch, len) = (next, next_len);
     }
     top.into_sorted()
+}
+
+/// Takes up to `BATCH` ids as local ids into `out` and prefetches their rows.
+#[inline]
+fn fill(
+    ids: &mut impl Iterator<Item = u32>,
+    out: &mut [u32; BATCH],
+    vectors: VectorSet<'_>,
+    base: u32,
+) -> usize {
+    let mut len = 0;
+    for (slot, id) in out.iter_mut().zip(ids) {
+        *slot = id - base;
+        prefetch_lines(vectors.row(*slot));
+        len += 1;
+    }
+    len
 }
 
 /// Merges per-segment result lists into the global top-`k`, best first.

@@ -11,7 +11,7 @@ use super::distance::normalize;
 use super::exact::{exact_search, Neighbor, TopK};
 use super::hnsw::quant::QuantQuery;
 use super::hnsw::search::{
-    AllVisible, BitmapFilter, Cand, Expand, Filter, QuantSpace, Walk, WalkStats,
+    AllVisible, Beam, BitmapFilter, Cand, Expand, Filter, QuantSpace, Walk, WalkStats,
 };
 use super::hnsw::Graph;
 use super::vectors::VectorSet;
@@ -42,17 +42,35 @@ pub struct SearchReport {
     pub visible: u64,
 }
 
-/// Calibrated on clustered-128 / normalized-384 at 200k (see the index bench notes in the
-/// report): below this visible fraction the exact scan wins over every graph walk.
-const EXACT_FRACTION: f64 = 0.05;
-/// Below this visible fraction a walk through hidden nodes wastes most of its distances:
-/// skip them by looking two hops ahead.
-const TWO_HOP_FRACTION: f64 = 0.3;
-/// The exact scan is also used when it costs fewer distances than this many `ef`s: a walk
-/// needs at least a few neighbour lists per result.
-const EXACT_EF_MULTIPLE: u64 = 32;
-/// A walk may spend this many times the exact scan's distances before the planner cuts
-/// it short and scans instead, bounding the worst case.
+// The cost model, in units of one exact-scan row (calibrated single-threaded on the
+// kit's clustered-128 and normalized-384 at 200k rows, k = 10, M = 16):
+// - an unfiltered walk at beam width `ef` computes about `10 * (ef + 16)` distances;
+// - with a fraction `f` of nodes visible (spread over the graph) it computes about
+//   `f^-0.6` times more: it must pass hidden nodes to collect `ef` visible ones;
+// - one walk distance (a random code fetch, its links, heaps) costs about 2.5 rows of the
+//   exact scan, which streams f32 rows in id order with prefetching.
+
+/// Walk distances per unit of `ef + 16` without a filter.
+const WALK_DISTANCES_PER_EF: f64 = 10.0;
+/// Exponent of the walk's growth as the visible fraction shrinks.
+const FILTER_EXPONENT: f64 = 0.6;
+/// Cost of a walk distance in exact-scan rows.
+const WALK_COST: f64 = 2.5;
+/// At or above this visible fraction the walk goes through hidden nodes unprobed: even an
+/// ACL correlated with topics leaves enough visible nodes around every query.
+const DENSE_FRACTION: f64 = 0.5;
+/// Below this visible fraction, and when the query's neighbourhood is as visible as the
+/// whole (a spread-out ACL), the walk skips hidden nodes by looking two hops ahead.
+const TWO_HOP_FRACTION: f64 = 0.15;
+/// Nodes sampled around the walk's layer-0 entry to estimate the local visible fraction.
+const PROBE_SAMPLE: usize = 96;
+/// Weight (in sampled nodes) of the global fraction in the local estimate.
+const PROBE_PRIOR: f64 = 8.0;
+/// The local estimate is not trusted below this share of the global fraction: a walk
+/// from a hidden region still reaches the visible one, at a bounded extra cost.
+const PROBE_FLOOR: f64 = 0.25;
+/// A walk may compute as many distances as the exact scan has rows before the planner
+/// cuts it short and scans instead, bounding the worst case.
 const BUDGET_MULTIPLE: usize = 1;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
 /// out-degree stays near a plain walk's.
@@ -138,27 +156,32 @@ pub fn search_with(
     });
     let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
     let walked = graph.and_then(|graph| {
-        let (expand, budget) = match options.strategy {
-            Strategy::Auto => match plan(graph.len(), count, ef) {
+        let fraction = count as f64 / vectors.len() as f64;
+        let (plan, budget) = match options.strategy {
+            Strategy::Auto => match plan(count, fraction, ef) {
                 Plan::Exact => return None,
-                Plan::Walk(expand) => (expand, (count as usize).saturating_mul(BUDGET_MULTIPLE)),
+                plan => (plan, (count as usize).saturating_mul(BUDGET_MULTIPLE)),
             },
             Strategy::Exact => return None,
-            Strategy::Graph => (Expand::Through, usize::MAX),
-            Strategy::GraphTwoHop => (Expand::TwoHop { cap: TWO_HOP_CAP }, usize::MAX),
+            Strategy::Graph => (Plan::Walk(Expand::Through), usize::MAX),
+            Strategy::GraphTwoHop => (Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP }), usize::MAX),
         };
-        let segment = Segment {
+        let walk = Segment {
             graph,
             vectors,
             base,
             query,
+            k,
+            ef,
+            count,
+            plan,
+            budget,
         };
-        let result = if count == vectors.len() as u64 {
-            segment.walk(k, ef, &AllVisible, expand, budget)
+        Some(if count == vectors.len() as u64 {
+            walk.run(&AllVisible)
         } else {
-            segment.walk(k, ef, &BitmapFilter { visible, base }, expand, budget)
-        };
-        Some((result, expand))
+            walk.run(&BitmapFilter { visible, base })
+        })
     });
     let exact = |spent| {
         (
@@ -167,7 +190,11 @@ pub fn search_with(
         )
     };
     match walked {
-        Some(((hits, stats), expand)) if hits.len() >= want && !stats.exhausted => {
+        Some(Walked::Done {
+            hits,
+            stats,
+            expand,
+        }) if hits.len() >= want && !stats.exhausted => {
             let path = if expand == Expand::Through {
                 SearchPath::Graph
             } else {
@@ -175,9 +202,13 @@ pub fn search_with(
             };
             (hits, report(path, stats.distances))
         }
-        Some(((_, stats), _)) => {
+        Some(Walked::Done { stats, .. }) => {
             let (hits, distances) = exact(stats.distances);
             (hits, report(SearchPath::GraphTopUp, distances))
+        }
+        Some(Walked::Declined { distances }) => {
+            let (hits, distances) = exact(distances);
+            (hits, report(SearchPath::Exact, distances))
         }
         None => {
             let (hits, distances) = exact(0);
@@ -201,19 +232,41 @@ fn prepare_query(metric: Metric, query: &[f32]) -> Cow<'_, [f32]> {
 enum Plan {
     Exact,
     Walk(Expand),
+    /// Descend, look at the visible fraction around the entry, then choose.
+    Probe,
 }
 
-/// Chooses by visible fraction: exact scan for small visible sets (cheaper than any walk),
-/// a walk through hidden nodes when most are visible, two-hop expansion in between.
-fn plan(n: usize, visible: u64, ef: usize) -> Plan {
-    let fraction = visible as f64 / n.max(1) as f64;
-    if fraction < EXACT_FRACTION || visible <= ef as u64 * EXACT_EF_MULTIPLE {
+/// The first choice, from the visible count alone.
+fn plan(visible: u64, fraction: f64, ef: usize) -> Plan {
+    if fraction >= 1.0 {
+        Plan::Walk(Expand::Through)
+    } else if (visible as f64) <= walk_cost(ef, 1.0) {
+        // Cheaper than an unfiltered walk: no walk can win.
         Plan::Exact
-    } else if fraction < TWO_HOP_FRACTION {
+    } else if fraction >= DENSE_FRACTION {
+        Plan::Walk(Expand::Through)
+    } else {
+        Plan::Probe
+    }
+}
+
+/// The choice after probing: `allowed` of `seen` nodes around the entry were visible.
+fn plan_probed(visible: u64, fraction: f64, ef: usize, seen: usize, allowed: usize) -> Plan {
+    let local = (allowed as f64 + PROBE_PRIOR * fraction) / (seen as f64 + PROBE_PRIOR);
+    if (visible as f64) <= walk_cost(ef, local.max(fraction * PROBE_FLOOR)) {
+        Plan::Exact
+    } else if fraction < TWO_HOP_FRACTION && local >= fraction {
         Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP })
     } else {
         Plan::Walk(Expand::Through)
     }
+}
+
+/// Estimated cost of a walk at beam width `ef` with a visible fraction `fraction`, in
+/// exact-scan rows.
+fn walk_cost(ef: usize, fraction: f64) -> f64 {
+    let unfiltered = WALK_DISTANCES_PER_EF * (ef as f64 + 16.0);
+    unfiltered * fraction.max(1e-6).powf(-FILTER_EXPONENT) * WALK_COST
 }
 
 /// A graph query over one segment.
@@ -222,21 +275,31 @@ struct Segment<'a> {
     vectors: VectorSet<'a>,
     base: u32,
     query: &'a [f32],
+    k: usize,
+    ef: usize,
+    /// Visible ids in the segment.
+    count: u64,
+    plan: Plan,
+    budget: usize,
+}
+
+/// How a walk ended.
+enum Walked {
+    Done {
+        hits: Vec<Neighbor>,
+        stats: WalkStats,
+        expand: Expand,
+    },
+    /// The probe found the exact scan cheaper; `distances` were spent descending.
+    Declined { distances: usize },
 }
 
 impl Segment<'_> {
     /// Descends the upper layers greedily, beam-searches layer 0 with `filter` on the
     /// quantised codes, then re-scores the candidates on the f32 vectors.
-    fn walk<F: Filter>(
-        &self,
-        k: usize,
-        ef: usize,
-        filter: &F,
-        expand: Expand,
-        budget: usize,
-    ) -> (Vec<Neighbor>, WalkStats) {
+    fn run<F: Filter>(&self, filter: &F) -> Walked {
         let Some(entry) = self.graph.entry else {
-            return (Vec::new(), WalkStats::default());
+            return Walked::Declined { distances: 0 };
         };
         let codes = &self.graph.codes;
         let space = QuantSpace {
@@ -253,20 +316,82 @@ impl Segment<'_> {
             id: entry.id,
         };
         let (start, descent) = walk.descend(start, usize::from(entry.level), 0);
+        let descent = descent + 1;
+        let expand = match self.plan {
+            Plan::Walk(expand) => expand,
+            Plan::Exact => return Walked::Declined { distances: descent },
+            Plan::Probe => {
+                let (seen, allowed) = walk.probe(start.id, filter, PROBE_SAMPLE);
+                let fraction = self.count as f64 / self.graph.len() as f64;
+                match plan_probed(self.count, fraction, self.ef, seen, allowed) {
+                    Plan::Walk(expand) => expand,
+                    _ => return Walked::Declined { distances: descent },
+                }
+            }
+        };
         let scorer = self.vectors.scorer();
         with_scratch(|scratch| {
-            let mut stats = walk.search_layer(scratch, start, 0, ef, filter, expand, budget);
-            let mut top = TopK::new(k);
+            let mut stats = walk.search_layer(
+                scratch,
+                start,
+                0,
+                Beam {
+                    ef: self.ef,
+                    expand,
+                    budget: self.budget,
+                },
+                filter,
+            );
+            stats.distances += descent + scratch.results.len();
+            let mut top = TopK::new(self.k);
             for Reverse(cand) in scratch.results.drain() {
                 let score = scorer.score(self.query, self.vectors.row(cand.id));
                 top.push(Neighbor {
                     id: self.base + cand.id,
                     score,
                 });
-                stats.distances += 1;
             }
-            stats.distances += descent + 1;
-            (top.into_sorted(), stats)
+            Walked::Done {
+                hits: top.into_sorted(),
+                stats,
+                expand,
+            }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_HOP: Plan = Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP });
+    const THROUGH: Plan = Plan::Walk(Expand::Through);
+
+    #[test]
+    fn first_choice_follows_the_visible_fraction() {
+        assert_eq!(plan(200_000, 1.0, 64), THROUGH);
+        assert_eq!(plan(100_000, 0.5, 64), THROUGH);
+        assert_eq!(plan(20_000, 0.1, 64), Plan::Probe);
+        // Fewer rows than an unfiltered walk computes distances.
+        assert_eq!(plan(1_500, 0.0075, 64), Plan::Exact);
+    }
+
+    #[test]
+    fn probe_declines_hidden_neighbourhoods() {
+        // 10% visible overall and around the query: two hops; none around it: a walk must
+        // cross a hidden region, still cheaper than 20k rows.
+        assert_eq!(plan_probed(20_000, 0.1, 16, 96, 12), TWO_HOP);
+        assert_eq!(plan_probed(20_000, 0.1, 16, 96, 0), THROUGH);
+        // 2% visible and hidden around the query: the exact scan wins.
+        assert_eq!(plan_probed(4_000, 0.02, 16, 96, 0), Plan::Exact);
+        // 30% visible: walk through hidden nodes.
+        assert_eq!(plan_probed(60_000, 0.3, 16, 96, 30), THROUGH);
+    }
+
+    #[test]
+    fn walk_cost_grows_as_the_fraction_shrinks() {
+        assert!(walk_cost(64, 0.1) > walk_cost(64, 0.5));
+        assert!(walk_cost(64, 1.0) > walk_cost(16, 1.0));
+        assert!(walk_cost(16, 0.0).is_finite());
     }
 }

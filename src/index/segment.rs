@@ -67,7 +67,7 @@ impl SegmentIndex {
     /// The (normalised, for cosine) vectors.
     pub fn vectors(&self) -> VectorSet<'_> {
         // Shape checked in `new`.
-        VectorSet::new(&self.vectors, self.dim, self.metric).unwrap_or_else(|_| unreachable!())
+        VectorSet::trusted(&self.vectors, self.dim, self.metric)
     }
 
     /// Global id of the first vector.

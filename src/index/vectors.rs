@@ -61,6 +61,13 @@ impl<'a> VectorSet<'a> {
         Ok(VectorSet { data, dim, metric })
     }
 
+    /// A view whose shape the caller has already checked with [`VectorSet::new`]; a
+    /// wrong shape would only make `row` panic.
+    pub(crate) fn trusted(data: &'a [f32], dim: usize, metric: Metric) -> Self {
+        debug_assert!(dim > 0 && data.len().is_multiple_of(dim));
+        VectorSet { data, dim, metric }
+    }
+
     /// Number of vectors.
     #[inline]
     pub fn len(&self) -> usize {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::search::{AllVisible, Cand, ExactSpace, Expand, Walk};
+use super::search::{AllVisible, Beam, Cand, ExactSpace, Expand, Walk};
 use super::{draw_level, Entry, Graph, Links};
 use crate::index::distance::Scorer;
 use crate::index::vectors::VectorSet;
@@ -157,15 +157,12 @@ impl<'a> Builder<'a> {
         let mut selected = Vec::with_capacity(self.links.m0);
         for layer in (0..=usize::from(level.min(entry.level))).rev() {
             with_scratch(|scratch| {
-                walk.search_layer(
-                    scratch,
-                    cur,
-                    layer,
-                    self.ef_construction,
-                    &AllVisible,
-                    Expand::Through,
-                    usize::MAX,
-                );
+                let beam = Beam {
+                    ef: self.ef_construction,
+                    expand: Expand::Through,
+                    budget: usize::MAX,
+                };
+                walk.search_layer(scratch, cur, layer, beam, &AllVisible);
                 found.clear();
                 found.extend(scratch.results.drain().map(|r| r.0));
             });

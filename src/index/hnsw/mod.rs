@@ -5,7 +5,7 @@
 //! layer 0 in one contiguous array of `n` lists of width `2M`, upper layers in a second
 //! array of width-`M` lists, node by node. Node levels are drawn from a hash of
 //! `(seed, id)`, so they do not depend on build order or thread count. Queries walk the
-//! graph on 8-bit codes of the vectors (see [`quant`]) and re-score the final
+//! graph on 8-bit codes of the vectors (module `quant`) and re-score the final
 //! candidates on the f32 vectors.
 
 mod build;

@@ -6,7 +6,7 @@ use roaring::RoaringBitmap;
 
 use super::quant::{Codes, QuantQuery};
 use super::{Links, Slot};
-use crate::index::distance::Scorer;
+use crate::index::distance::{prefetch_lines, Scorer};
 use crate::index::vectors::VectorSet;
 use crate::index::visited::{Scratch, VisitedSet};
 
@@ -71,6 +71,16 @@ pub(crate) enum Expand {
     /// Do not score them; look at their neighbours instead (two hops), up to a cap of
     /// gathered visible nodes per expansion.
     TwoHop { cap: usize },
+}
+
+/// Shape of a layer search.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Beam {
+    /// Results kept (beam width).
+    pub(crate) ef: usize,
+    pub(crate) expand: Expand,
+    /// Distances allowed before giving up.
+    pub(crate) budget: usize,
 }
 
 /// What a layer search cost.
@@ -161,18 +171,35 @@ impl<S: Slot, D: Space> Walk<'_, S, D> {
         (cur, distances)
     }
 
-    /// Beam search of width `ef` on `layer` from `entry`, leaving the best `ef` nodes that
-    /// `filter` allows in `scratch.results`. Stops early once `budget` distances are spent.
+    /// How many of up to `sample` nodes around `node` on layer 0 (its neighbours, then
+    /// theirs; repeats possible) `filter` allows, as `(looked at, allowed)`. Reads links
+    /// only, no vectors.
+    pub(crate) fn probe<F: Filter>(&self, node: u32, filter: &F, sample: usize) -> (usize, usize) {
+        let (mut seen, mut allowed) = (0, 0);
+        let direct = self.links.neighbours(node, 0);
+        let around = direct.iter().chain(
+            direct
+                .iter()
+                .flat_map(|s| self.links.neighbours(s.get(), 0)),
+        );
+        for slot in around.take(sample) {
+            seen += 1;
+            allowed += usize::from(filter.allows(slot.get()));
+        }
+        (seen, allowed)
+    }
+
+    /// Beam search on `layer` from `entry`, leaving the best `beam.ef` nodes that `filter`
+    /// allows in `scratch.results`. Stops early once `beam.budget` distances are spent.
     pub(crate) fn search_layer<F: Filter>(
         &self,
         scratch: &mut Scratch,
         entry: Cand,
         layer: usize,
-        ef: usize,
+        beam: Beam,
         filter: &F,
-        expand: Expand,
-        budget: usize,
     ) -> WalkStats {
+        let Beam { ef, expand, budget } = beam;
         let Scratch {
             visited,
             frontier,
@@ -292,25 +319,3 @@ fn bound(results: &std::collections::BinaryHeap<Reverse<Cand>>, ef: usize) -> f3
 /// between the one prefetched and the one scored: enough to overlap a few memory
 /// latencies.
 const PREFETCH_AHEAD: usize = 4;
-
-/// Hints the CPU to fetch every cache line of `data`.
-#[inline(always)]
-fn prefetch_lines<T>(data: &[T]) {
-    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    for line in data.chunks(step) {
-        prefetch(line.as_ptr());
-    }
-}
-
-/// Hints the CPU to fetch the cache line at `ptr`.
-#[inline(always)]
-fn prefetch<T>(ptr: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint and never faults, whatever the address; SSE is part
-    // of the x86_64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(ptr.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = ptr;
-}

@@ -1,0 +1,116 @@
+//! Filtered search: the exact scan over 100k x 384 vectors (the planner's fallback and its
+//! cost floor), and planner searches over an HNSW graph at 100%, 10% and 1% of ids
+//! visible, on synthetic clustered data.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use folio::index::{
+    exact_search, exact_search_all, search_with, Graph, HnswParams, Metric, SearchOptions,
+    Strategy, VectorSet,
+};
+use roaring::RoaringBitmap;
+
+/// SplitMix64: deterministic data without extra crates.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn gauss(&mut self) -> f32 {
+        (0..4)
+            .map(|_| (self.next() >> 40) as f32 / (1u64 << 24) as f32)
+            .sum::<f32>()
+            - 2.0
+    }
+}
+
+/// `n` points in 100 Gaussian clusters, plus `queries` more from the same clusters.
+fn clustered(n: usize, queries: usize, dim: usize) -> (Vec<f32>, Vec<Vec<f32>>) {
+    let mut rng = Rng(1);
+    let centres: Vec<f32> = (0..100 * dim).map(|_| rng.gauss() * 3.0).collect();
+    let point = |rng: &mut Rng| {
+        let c = (rng.next() % 100) as usize;
+        (0..dim)
+            .map(|j| centres[c * dim + j] + rng.gauss())
+            .collect::<Vec<f32>>()
+    };
+    let data = (0..n).flat_map(|_| point(&mut rng)).collect();
+    let queries = (0..queries).map(|_| point(&mut rng)).collect();
+    (data, queries)
+}
+
+fn every(step: u32, n: usize) -> RoaringBitmap {
+    (0..n as u32)
+        .filter(|i| i.wrapping_mul(2_654_435_761) % step == 0)
+        .collect()
+}
+
+fn exact_scan(c: &mut Criterion) {
+    let (n, dim) = (100_000, 384);
+    let (data, queries) = clustered(n, 16, dim);
+    let vectors = VectorSet::new(&data, dim, Metric::Dot).unwrap();
+    let mut group = c.benchmark_group("exact_scan/100k_x_384");
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(20);
+    let mut q = queries.iter().cycle();
+    group.bench_function("all", |b| {
+        b.iter(|| exact_search_all(vectors, 0, black_box(q.next().unwrap()), 10))
+    });
+    let visible = every(10, n);
+    group.throughput(Throughput::Elements(visible.len()));
+    group.bench_function("10%_visible", |b| {
+        b.iter(|| exact_search(vectors, 0, black_box(q.next().unwrap()), 10, &visible))
+    });
+    group.finish();
+}
+
+fn graph_search(c: &mut Criterion) {
+    let (n, dim) = (20_000, 128);
+    let (data, queries) = clustered(n, 256, dim);
+    let vectors = VectorSet::new(&data, dim, Metric::L2).unwrap();
+    let graph = Graph::build(vectors, HnswParams::default(), &|_| {});
+    let mut group = c.benchmark_group("filtered_search/20k_x_128");
+    for (label, step) in [("100%", 1), ("10%", 10), ("1%", 100)] {
+        let visible = every(step, n);
+        for (name, strategy) in [
+            ("planner", Strategy::Auto),
+            ("graph", Strategy::GraphTwoHop),
+            ("exact", Strategy::Exact),
+        ] {
+            let strategy = if step == 1 && strategy == Strategy::GraphTwoHop {
+                Strategy::Graph
+            } else {
+                strategy
+            };
+            let options = SearchOptions {
+                k: 10,
+                ef: Some(64),
+                strategy,
+            };
+            let mut q = queries.iter().cycle();
+            group.bench_function(format!("{label}/{name}"), |b| {
+                b.iter(|| {
+                    search_with(
+                        vectors,
+                        Some(&graph),
+                        0,
+                        black_box(q.next().unwrap()),
+                        &visible,
+                        options,
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, exact_scan, graph_search);
+criterion_main!(benches);

@@ -42,21 +42,36 @@ fn every_spec_example_keeps_the_contract() {
         for spec in specs() {
             for format in [SourceFormat::Markdown, SourceFormat::Text] {
                 if let Err(e) = chunk_and_check(input, format, &spec) {
-                    failures.push(format!("example {}: {format:?} {spec:?}: {e}\n{input:?}", n + 1));
+                    failures.push(format!(
+                        "example {}: {format:?} {spec:?}: {e}\n{input:?}",
+                        n + 1
+                    ));
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures, first:\n{}", failures.len(), failures[..failures.len().min(5)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures, first:\n{}",
+        failures.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
 }
 
 #[test]
 fn the_whole_spec_keeps_the_contract() {
     let facts = markdown_facts(SPEC);
-    assert!(facts.front_matter.is_some(), "the spec starts with YAML front matter");
+    assert!(
+        facts.front_matter.is_some(),
+        "the spec starts with YAML front matter"
+    );
     assert!(facts.blocks.len() > 600, "the examples are code blocks");
     for spec in specs() {
-        let out = chunk_and_check(SPEC, SourceFormat::Markdown, &spec).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
-        assert!(out.children.iter().all(|c| !SPEC[c.span.start..c.span.end].starts_with("title: CommonMark")));
+        let out = chunk_and_check(SPEC, SourceFormat::Markdown, &spec)
+            .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        assert!(out
+            .children
+            .iter()
+            .all(|c| !SPEC[c.span.start..c.span.end].starts_with("title: CommonMark")));
     }
 }

@@ -3,10 +3,16 @@
 mod chunk_support;
 
 use chunk_support::{chunk_and_check, specs};
-use folio::chunk::{embed_text, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat};
+use folio::chunk::{
+    embed_text, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat,
+};
 
 fn spec(target: usize, overlap: usize, parent: ParentStrategy) -> ChunkSpec {
-    ChunkSpec { child: ChildStrategy::Structure { target, overlap }, parent, heading_depth: 2 }
+    ChunkSpec {
+        child: ChildStrategy::Structure { target, overlap },
+        parent,
+        heading_depth: 2,
+    }
 }
 
 fn run(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
@@ -14,11 +20,17 @@ fn run(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
 }
 
 fn children<'a>(text: &'a str, out: &Chunked) -> Vec<&'a str> {
-    out.children.iter().map(|c| &text[c.span.start..c.span.end]).collect()
+    out.children
+        .iter()
+        .map(|c| &text[c.span.start..c.span.end])
+        .collect()
 }
 
 fn parents<'a>(text: &'a str, out: &Chunked) -> Vec<&'a str> {
-    out.parents.iter().map(|p| &text[p.span.start..p.span.end]).collect()
+    out.parents
+        .iter()
+        .map(|p| &text[p.span.start..p.span.end])
+        .collect()
 }
 
 fn owned(path: &[&str]) -> Vec<String> {
@@ -66,7 +78,11 @@ fn markdown_sections_paths_and_front_matter() {
             "## Use\n\nSearch it.",
         ]
     );
-    let paths: Vec<Vec<String>> = out.children.iter().map(|c| c.section_path.clone()).collect();
+    let paths: Vec<Vec<String>> = out
+        .children
+        .iter()
+        .map(|c| c.section_path.clone())
+        .collect();
     assert_eq!(
         paths,
         vec![
@@ -83,24 +99,66 @@ fn markdown_sections_paths_and_front_matter() {
 }
 
 #[test]
+fn a_heading_with_nothing_under_it_joins_the_next_section() {
+    let text = "# Your rights\n\n## When\n\nYou are a worker.\n\n## Fees\n\nNo fees.";
+    let out = run(text, SourceFormat::Markdown, &ChunkSpec::default());
+    assert_eq!(
+        children(text, &out),
+        vec![
+            "# Your rights\n\n## When\n\nYou are a worker.",
+            "## Fees\n\nNo fees."
+        ]
+    );
+    assert_eq!(
+        out.children[0].section_path,
+        owned(&["Your rights", "When"])
+    );
+}
+
+#[test]
 fn heading_starts_the_first_child_of_a_long_section() {
-    let text = "# Title\n\nFirst sentence is here. Second sentence is here. Third sentence is here.";
-    let out = run(text, SourceFormat::Markdown, &spec(40, 0, ParentStrategy::Section { max: 2000 }));
+    let text =
+        "# Title\n\nFirst sentence is here. Second sentence is here. Third sentence is here.";
+    let out = run(
+        text,
+        SourceFormat::Markdown,
+        &spec(40, 0, ParentStrategy::Section { max: 2000 }),
+    );
     let got = children(text, &out);
     assert!(got[0].starts_with("# Title\n\nFirst"), "{got:?}");
-    assert!(got.iter().skip(1).all(|c| c.starts_with(|c: char| c.is_uppercase())), "{got:?}");
+    assert!(
+        got.iter()
+            .skip(1)
+            .all(|c| c.starts_with(|c: char| c.is_uppercase())),
+        "{got:?}"
+    );
 }
 
 #[test]
 fn oversized_code_fence_and_table_stay_whole() {
-    let code = format!("```rust\n{}```", "let value = compute(1, 2, 3);\n".repeat(8));
-    let table = format!("| key | value |\n|-----|-------|\n{}", "| alpha | beta gamma delta |\n".repeat(6));
+    let code = format!(
+        "```rust\n{}```",
+        "let value = compute(1, 2, 3);\n".repeat(8)
+    );
+    let table = format!(
+        "| key | value |\n|-----|-------|\n{}",
+        "| alpha | beta gamma delta |\n".repeat(6)
+    );
     let text = format!("# Data\n\nSome intro.\n\n{code}\n\nBetween them.\n\n{table}\nAfter.");
-    let out = run(&text, SourceFormat::Markdown, &spec(60, 0, ParentStrategy::Section { max: 120 }));
+    let out = run(
+        &text,
+        SourceFormat::Markdown,
+        &spec(60, 0, ParentStrategy::Section { max: 120 }),
+    );
     let got = children(&text, &out);
     assert!(got.contains(&code.as_str()), "{got:?}");
     assert!(got.contains(&table.trim_end()), "{got:?}");
-    let flagged: Vec<&str> = out.children.iter().filter(|c| c.oversized).map(|c| &text[c.span.start..c.span.end]).collect();
+    let flagged: Vec<&str> = out
+        .children
+        .iter()
+        .filter(|c| c.oversized)
+        .map(|c| &text[c.span.start..c.span.end])
+        .collect();
     assert_eq!(flagged, vec![code.as_str(), table.trim_end()]);
     // Each oversized block is a parent of its own too.
     assert!(parents(&text, &out).contains(&code.as_str()));
@@ -110,17 +168,33 @@ fn oversized_code_fence_and_table_stay_whole() {
 fn indented_code_is_never_cut() {
     let code = "    fn main() {\n        println!(\"one two three four five\");\n    }";
     let text = format!("Intro line here.\n\n{code}\n\nOutro.");
-    let out = run(&text, SourceFormat::Markdown, &spec(20, 0, ParentStrategy::Child));
-    assert!(children(&text, &out).contains(&code.trim_start()), "{:?}", children(&text, &out));
+    let out = run(
+        &text,
+        SourceFormat::Markdown,
+        &spec(20, 0, ParentStrategy::Child),
+    );
+    assert!(
+        children(&text, &out).contains(&code.trim_start()),
+        "{:?}",
+        children(&text, &out)
+    );
 }
 
 #[test]
 fn lists_are_packed_by_items() {
-    let items: Vec<String> = (1..=12).map(|i| format!("- item number {i} of the list")).collect();
+    let items: Vec<String> = (1..=12)
+        .map(|i| format!("- item number {i} of the list"))
+        .collect();
     let text = format!("Shopping:\n\n{}\n\nDone.", items.join("\n"));
-    let out = run(&text, SourceFormat::Markdown, &spec(100, 0, ParentStrategy::Section { max: 2000 }));
+    let out = run(
+        &text,
+        SourceFormat::Markdown,
+        &spec(100, 0, ParentStrategy::Section { max: 2000 }),
+    );
     for child in children(&text, &out) {
-        let lines_whole = child.lines().all(|l| l == "Shopping:" || l == "Done." || l.is_empty() || items.iter().any(|i| i == l));
+        let lines_whole = child.lines().all(|l| {
+            l == "Shopping:" || l == "Done." || l.is_empty() || items.iter().any(|i| i == l)
+        });
         assert!(lines_whole, "child cuts an item: {child:?}");
     }
 }
@@ -130,18 +204,30 @@ fn chinese_paragraphs_without_spaces() {
     let para = "梵语是印度的古典语言，也是印度教的礼仪语言。它的语法由波你尼系统整理，影响深远。现存文献数量极多，涵盖宗教、哲学与科学。";
     let text = format!("{para}\n\n{para}");
     for format in [SourceFormat::Text, SourceFormat::Markdown] {
-        let out = run(&text, format, &spec(30, 0, ParentStrategy::Section { max: 100 }));
+        let out = run(
+            &text,
+            format,
+            &spec(30, 0, ParentStrategy::Section { max: 100 }),
+        );
         for child in children(&text, &out) {
             assert!(child.chars().count() <= 30);
-            assert!(child.ends_with('。') || child.ends_with('，') || child.ends_with('、'), "{child:?}");
+            assert!(
+                child.ends_with('。') || child.ends_with('，') || child.ends_with('、'),
+                "{child:?}"
+            );
         }
     }
 }
 
 #[test]
 fn multibyte_text_with_overlap() {
-    let text = "Zürich ist schön. Ça va très bien! Ελληνικά κείμενα εδώ. Последнее предложение тут.";
-    let out = run(text, SourceFormat::Text, &spec(40, 15, ParentStrategy::Child));
+    let text =
+        "Zürich ist schön. Ça va très bien! Ελληνικά κείμενα εδώ. Последнее предложение тут.";
+    let out = run(
+        text,
+        SourceFormat::Text,
+        &spec(40, 15, ParentStrategy::Child),
+    );
     assert!(out.children.len() > 1);
     assert!(children(text, &out).iter().all(|c| c.chars().count() <= 40));
 }
@@ -149,7 +235,11 @@ fn multibyte_text_with_overlap() {
 #[test]
 fn plain_text_paragraphs_then_sentences() {
     let text = "Short paragraph one.\n\nShort paragraph two.\n\nA longer paragraph follows here. It has three sentences. This is the last one.";
-    let out = run(text, SourceFormat::Text, &spec(60, 0, ParentStrategy::Section { max: 2000 }));
+    let out = run(
+        text,
+        SourceFormat::Text,
+        &spec(60, 0, ParentStrategy::Section { max: 2000 }),
+    );
     assert_eq!(
         children(text, &out),
         vec![
@@ -166,7 +256,11 @@ fn plain_text_paragraphs_then_sentences() {
 fn wikitext_headings_give_paths() {
     let text = " = Game = \n Intro . \n = = Plot = = \n The plot . \n";
     let out = run(text, SourceFormat::Text, &ChunkSpec::default());
-    let paths: Vec<Vec<String>> = out.children.iter().map(|c| c.section_path.clone()).collect();
+    let paths: Vec<Vec<String>> = out
+        .children
+        .iter()
+        .map(|c| c.section_path.clone())
+        .collect();
     assert_eq!(paths, vec![owned(&["Game"]), owned(&["Game", "Plot"])]);
 }
 
@@ -174,22 +268,42 @@ fn wikitext_headings_give_paths() {
 fn fixed_baselines() {
     let text = "naïve café — 北京欢迎你。 words and more words";
     let chars = ChunkSpec {
-        child: ChildStrategy::Fixed { size: 7, overlap: 2, unit: SizeUnit::Chars },
+        child: ChildStrategy::Fixed {
+            size: 7,
+            overlap: 2,
+            unit: SizeUnit::Chars,
+        },
         parent: ParentStrategy::Child,
         heading_depth: 0,
     };
     let out = run(text, SourceFormat::Text, &chars);
     assert_eq!(children(text, &out)[..2], ["naïve c", "café —"]);
-    let tokens = ChunkSpec { child: ChildStrategy::Fixed { size: 3, overlap: 0, unit: SizeUnit::Tokens }, ..chars };
+    let tokens = ChunkSpec {
+        child: ChildStrategy::Fixed {
+            size: 3,
+            overlap: 0,
+            unit: SizeUnit::Tokens,
+        },
+        ..chars
+    };
     let out = run(text, SourceFormat::Markdown, &tokens);
-    assert_eq!(children(text, &out)[..3], ["naïve café —", "北京欢", "迎你。"]);
+    assert_eq!(
+        children(text, &out)[..3],
+        ["naïve café —", "北京欢", "迎你。"]
+    );
 }
 
 #[test]
 fn fixed_parents_hold_section_split_children() {
-    let out = run(GUIDE, SourceFormat::Markdown, &spec(300, 0, ParentStrategy::Fixed { size: 120 }));
+    let out = run(
+        GUIDE,
+        SourceFormat::Markdown,
+        &spec(300, 0, ParentStrategy::Fixed { size: 120 }),
+    );
     assert!(out.parents.len() > 1);
-    assert!(children(GUIDE, &out).iter().all(|c| !c[1..].contains("\n#")));
+    assert!(children(GUIDE, &out)
+        .iter()
+        .all(|c| !c[1..].contains("\n#")));
 }
 
 #[test]
@@ -197,7 +311,10 @@ fn edge_inputs_give_nothing_or_one_child() {
     for text in ["", "   \n\t ", "---\na: 1\n---\n"] {
         for spec in specs() {
             let out = run(text, SourceFormat::Markdown, &spec);
-            assert!(out.children.is_empty() && out.parents.is_empty(), "{text:?}");
+            assert!(
+                out.children.is_empty() && out.parents.is_empty(),
+                "{text:?}"
+            );
         }
     }
     let out = run("x", SourceFormat::Text, &ChunkSpec::default());
@@ -216,7 +333,10 @@ fn every_spec_keeps_the_contract_on_the_guide() {
 fn embed_text_prefixes_the_first_headings() {
     let path = owned(&["Guide", "Install", "Linux"]);
     assert_eq!(embed_text(&path, "body", 2), "Guide > Install\n\nbody");
-    assert_eq!(embed_text(&path, "body", 5), "Guide > Install > Linux\n\nbody");
+    assert_eq!(
+        embed_text(&path, "body", 5),
+        "Guide > Install > Linux\n\nbody"
+    );
     assert_eq!(embed_text(&path, "body", 0), "body");
     assert_eq!(embed_text(&[], "body", 2), "body");
 }

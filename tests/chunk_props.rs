@@ -28,7 +28,8 @@ fn words() -> impl Strategy<Value = String> {
         1 => Just("! "),
         1 => Just("\n"),
     ];
-    prop::collection::vec((word, sep), 1..30).prop_map(|ws| ws.into_iter().map(|(w, s)| w + s).collect::<String>())
+    prop::collection::vec((word, sep), 1..30)
+        .prop_map(|ws| ws.into_iter().map(|(w, s)| w + s).collect::<String>())
 }
 
 fn block() -> impl Strategy<Value = String> {
@@ -56,7 +57,11 @@ fn block() -> impl Strategy<Value = String> {
 }
 
 fn markdownish() -> impl Strategy<Value = String> {
-    let front = prop_oneof![Just(""), Just("---\ntitle: t\n---\n"), Just("+++\na = 1\n+++\n\n")];
+    let front = prop_oneof![
+        Just(""),
+        Just("---\ntitle: t\n---\n"),
+        Just("+++\na = 1\n+++\n\n")
+    ];
     let joiner = prop_oneof![3 => Just("\n\n"), 1 => Just("\n"), 1 => Just("\n\n\n")];
     (front, prop::collection::vec((block(), joiner), 0..12))
         .prop_map(|(f, bs)| f.to_string() + &bs.into_iter().map(|(b, j)| b + j).collect::<String>())
@@ -65,11 +70,43 @@ fn markdownish() -> impl Strategy<Value = String> {
 /// Strings built from pieces that stress the bounds: markup, whitespace, CJK, combining marks.
 fn jumble() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
-        Just(" "), Just("\n"), Just("\n\n"), Just("\t"), Just("    "), Just("\r\n"), Just("\u{a0}"), Just("\u{3000}"),
-        Just("a"), Just("é"), Just("e\u{301}"), Just("北"), Just("。"), Just("，"), Just("."), Just("!"),
-        Just("#"), Just("# "), Just("```"), Just("~~~"), Just("|"), Just("|---|"), Just("- "), Just("1. "), Just("> "),
-        Just("---"), Just("+++"), Just("*"), Just("`"), Just("<"), Just("["), Just("]"), Just("("), Just("= "), Just(" ="),
-        Just("😀"), Just("\u{0}"),
+        Just(" "),
+        Just("\n"),
+        Just("\n\n"),
+        Just("\t"),
+        Just("    "),
+        Just("\r\n"),
+        Just("\u{a0}"),
+        Just("\u{3000}"),
+        Just("a"),
+        Just("é"),
+        Just("e\u{301}"),
+        Just("北"),
+        Just("。"),
+        Just("，"),
+        Just("."),
+        Just("!"),
+        Just("#"),
+        Just("# "),
+        Just("```"),
+        Just("~~~"),
+        Just("|"),
+        Just("|---|"),
+        Just("- "),
+        Just("1. "),
+        Just("> "),
+        Just("---"),
+        Just("+++"),
+        Just("*"),
+        Just("`"),
+        Just("<"),
+        Just("["),
+        Just("]"),
+        Just("("),
+        Just("= "),
+        Just(" ="),
+        Just("😀"),
+        Just("\u{0}"),
     ];
     prop::collection::vec(piece, 0..120).prop_map(|ps| ps.concat())
 }
@@ -85,13 +122,21 @@ fn spec() -> impl Strategy<Value = ChunkSpec> {
         (0..1000usize).prop_map(|size| ParentStrategy::Fixed { size }),
         Just(ParentStrategy::Child),
     ];
-    (child, parent, 0..4usize).prop_map(|(child, parent, heading_depth)| ChunkSpec { child, parent, heading_depth })
+    (child, parent, 0..4usize).prop_map(|(child, parent, heading_depth)| ChunkSpec {
+        child,
+        parent,
+        heading_depth,
+    })
 }
 
 fn zero_overlap(spec: ChunkSpec) -> ChunkSpec {
     let child = match spec.child {
         ChildStrategy::Structure { target, .. } => ChildStrategy::Structure { target, overlap: 0 },
-        ChildStrategy::Fixed { size, unit, .. } => ChildStrategy::Fixed { size, overlap: 0, unit },
+        ChildStrategy::Fixed { size, unit, .. } => ChildStrategy::Fixed {
+            size,
+            overlap: 0,
+            unit,
+        },
     };
     ChunkSpec { child, ..spec }
 }

@@ -9,7 +9,7 @@ use super::Span;
 /// How strong a bound between two pieces of text is, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Strength {
-    /// Between two characters of a word (a last resort) .
+    /// Between two characters of a word (a last resort).
     Char,
     /// Between words (for CJK text: between characters).
     Word,
@@ -67,9 +67,18 @@ pub(crate) struct Builder<'a> {
     text: &'a str,
     content_start: usize,
     raw: Vec<(usize, Strength)>,
+    caps: Vec<(usize, Strength)>,
     hard: Vec<Span>,
     soft: Vec<Span>,
-    headings: Vec<(usize, usize, String)>,
+    headings: Vec<Heading>,
+}
+
+/// A heading that opens a section: its span, level (1 is the top) and plain text.
+struct Heading {
+    start: usize,
+    end: usize,
+    level: usize,
+    title: String,
 }
 
 impl<'a> Builder<'a> {
@@ -78,6 +87,7 @@ impl<'a> Builder<'a> {
             text,
             content_start: 0,
             raw: Vec::new(),
+            caps: Vec::new(),
             hard: Vec::new(),
             soft: Vec::new(),
             headings: Vec::new(),
@@ -94,6 +104,11 @@ impl<'a> Builder<'a> {
         self.raw.push((pos, strength));
     }
 
+    /// Caps the strength of the cut at `pos` (whatever else is found there).
+    pub fn cap(&mut self, pos: usize, strength: Strength) {
+        self.caps.push((pos, strength));
+    }
+
     /// A span never cut (code block, table).
     pub fn hard(&mut self, start: usize, end: usize) {
         self.hard.push(Span { start, end });
@@ -105,16 +120,22 @@ impl<'a> Builder<'a> {
     }
 
     /// Keeps `[start, to)` together with the first character that follows it, so that e.g. a
-    /// heading always starts the piece holding the first words of its content.
+    /// heading starts the piece holding the first words of its content (unless that piece
+    /// would be too long).
     pub fn glue(&mut self, start: usize, to: usize) {
         let end = glue_end(self.text, to);
         self.soft(start, end);
     }
 
-    /// A heading starting at `pos` opens a new section.
-    pub fn heading(&mut self, pos: usize, level: usize, title: String) {
-        self.headings.push((pos, level, title));
-        self.cut(pos, Strength::Section);
+    /// The heading `[start, end)` opens a new section.
+    pub fn heading(&mut self, start: usize, end: usize, level: usize, title: String) {
+        self.headings.push(Heading {
+            start,
+            end,
+            level,
+            title,
+        });
+        self.cut(start, Strength::Section);
     }
 
     /// The hard zones so far, trimmed, sorted and merged.
@@ -128,7 +149,8 @@ impl<'a> Builder<'a> {
         let hard = merge_zones(text, self.hard);
         let soft = merge_zones(text, self.soft);
         let sections = sections(text, self.content_start, &self.headings);
-        let cuts = normalize_cuts(text, self.content_start, self.raw, &hard, &soft);
+        let mut cuts = normalize_cuts(text, self.content_start, self.raw, &hard, &soft);
+        apply_caps(&mut cuts, &self.caps);
         Layout {
             text,
             content,
@@ -179,29 +201,44 @@ fn splits(zones: &[Span], end: usize, start: usize) -> bool {
     i > 0 && start < zones[i - 1].end
 }
 
-fn sections(text: &str, content_start: usize, headings: &[(usize, usize, String)]) -> Vec<Section> {
-    let mut starts = vec![(content_start, Vec::new())];
+/// Sections from the headings. A heading with nothing under it before the next heading
+/// ("# Guide" right above "## Install") opens no section of its own but joins the next one,
+/// so that it is not left as a chunk holding nothing but a title.
+fn sections(text: &str, content_start: usize, headings: &[Heading]) -> Vec<Section> {
+    let mut starts = vec![(content_start, content_start, Vec::new())];
     let mut stack: Vec<(usize, String)> = Vec::new();
-    for (pos, level, title) in headings {
-        while stack.last().is_some_and(|(l, _)| l >= level) {
+    for h in headings {
+        while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             stack.pop();
         }
-        stack.push((*level, title.clone()));
-        starts.push((*pos, stack.iter().map(|(_, t)| t.clone()).collect()));
+        stack.push((h.level, h.title.clone()));
+        starts.push((
+            h.start,
+            h.end,
+            stack.iter().map(|(_, t)| t.clone()).collect(),
+        ));
     }
     let ends: Vec<usize> = starts
         .iter()
         .skip(1)
-        .map(|(pos, _)| *pos)
+        .map(|(start, _, _)| *start)
         .chain([text.len()])
         .collect();
-    starts
-        .into_iter()
-        .zip(ends)
-        .filter_map(|((start, path), end)| {
-            trim(text, start, end).map(|span| Section { span, path })
-        })
-        .collect()
+    let last = ends.len() - 1;
+    let mut sections = Vec::with_capacity(starts.len());
+    let mut joined_from = None;
+    for (i, ((start, heading_end, path), end)) in starts.into_iter().zip(ends).enumerate() {
+        let start = joined_from.take().unwrap_or(start);
+        let Some(span) = trim(text, start, end) else {
+            continue;
+        };
+        if i < last && trim(text, heading_end.min(end), end).is_none() {
+            joined_from = Some(span.start);
+            continue;
+        }
+        sections.push(Section { span, path });
+    }
+    sections
 }
 
 /// Raw positions -> sorted, distinct gaps (strongest wins), dropping those at the edges of
@@ -236,6 +273,16 @@ fn normalize_cuts(
     cuts
 }
 
+/// Lowers the strength of the cuts whose gaps hold a capped position.
+fn apply_caps(cuts: &mut [Cut], caps: &[(usize, Strength)]) {
+    for &(pos, cap) in caps {
+        let i = cuts.partition_point(|c| c.start < pos);
+        if let Some(cut) = cuts.get_mut(i).filter(|c| c.end <= pos) {
+            cut.strength = cut.strength.min(cap);
+        }
+    }
+}
+
 impl Layout<'_> {
     /// The number of characters in `[start, end)`.
     pub fn chars(&self, start: usize, end: usize) -> usize {
@@ -248,8 +295,7 @@ impl Layout<'_> {
 
     /// The cuts strictly inside the trimmed `range` to pack pieces of at most `limit`
     /// characters: those of at least `floor` strength not held by a soft zone; then, inside
-    /// a piece still longer than `limit`, every cut; then, inside a piece longer still,
-    /// character bounds (outside hard zones).
+    /// a piece still longer than `limit`, the others, strongest first (see `fill`).
     pub fn candidates(&self, range: Span, limit: usize, floor: Strength) -> Vec<Cut> {
         let first = self.cuts.partition_point(|c| c.end <= range.start);
         let last = self
@@ -283,22 +329,26 @@ impl Layout<'_> {
         out
     }
 
-    /// Adds to `out` what is needed inside the piece `[start, end)` if it is too long.
+    /// Adds to `out` what is needed inside the piece `[start, end)` if it is too long: the
+    /// strongest of the `weaker` cuts first, then, inside pieces still too long, the next
+    /// strongest, down to character bounds.
     fn fill(&self, start: usize, end: usize, weaker: &[Cut], limit: usize, out: &mut Vec<Cut>) {
         if !self.longer_than(start, end, limit) {
             return;
         }
-        let mut from = start;
-        for cut in weaker {
-            if self.longer_than(from, cut.end, limit) {
-                self.char_cuts(from, cut.end, limit, out);
+        let Some(level) = weaker.iter().map(|c| c.strength).max() else {
+            return self.char_cuts(start, end, limit, out);
+        };
+        let (mut from, mut skipped_from) = (start, 0);
+        for (i, cut) in weaker.iter().enumerate() {
+            if cut.strength == level {
+                self.fill(from, cut.end, &weaker[skipped_from..i], limit, out);
+                out.push(*cut);
+                from = cut.start;
+                skipped_from = i + 1;
             }
-            out.push(*cut);
-            from = cut.start;
         }
-        if self.longer_than(from, end, limit) {
-            self.char_cuts(from, end, limit, out);
-        }
+        self.fill(from, end, &weaker[skipped_from..], limit, out);
     }
 
     /// Character bounds inside `[start, end)`, outside hard zones. Only every `limit / 64`-th
@@ -325,6 +375,35 @@ impl Layout<'_> {
         }
     }
 
+    /// The byte `n` characters before `pos` (or the text start).
+    pub fn back(&self, pos: usize, n: usize) -> usize {
+        match n.checked_sub(1) {
+            Some(skip) => self.text[..pos]
+                .char_indices()
+                .rev()
+                .nth(skip)
+                .map_or(0, |(i, _)| i),
+            None => pos,
+        }
+    }
+
+    /// The first word start strictly inside `(after, before)`: after whitespace, or between
+    /// two CJK characters; never inside a code block or table.
+    pub fn word_start(&self, after: usize, before: usize) -> Option<usize> {
+        let mut chars = self.text[after..before].char_indices();
+        let (_, mut prev) = chars.next()?;
+        for (i, c) in chars {
+            let pos = after + i;
+            let cjk = crate::tokens::is_cjk(prev) && crate::tokens::is_cjk(c);
+            if (prev.is_whitespace() || cjk) && !c.is_whitespace() && !splits(&self.hard, pos, pos)
+            {
+                return Some(pos);
+            }
+            prev = c;
+        }
+        None
+    }
+
     /// The section holding byte `pos`.
     pub fn section_at(&self, pos: usize) -> Option<&Section> {
         let i = self.sections.partition_point(|s| s.span.start <= pos);
@@ -333,9 +412,10 @@ impl Layout<'_> {
 
     /// `span` split at section bounds (children never cross a heading).
     pub fn split_at_sections(&self, span: Span) -> Vec<Span> {
-        self.sections
+        let first = self.sections.partition_point(|s| s.span.end <= span.start);
+        self.sections[first..]
             .iter()
-            .filter(|s| s.span.start < span.end && span.start < s.span.end)
+            .take_while(|s| s.span.start < span.end)
             .map(|s| Span {
                 start: s.span.start.max(span.start),
                 end: s.span.end.min(span.end),
@@ -405,12 +485,53 @@ mod tests {
     }
 
     #[test]
+    fn weaker_cuts_come_back_strongest_first() {
+        let text = "aa bb, cc dd";
+        let mut b = Builder::new(text);
+        b.cut(2, Strength::Word);
+        b.cut(6, Strength::Clause);
+        b.cut(9, Strength::Word);
+        let layout = b.build();
+        let all = Span {
+            start: 0,
+            end: text.len(),
+        };
+        let ends = |limit| -> Vec<usize> {
+            let cuts = layout.candidates(all, limit, Strength::Block);
+            cuts.iter().map(|c| c.end).collect()
+        };
+        assert_eq!(ends(12), Vec::<usize>::new());
+        assert_eq!(ends(7), vec![6]);
+        assert_eq!(ends(4), vec![2, 6, 9]);
+    }
+
+    #[test]
+    fn empty_sections_join_the_next() {
+        let text = "# A\n## B\nb\n# C";
+        let mut b = Builder::new(text);
+        b.heading(0, 3, 1, "A".into());
+        b.heading(4, 8, 2, "B".into());
+        b.heading(11, 14, 1, "C".into());
+        let layout = b.build();
+        let got: Vec<(&str, Vec<String>)> = layout
+            .sections
+            .iter()
+            .map(|s| (&text[s.span.start..s.span.end], s.path.clone()))
+            .collect();
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![("# A\n## B\nb", owned(&["A", "B"])), ("# C", owned(&["C"]))]
+        );
+    }
+
+    #[test]
     fn sections_follow_the_heading_tree() {
         let text = "intro\n# A\na\n## B\nb\n# C\nc";
         let mut b = Builder::new(text);
-        b.heading(6, 1, "A".into());
-        b.heading(12, 2, "B".into());
-        b.heading(19, 1, "C".into());
+        b.heading(6, 9, 1, "A".into());
+        b.heading(12, 16, 2, "B".into());
+        b.heading(19, 22, 1, "C".into());
         let layout = b.build();
         let paths: Vec<Vec<String>> = layout.sections.iter().map(|s| s.path.clone()).collect();
         assert_eq!(

@@ -29,6 +29,7 @@ pub(crate) fn layout(text: &str) -> Layout<'_> {
 /// A heading being read: where it starts, its level and its plain text so far.
 struct OpenHeading {
     start: usize,
+    end: usize,
     level: usize,
     title: String,
 }
@@ -80,6 +81,7 @@ impl Reader<'_> {
                 if self.depth == 0 {
                     self.heading = Some(OpenHeading {
                         start,
+                        end,
                         level: *level as usize,
                         title: String::new(),
                     });
@@ -118,7 +120,8 @@ impl Reader<'_> {
             TagEnd::List(_) => self.lists = self.lists.saturating_sub(1),
             TagEnd::Heading(_) if self.depth == 0 => {
                 if let Some(h) = self.heading.take() {
-                    self.b.heading(h.start, h.level, h.title.trim().to_string());
+                    self.b
+                        .heading(h.start, h.end, h.level, h.title.trim().to_string());
                 }
             }
             _ => {}

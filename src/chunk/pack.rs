@@ -9,10 +9,15 @@
 use super::layout::{Cut, Layout, Strength};
 use super::Span;
 
-/// Cost units: integers, so that sums (and so packings) are exactly reproducible.
+// Costs are integers, so that sums (and so packings) are exactly reproducible.
+
+/// What every chunk costs: fewer, fuller chunks are preferred.
 const CHUNK_COST: u64 = 1000;
 /// The cost of a chunk of size 0; it falls quadratically to 0 at the limit.
 const SHORTFALL_COST: u64 = 500;
+/// At most this many pieces are packed into one chunk, which bounds the work on long runs of
+/// weak bounds (a huge sentence of tiny words) and hardly matters elsewhere.
+const MAX_REACH: usize = 256;
 
 fn cut_cost(strength: Strength) -> u64 {
     match strength {
@@ -25,11 +30,6 @@ fn cut_cost(strength: Strength) -> u64 {
         Strength::Word => 8000,
         Strength::Char => 12000,
     }
-}
-
-fn shortfall_cost(size: usize, limit: usize) -> u64 {
-    let short = limit.saturating_sub(size) as f64 / limit.max(1) as f64;
-    (SHORTFALL_COST as f64 * short * short) as u64
 }
 
 /// A packing of one range: the candidate points (with the range's ends as first and last)
@@ -109,6 +109,8 @@ impl Packing {
     /// The cheapest chain of points from the first to the last.
     fn cheapest(&self, limit: usize) -> Vec<usize> {
         let n = self.points.len();
+        // The shortfall cost, SHORTFALL_COST * ((limit - size) / limit)^2, is `short^2 * scale`.
+        let scale = SHORTFALL_COST as f64 / (limit as f64 * limit as f64);
         let mut best = vec![u64::MAX; n];
         let mut from = vec![0; n];
         best[0] = 0;
@@ -118,12 +120,14 @@ impl Packing {
             } else {
                 cut_cost(self.points[to].strength)
             };
-            for i in (0..to).rev() {
+            for i in (to.saturating_sub(MAX_REACH)..to).rev() {
                 let size = self.size(i, to);
                 if size > limit && i + 1 < to {
                     break;
                 }
-                let cost = best[i].saturating_add(CHUNK_COST + cut + shortfall_cost(size, limit));
+                let short = limit.saturating_sub(size) as f64;
+                let shortfall = (short * short * scale) as u64;
+                let cost = best[i].saturating_add(CHUNK_COST + cut + shortfall);
                 if cost < best[to] {
                     best[to] = cost;
                     from[to] = i;
@@ -162,43 +166,41 @@ impl Packing {
     /// The chunks, each but the first starting up to `overlap` characters before the
     /// previous one ends (at the earliest sentence bound there, else the earliest word
     /// bound), as long as it stays within `target` characters.
-    pub fn overlapping_spans(&self, target: usize, overlap: usize) -> Vec<(Span, bool)> {
+    pub fn overlapping_spans(
+        &self,
+        layout: &Layout<'_>,
+        target: usize,
+        overlap: usize,
+    ) -> Vec<(Span, bool)> {
         let mut out = Vec::with_capacity(self.bounds.len());
-        let mut prev_start = 0;
-        for (a, b) in self.chunks() {
-            let start = if a == 0 {
-                a
-            } else {
-                self.overlap_start(prev_start, a, b, target, overlap)
-            };
-            out.push((self.span(start, b), self.size(a, b) > target));
-            prev_start = a;
+        let mut prev = 0;
+        for (at, to) in self.chunks() {
+            let mut span = self.span(at, to);
+            if at > 0 {
+                // Characters the chunk may reach back into the previous one.
+                let budget =
+                    overlap.min(target.saturating_sub(self.end_chars[to] - self.end_chars[at]));
+                span.start = self.overlap_start(layout, prev, at, budget);
+            }
+            out.push((span, self.size(at, to) > target));
+            prev = at;
         }
         out
     }
 
-    /// The point to start the chunk `[at, to]` at, given that the previous chunk started at
-    /// `prev`: sharing at most `overlap` characters with it, and at most `target` long.
-    fn overlap_start(
-        &self,
-        prev: usize,
-        at: usize,
-        to: usize,
-        target: usize,
-        overlap: usize,
-    ) -> usize {
-        let fits = |i: usize| self.size(i, at) <= overlap && self.size(i, to) <= target;
-        let mut word = None;
-        for i in (prev + 1..at).filter(|&i| fits(i)) {
-            let strength = self.points[i].strength;
-            if strength >= Strength::Sentence {
-                return i;
-            }
-            if strength >= Strength::Word && word.is_none() {
-                word = Some(i);
-            }
+    /// Where the chunk starting at point `at` starts when it may reach `budget` characters
+    /// back into the previous chunk (which starts at point `prev`).
+    fn overlap_start(&self, layout: &Layout<'_>, prev: usize, at: usize, budget: usize) -> usize {
+        let reach = |i: usize| self.end_chars[at] - self.start_chars[i];
+        let sentence = (prev + 1..at)
+            .find(|&i| reach(i) <= budget && self.points[i].strength >= Strength::Sentence);
+        if let Some(i) = sentence {
+            return self.points[i].start;
         }
-        word.unwrap_or(at)
+        let (prev_start, prev_end) = (self.points[prev].start, self.points[at].end);
+        layout
+            .word_start(layout.back(prev_end, budget).max(prev_start), prev_end)
+            .unwrap_or(self.points[at].start)
     }
 }
 
@@ -230,11 +232,13 @@ pub(crate) fn structure(
 ) -> Vec<(Span, bool)> {
     let target = target.max(1);
     let overlap = overlap.min(target / 2);
-    let packing = Packing::new(layout, range, target - overlap, Strength::Word);
+    // Word cuts only win where sentences are too long, and there they are restored anyway;
+    // leaving them out makes packing several times faster.
+    let packing = Packing::new(layout, range, target - overlap, Strength::Sentence);
     if overlap == 0 {
         packing.spans(target)
     } else {
-        packing.overlapping_spans(target, overlap)
+        packing.overlapping_spans(layout, target, overlap)
     }
 }
 

@@ -76,6 +76,12 @@ pub(crate) fn scan(text: &str, from: usize, to: usize, breaks: Breaks, out: &mut
                 _ => breaks.blank_line,
             };
             out.cut(from + i, gap.max(ending(&s[..i])));
+            // A line ending in a colon introduces what follows ("It must include:" and a
+            // list): the break after it is no stronger than a line break.
+            let before = s[..i].trim_end_matches(is_closer);
+            if newlines > 0 && (before.ends_with(':') || before.ends_with('：')) {
+                out.cap(from + i, Strength::Line);
+            }
         } else if let Some(strength) = cjk_mark(c) {
             let mut end = i + c.len_utf8();
             while let Some(&(j, d)) = chars.peek().filter(|(_, d)| is_closer(*d)) {
@@ -176,6 +182,16 @@ mod tests {
         assert_eq!(
             strength_after("wiki text . Next", "wiki text .", PLAIN),
             Strength::Sentence
+        );
+    }
+
+    #[test]
+    fn a_colon_at_a_line_end_weakens_the_break() {
+        let text = "Intro.\n\nIt must include:\n\n- a";
+        assert_eq!(strength_after(text, "Intro.", PLAIN), Strength::Block);
+        assert_eq!(
+            strength_after(text, "Intro.\n\nIt must include:", PLAIN),
+            Strength::Line
         );
     }
 

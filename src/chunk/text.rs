@@ -12,7 +12,7 @@ pub(crate) fn layout(text: &str) -> Layout<'_> {
         if let Some((level, title)) = wiki_heading(line) {
             let start = line_start + (line.len() - line.trim_start().len());
             let end = line_start + line.trim_end().len();
-            b.heading(start, level, title.to_string());
+            b.heading(start, end, level, title.to_string());
             b.glue(start, end);
         }
         line_start += line.len();

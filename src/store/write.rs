@@ -45,6 +45,8 @@ impl Progress for NoProgress {
     fn set_done(&self, _: u64) {}
 }
 
+// Ops are few per batch and moved, never copied in bulk: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 enum Op {
     Upsert {
         doc: Document,

@@ -5,7 +5,9 @@
 // Each test crate uses a different part of this module.
 #![allow(dead_code)]
 
-use folio::chunk::{chunk_document, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat, Span};
+use folio::chunk::{
+    chunk_document, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat, Span,
+};
 use folio::tokens;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 
@@ -15,27 +17,43 @@ pub struct MarkdownFacts {
     pub front_matter: Option<Span>,
     /// Code blocks and tables, trimmed of whitespace.
     pub blocks: Vec<Span>,
-    /// Starts of headings that are not inside a container.
-    pub headings: Vec<usize>,
+    /// Headings that are not inside a container.
+    pub headings: Vec<Span>,
 }
 
 pub fn markdown_facts(text: &str) -> MarkdownFacts {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
-    let mut facts = MarkdownFacts { front_matter: None, blocks: Vec::new(), headings: Vec::new() };
+    let mut facts = MarkdownFacts {
+        front_matter: None,
+        blocks: Vec::new(),
+        headings: Vec::new(),
+    };
     let mut depth = 0usize;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
             Event::Start(tag) => {
                 match tag {
                     Tag::MetadataBlock(_) if text[..range.start].trim().is_empty() => {
-                        facts.front_matter = Some(Span { start: 0, end: range.end });
+                        facts.front_matter = Some(Span {
+                            start: 0,
+                            end: range.end,
+                        });
                     }
                     Tag::CodeBlock(_) | Tag::Table(_) => {
-                        facts.blocks.extend(trimmed(text, Span { start: range.start, end: range.end }));
+                        facts.blocks.extend(trimmed(
+                            text,
+                            Span {
+                                start: range.start,
+                                end: range.end,
+                            },
+                        ));
                     }
-                    Tag::Heading { .. } if depth == 0 => facts.headings.push(range.start),
+                    Tag::Heading { .. } if depth == 0 => facts.headings.push(Span {
+                        start: range.start,
+                        end: range.end,
+                    }),
                     _ => {}
                 }
                 depth += 1;
@@ -64,16 +82,25 @@ fn check_span(text: &str, span: Span, what: &str) -> Result<(), String> {
         && text.is_char_boundary(span.start)
         && text.is_char_boundary(span.end);
     if !ok {
-        return Err(format!("{what} {span:?} is empty, out of range or not on char boundaries"));
+        return Err(format!(
+            "{what} {span:?} is empty, out of range or not on char boundaries"
+        ));
     }
     if trimmed(text, span) != Some(span) {
-        return Err(format!("{what} {span:?} is not trimmed: {:?}", &text[span.start..span.end]));
+        return Err(format!(
+            "{what} {span:?} is not trimmed: {:?}",
+            &text[span.start..span.end]
+        ));
     }
     Ok(())
 }
 
 /// Chunks `text` and checks the result; also checks that a second run gives the same.
-pub fn chunk_and_check(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Result<Chunked, String> {
+pub fn chunk_and_check(
+    text: &str,
+    format: SourceFormat,
+    spec: &ChunkSpec,
+) -> Result<Chunked, String> {
     let out = chunk_document(text, format, spec);
     check(text, format, spec, &out)?;
     if chunk_document(text, format, spec) != out {
@@ -83,17 +110,26 @@ pub fn chunk_and_check(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Re
 }
 
 /// Checks every invariant of the chunking contract on `out`.
-pub fn check(text: &str, format: SourceFormat, spec: &ChunkSpec, out: &Chunked) -> Result<(), String> {
+pub fn check(
+    text: &str,
+    format: SourceFormat,
+    spec: &ChunkSpec,
+    out: &Chunked,
+) -> Result<(), String> {
     let facts = match format {
         SourceFormat::Markdown => markdown_facts(text),
-        SourceFormat::Text => MarkdownFacts { front_matter: None, blocks: Vec::new(), headings: Vec::new() },
+        SourceFormat::Text => MarkdownFacts {
+            front_matter: None,
+            blocks: Vec::new(),
+            headings: Vec::new(),
+        },
     };
     check_spans_and_order(text, out)?;
     check_parents(text, spec, out, &facts)?;
     check_coverage(text, spec, out, facts.front_matter)?;
     check_sizes(text, spec, out, &facts)?;
     if matches!(spec.child, ChildStrategy::Structure { .. }) {
-        check_structure(out, &facts)?;
+        check_structure(text, out, &facts)?;
     }
     Ok(())
 }
@@ -104,39 +140,70 @@ fn check_spans_and_order(text: &str, out: &Chunked) -> Result<(), String> {
     }
     for c in &out.children {
         check_span(text, c.span, "child")?;
-        let parent = out.parents.get(c.parent).ok_or(format!("child {:?} has no parent {}", c.span, c.parent))?;
+        let parent = out
+            .parents
+            .get(c.parent)
+            .ok_or(format!("child {:?} has no parent {}", c.span, c.parent))?;
         if c.span.start < parent.span.start || c.span.end > parent.span.end {
-            return Err(format!("child {:?} outside its parent {:?}", c.span, parent.span));
+            return Err(format!(
+                "child {:?} outside its parent {:?}",
+                c.span, parent.span
+            ));
         }
     }
     for pair in out.children.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if b.span.start <= a.span.start || b.span.end <= a.span.end || b.parent < a.parent {
-            return Err(format!("children out of order: {:?} then {:?}", a.span, b.span));
+            return Err(format!(
+                "children out of order: {:?} then {:?}",
+                a.span, b.span
+            ));
         }
     }
     Ok(())
 }
 
-fn check_parents(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+fn check_parents(
+    text: &str,
+    spec: &ChunkSpec,
+    out: &Chunked,
+    facts: &MarkdownFacts,
+) -> Result<(), String> {
     let max = match spec.parent {
         ParentStrategy::Child => {
             let same = out.parents.len() == out.children.len()
-                && out.children.iter().enumerate().all(|(i, c)| c.parent == i && out.parents[i].span == c.span);
-            return if same { Ok(()) } else { Err("with Child parents, each child must be its own parent".into()) };
+                && out
+                    .children
+                    .iter()
+                    .enumerate()
+                    .all(|(i, c)| c.parent == i && out.parents[i].span == c.span);
+            return if same {
+                Ok(())
+            } else {
+                Err("with Child parents, each child must be its own parent".into())
+            };
         }
         ParentStrategy::Section { max } => max,
         ParentStrategy::Fixed { size } => size,
     };
     for pair in out.parents.windows(2) {
         if pair[1].span.start < pair[0].span.end {
-            return Err(format!("parents overlap: {:?} and {:?}", pair[0].span, pair[1].span));
+            return Err(format!(
+                "parents overlap: {:?} and {:?}",
+                pair[0].span, pair[1].span
+            ));
         }
     }
     for p in &out.parents {
-        let holds_block = facts.blocks.iter().any(|b| p.span.start <= b.start && b.end <= p.span.end);
+        let holds_block = facts
+            .blocks
+            .iter()
+            .any(|b| p.span.start <= b.start && b.end <= p.span.end);
         if chars(text, p.span.start, p.span.end) > max.max(1) && !holds_block {
-            return Err(format!("parent {:?} longer than {max} without a code block or table", p.span));
+            return Err(format!(
+                "parent {:?} longer than {max} without a code block or table",
+                p.span
+            ));
         }
     }
     Ok(())
@@ -144,7 +211,12 @@ fn check_parents(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFa
 
 /// Every non-whitespace byte outside the front matter is covered (exactly once without
 /// overlap); nothing in the front matter is; consecutive children share at most the overlap.
-fn check_coverage(text: &str, spec: &ChunkSpec, out: &Chunked, front: Option<Span>) -> Result<(), String> {
+fn check_coverage(
+    text: &str,
+    spec: &ChunkSpec,
+    out: &Chunked,
+    front: Option<Span>,
+) -> Result<(), String> {
     let mut count = vec![0u32; text.len()];
     for c in &out.children {
         for n in &mut count[c.span.start..c.span.end] {
@@ -174,28 +246,47 @@ fn check_coverage(text: &str, spec: &ChunkSpec, out: &Chunked, front: Option<Spa
             continue;
         }
         let shared = match spec.child {
-            ChildStrategy::Fixed { unit: SizeUnit::Tokens, .. } => tokens::count(&text[b.start..a.end]),
+            ChildStrategy::Fixed {
+                unit: SizeUnit::Tokens,
+                ..
+            } => tokens::count(&text[b.start..a.end]),
             _ => chars(text, b.start, a.end),
         };
         if shared > overlap {
-            return Err(format!("children {a:?} and {b:?} share {shared} > {overlap}"));
+            return Err(format!(
+                "children {a:?} and {b:?} share {shared} > {overlap}"
+            ));
         }
     }
     Ok(())
 }
 
-fn check_sizes(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+fn check_sizes(
+    text: &str,
+    spec: &ChunkSpec,
+    out: &Chunked,
+    facts: &MarkdownFacts,
+) -> Result<(), String> {
     for c in &out.children {
         let slice = &text[c.span.start..c.span.end];
         match spec.child {
             ChildStrategy::Structure { target, .. } => {
                 let long = slice.chars().count() > target.max(1);
                 if long != c.oversized {
-                    return Err(format!("child {:?} oversized flag {} but long {long}", c.span, c.oversized));
+                    return Err(format!(
+                        "child {:?} oversized flag {} but long {long}",
+                        c.span, c.oversized
+                    ));
                 }
-                let holds_block = facts.blocks.iter().any(|b| c.span.start <= b.start && b.end <= c.span.end);
+                let holds_block = facts
+                    .blocks
+                    .iter()
+                    .any(|b| c.span.start <= b.start && b.end <= c.span.end);
                 if c.oversized && !holds_block {
-                    return Err(format!("oversized child {:?} holds no code block or table: {slice:?}", c.span));
+                    return Err(format!(
+                        "oversized child {:?} holds no code block or table: {slice:?}",
+                        c.span
+                    ));
                 }
             }
             ChildStrategy::Fixed { size, unit, .. } => {
@@ -212,8 +303,9 @@ fn check_sizes(text: &str, spec: &ChunkSpec, out: &Chunked, facts: &MarkdownFact
     Ok(())
 }
 
-/// Structure-aware children never cut a code block or table, nor cross a heading.
-fn check_structure(out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+/// Structure-aware children never cut a code block or table, nor cross a heading (except
+/// one right below headings with nothing under them, which join the next section).
+fn check_structure(text: &str, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
     for c in &out.children {
         for b in &facts.blocks {
             let disjoint = c.span.end <= b.start || b.end <= c.span.start;
@@ -222,23 +314,86 @@ fn check_structure(out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
                 return Err(format!("child {:?} cuts block {b:?}", c.span));
             }
         }
-        if let Some(h) = facts.headings.iter().find(|&&h| c.span.start < h && h < c.span.end) {
-            return Err(format!("child {:?} crosses the heading at {h}", c.span));
+        let crossed = facts
+            .headings
+            .iter()
+            .filter(|h| c.span.start < h.start && h.start < c.span.end);
+        for h in crossed {
+            if !only_headings(text, c.span.start, h.start, &facts.headings) {
+                return Err(format!(
+                    "child {:?} crosses the heading at {}",
+                    c.span, h.start
+                ));
+            }
         }
     }
     Ok(())
 }
 
+/// Whether `text[start..end]` holds nothing but heading text and whitespace.
+fn only_headings(text: &str, start: usize, end: usize, headings: &[Span]) -> bool {
+    let mut at = start;
+    for h in headings.iter().filter(|h| h.end > start && h.start < end) {
+        if h.start > at && !text[at..h.start].trim().is_empty() {
+            return false;
+        }
+        at = at.max(h.end);
+    }
+    at >= end || text[at..end].trim().is_empty()
+}
+
 /// A spread of specs that exercise every strategy, tiny sizes included.
 pub fn specs() -> Vec<ChunkSpec> {
-    let spec = |child, parent| ChunkSpec { child, parent, heading_depth: 2 };
+    let spec = |child, parent| ChunkSpec {
+        child,
+        parent,
+        heading_depth: 2,
+    };
     vec![
         ChunkSpec::default(),
-        spec(ChildStrategy::Structure { target: 40, overlap: 0 }, ParentStrategy::Section { max: 120 }),
-        spec(ChildStrategy::Structure { target: 30, overlap: 10 }, ParentStrategy::Fixed { size: 100 }),
-        spec(ChildStrategy::Structure { target: 1, overlap: 0 }, ParentStrategy::Child),
-        spec(ChildStrategy::Structure { target: 50, overlap: 20 }, ParentStrategy::Child),
-        spec(ChildStrategy::Fixed { size: 16, overlap: 4, unit: SizeUnit::Chars }, ParentStrategy::Section { max: 60 }),
-        spec(ChildStrategy::Fixed { size: 5, overlap: 2, unit: SizeUnit::Tokens }, ParentStrategy::Child),
+        spec(
+            ChildStrategy::Structure {
+                target: 40,
+                overlap: 0,
+            },
+            ParentStrategy::Section { max: 120 },
+        ),
+        spec(
+            ChildStrategy::Structure {
+                target: 30,
+                overlap: 10,
+            },
+            ParentStrategy::Fixed { size: 100 },
+        ),
+        spec(
+            ChildStrategy::Structure {
+                target: 1,
+                overlap: 0,
+            },
+            ParentStrategy::Child,
+        ),
+        spec(
+            ChildStrategy::Structure {
+                target: 50,
+                overlap: 20,
+            },
+            ParentStrategy::Child,
+        ),
+        spec(
+            ChildStrategy::Fixed {
+                size: 16,
+                overlap: 4,
+                unit: SizeUnit::Chars,
+            },
+            ParentStrategy::Section { max: 60 },
+        ),
+        spec(
+            ChildStrategy::Fixed {
+                size: 5,
+                overlap: 2,
+                unit: SizeUnit::Tokens,
+            },
+            ParentStrategy::Child,
+        ),
     ]
 }

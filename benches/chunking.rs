@@ -1,0 +1,131 @@
+//! Chunking throughput (MB/s) of folio's structure-aware chunker beside text-splitter, at
+//! the same chunk size in characters.
+//!
+//! Corpora: the chunkeval plain-text documents and a Markdown set (the conditionalqa pages
+//! plus the CommonMark spec). The `../shared/data` sets are optional: without them only the
+//! CommonMark spec (shipped in `tests/data`) is measured.
+//!
+//! Run: `cargo bench --bench chunking -- --quick`.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use folio::chunk::{chunk_document, ChildStrategy, ChunkSpec, ParentStrategy, SourceFormat};
+use text_splitter::{MarkdownSplitter, TextSplitter};
+
+/// Chunk size in characters, for every chunker.
+const SIZE: usize = 500;
+
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data");
+const SPEC: &str = include_str!("../tests/data/commonmark-spec-0.31.2.txt");
+
+/// The `text` field of every line of a JSONL file, or nothing if the file is absent.
+fn texts(path: &Path) -> Vec<String> {
+    let Ok(data) = std::fs::read_to_string(path) else {
+        eprintln!("skipping {}: not found", path.display());
+        return Vec::new();
+    };
+    data.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|doc| doc.get("text")?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Structure-aware children only (what text-splitter does), and with section parents.
+fn specs() -> [(&'static str, ChunkSpec); 2] {
+    let child = ChildStrategy::Structure {
+        target: SIZE,
+        overlap: 0,
+    };
+    [
+        (
+            "folio",
+            ChunkSpec {
+                child,
+                parent: ParentStrategy::Child,
+                heading_depth: 0,
+            },
+        ),
+        (
+            "folio+parents",
+            ChunkSpec {
+                child,
+                parent: ParentStrategy::Section { max: 4 * SIZE },
+                heading_depth: 0,
+            },
+        ),
+    ]
+}
+
+fn group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    docs: &[String],
+) -> BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Bytes(docs.iter().map(|d| d.len() as u64).sum()));
+    group.sample_size(10);
+    group
+}
+
+fn bench_folio(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    docs: &[String],
+    format: SourceFormat,
+) {
+    for (name, spec) in specs() {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                docs.iter()
+                    .map(|d| chunk_document(black_box(d), format, &spec).children.len())
+                    .sum::<usize>()
+            })
+        });
+    }
+}
+
+fn plain_text(c: &mut Criterion) {
+    let docs = texts(&Path::new(SHARED).join("chunkeval/docs.jsonl"));
+    if docs.is_empty() {
+        return;
+    }
+    let mut group = group(c, "chunkeval-text", &docs);
+    bench_folio(&mut group, &docs, SourceFormat::Text);
+    let text = TextSplitter::new(SIZE);
+    group.bench_function("text-splitter", |b| {
+        b.iter(|| {
+            docs.iter()
+                .map(|d| text.chunk_indices(black_box(d)).count())
+                .sum::<usize>()
+        })
+    });
+    let markdown = MarkdownSplitter::new(SIZE);
+    group.bench_function("text-splitter-markdown", |b| {
+        b.iter(|| {
+            docs.iter()
+                .map(|d| markdown.chunk_indices(black_box(d)).count())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
+fn markdown(c: &mut Criterion) {
+    let mut docs = texts(&Path::new(SHARED).join("conditionalqa/docs.jsonl"));
+    docs.push(SPEC.to_string());
+    let mut group = group(c, "markdown", &docs);
+    bench_folio(&mut group, &docs, SourceFormat::Markdown);
+    let splitter = MarkdownSplitter::new(SIZE);
+    group.bench_function("text-splitter-markdown", |b| {
+        b.iter(|| {
+            docs.iter()
+                .map(|d| splitter.chunk_indices(black_box(d)).count())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, plain_text, markdown);
+criterion_main!(benches);

@@ -317,6 +317,9 @@ fn edge_inputs_give_nothing_or_one_child() {
             );
         }
     }
+    let toml = "+++\ntitle = \"t\"\n+++\n\nBody text.";
+    let out = run(toml, SourceFormat::Markdown, &ChunkSpec::default());
+    assert_eq!(children(toml, &out), vec!["Body text."]);
     let out = run("x", SourceFormat::Text, &ChunkSpec::default());
     assert_eq!(children("x", &out), vec!["x"]);
 }

@@ -127,7 +127,7 @@ mod tests {
         let mut b = Builder::new(text);
         scan(text, 0, text.len(), breaks, &mut b);
         let layout = b.build();
-        let all = super::super::Span {
+        let all = crate::chunk::Span {
             start: 0,
             end: text.len(),
         };

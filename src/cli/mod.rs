@@ -1,7 +1,10 @@
 //! The `folio` command: a thin shell over the library.
 
+mod bench;
 mod demo;
+mod eval;
 mod progress;
+mod versions;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,13 +65,21 @@ enum Command {
         /// What to return around matching children: parent, section, or window:N.
         #[arg(long, default_value = "parent", value_parser = parse_expand)]
         expand: Expand,
-        /// Index to search: NAME or NAME@VERSION.
+        /// Index to search: NAME, NAME@VERSION, NAME@TAG or an alias.
         #[arg(long)]
         index: Option<String>,
+        /// Routes a split alias (tenant, user…); the query text when absent.
+        #[arg(long)]
+        route_key: Option<String>,
+        /// Record the search in the store's request log.
+        #[arg(long)]
+        log: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+    #[command(flatten)]
+    Versions(versions::VersionsCommand),
     /// Show what a store holds.
     Stats {
         store: PathBuf,
@@ -88,6 +99,13 @@ enum Command {
         #[arg(value_delimiter = ',')]
         principals: Vec<String>,
     },
+    /// Measure chunking strategies on questions with gold evidence spans.
+    Eval(eval::EvalArgs),
+    /// Benchmarks against the shared kit's datasets (`bench ann`: filtered ANN).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Rerun questions on strategies and label why their answers differ.
+    Replay(eval::ReplayArgs),
     /// Show the child chunks of a document.
     Chunks {
         store: PathBuf,
@@ -132,6 +150,10 @@ fn err(e: impl std::fmt::Display) -> String {
 fn run(command: Command) -> CliResult {
     match command {
         Command::Demo { store } => demo::run(store),
+        Command::Versions(command) => versions::run(command),
+        Command::Eval(args) => eval::eval(args),
+        Command::Bench(command) => bench::run(command),
+        Command::Replay(args) => eval::replay(args),
         Command::Ingest {
             store,
             paths,
@@ -147,9 +169,15 @@ fn run(command: Command) -> CliResult {
             budget,
             expand,
             index,
+            route_key,
+            log,
             json,
         } => {
-            let store = Store::open(&store).map_err(err)?;
+            let options = StoreOptions {
+                log_requests: log,
+                ..StoreOptions::default()
+            };
+            let store = Store::open_with(&store, options).map_err(err)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
                 .k(k)
@@ -157,11 +185,15 @@ fn run(command: Command) -> CliResult {
             request.children = children;
             request.token_budget = budget;
             request.target = index;
+            request.route_key = route_key;
             let response = store.search(&request).map_err(err)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&response).map_err(err)?);
             } else {
                 print_response(&response);
+                if let Some(id) = response.request_id {
+                    println!("logged as request {id}");
+                }
             }
             Ok(())
         }

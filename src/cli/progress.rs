@@ -18,6 +18,11 @@ impl Bar {
         Bar { bar }
     }
 
+    /// Prints a line above the bar.
+    pub(crate) fn println(&self, line: &str) {
+        self.bar.println(line);
+    }
+
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }

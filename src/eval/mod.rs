@@ -1,3 +1,48 @@
 //! The chunking-evaluation harness: chunking strategies × questions with gold spans → metrics.
+//!
+//! Each [`Strategy`] is built as its own index over the same documents with the same
+//! embedder ([`build`]), every question is asked of every index ([`run`]), and the answers
+//! are scored with [`metrics`] ([`score`]), printed ([`report`], [`plot`]) or compared
+//! question by question ([`replay`]).
 
+pub mod ann;
+pub mod build;
+pub mod data;
 pub mod metrics;
+pub mod plot;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod score;
+pub mod spec;
+
+pub use build::{build_index, BuiltIndex, Workspace};
+pub use data::{read_questions, Corpus, Gold, Question};
+pub use run::{ask_all, Answer, Settings, Unit};
+pub use score::{score_strategy, Scores, StrategyReport};
+pub use spec::{SpecError, Strategy, StrategyKind};
+
+/// Why an evaluation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A file that could not be read, or a JSON Lines record that is not valid.
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
+    /// Inputs that do not fit together (a gold span outside its document, say).
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Embedder(#[from] crate::embed::HashConfigError),
+    #[error(transparent)]
+    Open(#[from] crate::store::OpenError),
+    #[error(transparent)]
+    Write(#[from] crate::store::WriteError),
+    #[error(transparent)]
+    Search(#[from] crate::store::SearchError),
+    #[error(transparent)]
+    Metric(#[from] metrics::MetricError),
+    #[error("plot: {0}")]
+    Plot(String),
+}

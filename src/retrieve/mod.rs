@@ -13,8 +13,8 @@ use crate::embed::validate;
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
 use crate::store::{
-    chunk_id, parent_id, slice_text, Access, IndexState, Reader, SearchError, StorageError, Store,
-    StoredChild,
+    chunk_id, parent_id, slice_text, Access, IndexState, LoggedQuery, LoggedRequest, Reader,
+    SearchError, StorageError, Store, StoredChild,
 };
 
 /// What a query is.
@@ -58,6 +58,9 @@ pub struct SearchRequest {
     pub ef: Option<usize>,
     /// Drops a unit whose word-shingle Jaccard similarity to a better one reaches this.
     pub dedup_threshold: f32,
+    /// Picks the version when `target` is an alias that splits traffic (tenant, user…);
+    /// the query text (or vector) when `None`. The same key always gets the same version.
+    pub route_key: Option<String>,
 }
 
 impl SearchRequest {
@@ -82,6 +85,7 @@ impl SearchRequest {
             target: None,
             ef: None,
             dedup_threshold: 0.9,
+            route_key: None,
         }
     }
 
@@ -122,6 +126,11 @@ impl SearchRequest {
 
     pub fn ef(mut self, ef: usize) -> Self {
         self.ef = Some(ef);
+        self
+    }
+
+    pub fn route_key(mut self, key: impl Into<String>) -> Self {
+        self.route_key = Some(key.into());
         self
     }
 }
@@ -174,6 +183,9 @@ pub struct SearchResponse {
     pub version: u64,
     pub results: Vec<Hit>,
     pub stats: SearchStats,
+    /// The request-log id of this search, when the store logs requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<u64>,
 }
 
 /// One scored child, with its stored record.
@@ -191,7 +203,7 @@ impl Store {
             .as_deref()
             .unwrap_or(crate::store::DEFAULT_INDEX);
         let reader = self.reader()?;
-        let (state, view) = reader.resolve(target)?;
+        let (state, view) = reader.resolve_for(target, &route_key(request))?;
         let query = self.query_vector(&state, &request.query)?;
         let visible = reader.visible(&view, &request.access)?;
         let k = request.k;
@@ -217,7 +229,7 @@ impl Store {
         };
         let children_len = children.len();
         let results = assemble(&reader, &state, children, request)?;
-        Ok(SearchResponse {
+        let mut response = SearchResponse {
             index: state.name().to_string(),
             version: view.version(),
             results,
@@ -228,7 +240,12 @@ impl Store {
                 children_gathered: children_len,
                 micros: started.elapsed().as_micros() as u64,
             },
-        })
+            request_id: None,
+        };
+        if self.logs_requests() {
+            response.request_id = Some(self.log_request(&logged(request, target, &response))?);
+        }
+        Ok(response)
     }
 
     fn query_vector(&self, state: &IndexState, query: &Query) -> Result<Vec<f32>, SearchError> {
@@ -260,6 +277,49 @@ impl Store {
             ));
         }
         Ok(vector)
+    }
+}
+
+/// What routes `request` through an alias: its route key, else its query.
+fn route_key(request: &SearchRequest) -> Vec<u8> {
+    match (&request.route_key, &request.query) {
+        (Some(key), _) => key.as_bytes().to_vec(),
+        (None, Query::Text(text)) => text.as_bytes().to_vec(),
+        (None, Query::Vector(v)) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// The request-log record of a search.
+fn logged(request: &SearchRequest, target: &str, response: &SearchResponse) -> LoggedRequest {
+    LoggedRequest {
+        time_ms: crate::store::now_ms(),
+        query: match &request.query {
+            Query::Text(text) => LoggedQuery::Text(text.clone()),
+            Query::Vector(v) => LoggedQuery::Vector {
+                dimension: v.len() as u32,
+            },
+        },
+        principals: match &request.access {
+            Access::Principals(p) => Some(p.clone()),
+            Access::Unrestricted => None,
+        },
+        target: target.to_string(),
+        route_key: request.route_key.clone(),
+        index: response.index.clone(),
+        version: response.version,
+        children: response
+            .results
+            .iter()
+            .flat_map(|h| h.children.iter().map(|c| (c.chunk_id.clone(), c.score)))
+            .collect(),
+        parents: response
+            .results
+            .iter()
+            .map(|h| (h.parent_id.clone(), h.score))
+            .collect(),
+        context_tokens: response.results.iter().map(|h| h.tokens as u64).sum(),
+        latency_us: response.stats.micros,
+        feedback: None,
     }
 }
 
@@ -369,7 +429,7 @@ fn unit_span(
         }
         Expand::Section => {
             // A long section was split into several parents: put them back together.
-            let ranges = reader.chunk_ranges(state, child.rev)?;
+            let ranges = reader.chunk_ranges(state, child)?;
             let parent = reader.parent(state, child.parent)?;
             let (mut start, mut end) = (parent.start, parent.end);
             let mut before = parent.number;
@@ -393,7 +453,7 @@ fn unit_span(
             Ok((start, end, parent.section_path))
         }
         Expand::Window(n) => {
-            let ranges = reader.chunk_ranges(state, child.rev)?;
+            let ranges = reader.chunk_ranges(state, child)?;
             let first = child
                 .number
                 .saturating_sub(n as u32)

@@ -27,10 +27,14 @@ pub enum OpenError {
     NotFound(PathBuf),
     #[error("{path} is not a folio store: {reason}")]
     NotAStore { path: PathBuf, reason: String },
-    #[error("{path} has store format version {found}; this folio reads version {supported}")]
+    #[error(
+        "{path} has store format version {found}; this folio reads versions {oldest} to {supported} \
+         (a newer folio wrote it, or it is damaged)"
+    )]
     UnsupportedFormat {
         path: PathBuf,
         found: u32,
+        oldest: u32,
         supported: u32,
     },
     #[error("{0} is open in another process")]
@@ -60,8 +64,24 @@ pub enum WriteError {
     IndexExists(String),
     #[error("invalid name `{name}`: {reason}")]
     InvalidName { name: String, reason: String },
-    #[error("index `{index}` has no version {version}")]
+    #[error("index `{index}` has no retained version {version}")]
     UnknownVersion { index: String, version: u64 },
+    #[error("no alias `{0}`")]
+    UnknownAlias(String),
+    #[error("no index or alias `{0}`")]
+    UnknownTarget(String),
+    #[error("index `{index}` has no tag `{tag}`")]
+    UnknownTag { index: String, tag: String },
+    #[error("tag `{tag}` of index `{index}` already names version {version}")]
+    TagExists {
+        index: String,
+        tag: String,
+        version: u64,
+    },
+    #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
+    IndexInUse { index: String, alias: String },
+    #[error("no logged request {0}")]
+    UnknownRequest(u64),
     #[error("{0}")]
     InvalidArgument(String),
     #[error("vectors refused: {0}")]
@@ -79,12 +99,21 @@ pub enum SearchError {
     UnknownIndex(String),
     #[error("index `{index}` has no retained version {version}")]
     UnknownVersion { index: String, version: u64 },
+    #[error("index `{index}` has no tag `{tag}`")]
+    UnknownTag { index: String, tag: String },
     #[error("invalid query: {0}")]
     InvalidQuery(String),
     #[error("query vector refused: {0}")]
     Vector(#[from] VectorError),
     #[error("embedding the query failed: {0}")]
     Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// The integrity check could not run to the end (what it found wrong is in its report).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -102,10 +131,12 @@ macro_rules! from_redb {
 }
 
 from_redb!(StorageError: redb::DatabaseError, redb::TransactionError, redb::TableError,
-    redb::StorageError, redb::CommitError);
+    redb::StorageError, redb::CommitError, redb::SetDurabilityError);
 from_redb!(OpenError: redb::Error, redb::TransactionError, redb::TableError,
     redb::StorageError, redb::CommitError);
 from_redb!(WriteError: redb::Error, redb::DatabaseError, redb::TransactionError,
     redb::TableError, redb::StorageError, redb::CommitError);
 from_redb!(SearchError: redb::Error, redb::DatabaseError, redb::TransactionError,
-    redb::TableError, redb::StorageError);
+    redb::TableError, redb::StorageError, redb::CommitError, redb::SetDurabilityError);
+from_redb!(CheckError: redb::DatabaseError, redb::TransactionError, redb::TableError,
+    redb::StorageError);

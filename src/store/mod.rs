@@ -5,26 +5,42 @@
 //! [`IndexState`] in atomically after each commit, so readers on other threads always see
 //! a whole version.
 
+mod check;
+mod compact;
 mod error;
+mod gc;
+mod indexes;
+mod log;
 mod read;
 mod records;
 mod segment;
 mod state;
 mod tables;
+mod versions;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    StorageBackend, WriteTransaction,
+};
 
-pub use error::{OpenError, SearchError, StorageError, WriteError};
+pub use check::IntegrityReport;
+pub use compact::{Compaction, MergePolicy};
+pub use error::{CheckError, OpenError, SearchError, StorageError, WriteError};
+pub use gc::GcReport;
+pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
+pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
 pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
 pub use records::{EmbedderIdentity, GraphParams};
 pub use segment::Segment;
 pub use state::{Access, ChildSearch, IndexState, VersionView};
+pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
 pub use write::{Batch, CommitReceipt, NoProgress, Progress};
 
 use crate::chunk::ChunkSpec;
@@ -34,7 +50,11 @@ use tables::*;
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest layout this build opens; older supported files are upgraded in place on open
+/// (see `storage-format.md`, "Format versions").
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// The index every store starts with.
 pub const DEFAULT_INDEX: &str = "default";
@@ -50,6 +70,10 @@ pub struct StoreOptions {
     pub graph: GraphParams,
     /// Create the file when it does not exist.
     pub create: bool,
+    /// When segments are merged after a commit (see [`MergePolicy`]).
+    pub merge: MergePolicy,
+    /// Record every search in the file's request log (see [`Store::log_entries`]).
+    pub log_requests: bool,
 }
 
 impl Default for StoreOptions {
@@ -59,6 +83,8 @@ impl Default for StoreOptions {
             spec: ChunkSpec::default(),
             graph: GraphParams::default(),
             create: false,
+            merge: MergePolicy::default(),
+            log_requests: false,
         }
     }
 }
@@ -83,9 +109,27 @@ struct Inner {
     db: Database,
     path: PathBuf,
     embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
+    /// Readers take this lock only to pair a read transaction with the index states (see
+    /// [`Store::snapshot`]); writers that delete records commit while holding it for writing.
     indexes: RwLock<BTreeMap<String, Arc<IndexState>>>,
     /// Serialises writers so the in-memory state is swapped in commit order.
     writer: Mutex<()>,
+    merge: MergePolicy,
+    log_requests: bool,
+    /// Request-log commits made without an fsync since the last durable one.
+    log_unsynced: AtomicU32,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Makes the last request-log entries durable; a failure here cannot be reported and
+        // loses only those entries (see storage-format.md, "Request log").
+        if *self.log_unsynced.get_mut() > 0 {
+            if let Ok(txn) = self.db.begin_write() {
+                let _ = txn.commit();
+            }
+        }
+    }
 }
 
 /// A summary of a store, as `folio stats` prints it.
@@ -114,7 +158,7 @@ pub struct IndexStats {
 /// One child chunk as stored, for applications and tools.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChunkInfo {
-    /// The child number in its index (stable for the life of the chunk).
+    /// The child number in the index's newest version (a compaction gives live chunks new ones).
     pub number: u32,
     pub chunk_id: String,
     pub parent_id: String,
@@ -172,10 +216,41 @@ impl Store {
             Database::create(&path)
         };
         let db = db.map_err(|e| open_error(&path, e))?;
-        if !exists {
-            initialise(&db, &options)?;
+        Store::from_db(db, path, !exists, options)
+    }
+
+    /// Opens (or creates, when its storage is empty) a store on a redb storage backend of
+    /// your own: a wrapper that injects faults or counts bytes, say. `path` only labels the
+    /// store (errors, [`Store::path`], the file size in [`Store::stats`]).
+    pub fn open_with_backend(
+        path: impl AsRef<Path>,
+        backend: impl StorageBackend,
+        options: StoreOptions,
+    ) -> Result<Store, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let fresh = backend.len().map_err(|e| open_error(&path, e.into()))? == 0;
+        if fresh && !options.create {
+            return Err(OpenError::NotFound(path));
         }
-        let indexes = load_indexes(&db, &path)?;
+        let db = Database::builder()
+            .set_check_integrity_on_open(!fresh)
+            .create_with_backend(backend)
+            .map_err(|e| open_error(&path, e))?;
+        Store::from_db(db, path, fresh, options)
+    }
+
+    fn from_db(
+        db: Database,
+        path: PathBuf,
+        fresh: bool,
+        options: StoreOptions,
+    ) -> Result<Store, OpenError> {
+        if fresh {
+            initialise(&db, &options)?;
+        } else {
+            check_format(&db, &path)?;
+        }
+        let indexes = load_indexes(&db)?;
         let mut embedders = HashMap::new();
         embedders.insert(
             options.embedder.name().to_string(),
@@ -188,6 +263,9 @@ impl Store {
                 embedders: RwLock::new(embedders),
                 indexes: RwLock::new(indexes),
                 writer: Mutex::new(()),
+                merge: options.merge,
+                log_requests: options.log_requests,
+                log_unsynced: AtomicU32::new(0),
             }),
         };
         store.check_embedder(&options.embedder)?;
@@ -246,11 +324,45 @@ impl Store {
         self.inner.indexes.read().clone()
     }
 
+    /// A read transaction and the index states that go with it. Taken under the states'
+    /// lock, so the transaction never predates the states: a commit that adds records is
+    /// installed after it commits (its new versions are simply not used yet), and one that
+    /// deletes records commits and installs under the write lock ([`Store::commit_deleting`]).
+    pub(crate) fn snapshot(
+        &self,
+    ) -> Result<(ReadTransaction, BTreeMap<String, Arc<IndexState>>), StorageError> {
+        let indexes = self.inner.indexes.read();
+        let txn = self.db().begin_read()?;
+        Ok((txn, indexes.clone()))
+    }
+
     pub(crate) fn install(&self, states: Vec<Arc<IndexState>>) {
         let mut indexes = self.inner.indexes.write();
         for state in states {
             indexes.insert(state.name().to_string(), state);
         }
+    }
+
+    /// Commits a transaction that deletes records, and applies `update` to the in-memory
+    /// states, with no reader able to pair the new file state with the old states between.
+    pub(crate) fn commit_deleting(
+        &self,
+        txn: WriteTransaction,
+        update: impl FnOnce(&mut BTreeMap<String, Arc<IndexState>>),
+    ) -> Result<(), StorageError> {
+        let mut indexes = self.inner.indexes.write();
+        txn.commit()?;
+        update(&mut indexes);
+        Ok(())
+    }
+
+    pub(crate) fn merge_policy(&self) -> MergePolicy {
+        self.inner.merge
+    }
+
+    /// Whether searches are recorded in the request log.
+    pub fn logs_requests(&self) -> bool {
+        self.inner.log_requests
     }
 
     pub(crate) fn lock_writer(&self) -> parking_lot::MutexGuard<'_, ()> {
@@ -302,19 +414,7 @@ impl Store {
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(None);
         };
-        let rev = read_revision(&txn, entry.rev)?;
-        let text = read_text(&txn, entry.rev)?;
-        Ok(Some(crate::document::Document {
-            doc_id: rev.doc_id,
-            title: rev.title,
-            source_uri: rev.source_uri,
-            format: rev.format,
-            text,
-            acl: entry.acl,
-            published_at: rev.published_at,
-            updated_at: rev.updated_at,
-            metadata: rev.metadata.into_iter().collect(),
-        }))
+        Ok(Some(read_document(&txn, entry)?))
     }
 
     /// The child chunks of `doc_id` in index `index` (newest version), with their
@@ -470,6 +570,7 @@ fn initialise(db: &Database, options: &StoreOptions) -> Result<(), OpenError> {
             created_ms: now_ms(),
         };
         write::create_index_tables(&txn, DEFAULT_INDEX, &record)?;
+        versions::create_tables(&txn)?;
     }
     txn.commit()?;
     Ok(())
@@ -491,27 +592,35 @@ fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, Storag
     Ok(Some(u32::from_le_bytes(bytes)))
 }
 
-fn load_indexes(
-    db: &Database,
-    path: &Path,
-) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
-    let txn = db.begin_read()?;
-    match read_meta_u32(&txn, "format_version")? {
-        None => {
-            return Err(OpenError::NotAStore {
-                path: path.to_path_buf(),
-                reason: "a redb file without folio's meta table".into(),
-            })
+/// Refuses a file that is not a folio store or has a format this build does not read, and
+/// upgrades a version 1 file in place (it only lacks the tables version 2 added).
+fn check_format(db: &Database, path: &Path) -> Result<(), OpenError> {
+    let found = read_meta_u32(&db.begin_read()?, "format_version")?;
+    match found {
+        None => Err(OpenError::NotAStore {
+            path: path.to_path_buf(),
+            reason: "a redb file without folio's meta table".into(),
+        }),
+        Some(FORMAT_VERSION) => Ok(()),
+        Some(1) => {
+            let txn = db.begin_write()?;
+            versions::create_tables(&txn)?;
+            txn.open_table(META)?
+                .insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+            txn.commit()?;
+            Ok(())
         }
-        Some(FORMAT_VERSION) => {}
-        Some(found) => {
-            return Err(OpenError::UnsupportedFormat {
-                path: path.to_path_buf(),
-                found,
-                supported: FORMAT_VERSION,
-            })
-        }
+        Some(found) => Err(OpenError::UnsupportedFormat {
+            path: path.to_path_buf(),
+            found,
+            oldest: OLDEST_FORMAT_VERSION,
+            supported: FORMAT_VERSION,
+        }),
     }
+}
+
+fn load_indexes(db: &Database) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
+    let txn = db.begin_read()?;
     let mut out = BTreeMap::new();
     let table = txn.open_table(INDEXES)?;
     for entry in table.iter()? {
@@ -532,6 +641,26 @@ pub(crate) fn read_doc_entry(
         return Ok(None);
     };
     Ok(Some(decode(value.value(), "doc entry")?))
+}
+
+/// The document `entry` is the current state of: its revision, text and ACL.
+pub(crate) fn read_document(
+    txn: &ReadTransaction,
+    entry: DocEntry,
+) -> Result<crate::document::Document, StorageError> {
+    let rev = read_revision(txn, entry.rev)?;
+    let text = read_text(txn, entry.rev)?;
+    Ok(crate::document::Document {
+        doc_id: rev.doc_id,
+        title: rev.title,
+        source_uri: rev.source_uri,
+        format: rev.format,
+        text,
+        acl: entry.acl,
+        published_at: rev.published_at,
+        updated_at: rev.updated_at,
+        metadata: rev.metadata.into_iter().collect(),
+    })
 }
 
 pub(crate) fn read_revision(

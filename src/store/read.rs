@@ -2,17 +2,19 @@
 //! comes from one committed state.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase};
+use redb::{ReadOnlyTable, ReadTransaction};
 use roaring::RoaringBitmap;
 
 use super::error::{SearchError, StorageError};
 use super::records::{ChildRecord, DocChunks, ParentRecord};
 use super::state::{read_doc_chunks, Access, IndexState, VersionView};
 use super::tables::{CHILDREN, PARENTS};
+use super::versions::{self, Target};
 use super::{read_child_in, read_parent_in, read_revision, read_text, Store};
 
 /// A child chunk as stored.
@@ -62,8 +64,10 @@ pub struct ChunkRanges {
 
 /// A consistent view of the file for one search or one tool run.
 pub struct Reader<'s> {
-    store: &'s Store,
+    store: PhantomData<&'s Store>,
     txn: ReadTransaction,
+    /// The index states that go with `txn` (see [`Store::snapshot`]).
+    indexes: BTreeMap<String, Arc<IndexState>>,
     children: ReadOnlyTable<(u32, u32), &'static [u8]>,
     parents: ReadOnlyTable<(u32, u32), &'static [u8]>,
     docs: RefCell<HashMap<u64, Rc<DocView>>>,
@@ -72,12 +76,13 @@ pub struct Reader<'s> {
 impl Store {
     /// Begins a read: everything read through it comes from one committed state.
     pub fn reader(&self) -> Result<Reader<'_>, SearchError> {
-        let txn = self.db().begin_read()?;
+        let (txn, indexes) = self.snapshot()?;
         let children = txn.open_table(CHILDREN)?;
         let parents = txn.open_table(PARENTS)?;
         Ok(Reader {
-            store: self,
+            store: PhantomData,
             txn,
+            indexes,
             children,
             parents,
             docs: RefCell::new(HashMap::new()),
@@ -86,30 +91,34 @@ impl Store {
 }
 
 impl Reader<'_> {
-    /// `name` or `name@version`: the index and the version it names (the newest by default).
+    /// `name`, `name@version`, `name@tag` or an alias: the index and version it names. A
+    /// bare index name means its serving version (the head unless rolled back); an alias
+    /// with several routes picks one by the empty key (see [`Reader::resolve_for`]).
     pub fn resolve(
         &self,
         target: &str,
     ) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
-        let (name, version) = match target.rsplit_once('@') {
-            Some((name, v)) => {
-                let v = v.parse::<u64>().map_err(|_| {
-                    SearchError::InvalidQuery(format!(
-                        "`{target}`: the version after @ is not a number"
-                    ))
-                })?;
-                (name, Some(v))
-            }
-            None => (target, None),
-        };
+        self.resolve_for(target, b"")
+    }
+
+    /// Like [`Reader::resolve`], routing an alias that splits traffic by `route_key`: the
+    /// same key always gets the same version (see [`super::route_bucket`]).
+    pub fn resolve_for(
+        &self,
+        target: &str,
+        route_key: &[u8],
+    ) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
+        let Target { index, version } =
+            versions::resolve(&self.txn, &self.indexes, target, route_key)?;
         let state = self
-            .store
-            .index(name)
-            .ok_or_else(|| SearchError::UnknownIndex(name.to_string()))?;
-        let view = match version {
-            Some(v) => state.version(&self.txn, v)?,
-            None => state.head(),
-        };
+            .indexes
+            .values()
+            .find(|s| s.id() == index)
+            .cloned()
+            .ok_or_else(|| {
+                StorageError::corrupt(format!("`{target}` names index id {index}, which is gone"))
+            })?;
+        let view = state.version(&self.txn, version)?;
         Ok((state, view))
     }
 
@@ -149,17 +158,35 @@ impl Reader<'_> {
         })
     }
 
-    /// The chunk numbers of revision `rev` in `state`'s index.
-    pub fn chunk_ranges(&self, state: &IndexState, rev: u64) -> Result<ChunkRanges, StorageError> {
+    /// The chunk numbers, in the version `child` was found in, of the document revision
+    /// `child` belongs to. A revision's children are contiguous and in ordinal order in
+    /// every version (a compaction moves them together), so they start at
+    /// `number - ordinal`; parents are never renumbered.
+    pub fn chunk_ranges(
+        &self,
+        state: &IndexState,
+        child: &StoredChild,
+    ) -> Result<ChunkRanges, StorageError> {
+        let rev = child.rev;
         let chunks: DocChunks = read_doc_chunks(&self.txn, state.id(), rev)?.ok_or_else(|| {
             StorageError::corrupt(format!(
                 "revision {rev} has no chunks in `{}`",
                 state.name()
             ))
         })?;
+        let first = child
+            .number
+            .checked_sub(child.ordinal)
+            .filter(|_| child.ordinal < chunks.children)
+            .ok_or_else(|| {
+                StorageError::corrupt(format!(
+                    "child {} (ordinal {}) does not fit revision {rev}",
+                    child.number, child.ordinal
+                ))
+            })?;
         Ok(ChunkRanges {
-            parents: chunks.first_parent..chunks.first_parent + chunks.parents,
-            children: chunks.child_range(),
+            parents: chunks.first_parent..chunks.first_parent.saturating_add(chunks.parents),
+            children: first..first.saturating_add(chunks.children),
         })
     }
 

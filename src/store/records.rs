@@ -185,3 +185,19 @@ pub(crate) struct VersionRecord {
     pub change: String,
     pub documents: u64,
 }
+
+/// `aliases` value: where an alias sends queries. One route takes all traffic; several
+/// split it by weight (the weights sum to 100).
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct AliasRecord {
+    pub routes: Vec<AliasRoute>,
+}
+
+/// One target of an alias: a version of an index (by id) and its share of traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct AliasRoute {
+    pub index: u32,
+    pub version: u64,
+    /// Percent of the keys routed here, 1..=100.
+    pub weight: u32,
+}

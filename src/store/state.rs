@@ -79,6 +79,43 @@ impl IndexState {
         })
     }
 
+    /// A new index's state before anything is built: version 0, empty.
+    pub(crate) fn empty(name: &str, record: IndexRecord, stored: &VersionRecord) -> Self {
+        let head = VersionView::new(
+            record.id,
+            record.head,
+            stored,
+            RoaringBitmap::new(),
+            Vec::new(),
+        );
+        IndexState {
+            name: name.to_string(),
+            record,
+            head: Arc::new(head),
+            segments: Mutex::new(HashMap::new()),
+            older: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The same state with only the versions in `keep` (and the segments they use) cached:
+    /// what remains in memory after a garbage collection deleted the others.
+    pub(crate) fn retain(&self, keep: &std::collections::BTreeSet<u64>) -> IndexState {
+        let older = kept(&self.older, |v| keep.contains(v));
+        let used: std::collections::HashSet<u32> = older
+            .values()
+            .chain(std::iter::once(&self.head))
+            .flat_map(|view| view.segments.iter().map(|s| s.id()))
+            .collect();
+        let segments = kept(&self.segments, |id| used.contains(id));
+        IndexState {
+            name: self.name.clone(),
+            record: self.record.clone(),
+            head: self.head.clone(),
+            segments: Mutex::new(segments),
+            older: Mutex::new(older),
+        }
+    }
+
     /// The state after a commit: `head` is the new newest version; loaded segments carry over.
     pub(crate) fn next(&self, record: IndexRecord, head: VersionView) -> IndexState {
         let mut segments = self.segments.lock().clone();
@@ -134,9 +171,8 @@ impl IndexState {
         if version == self.head.version {
             return Ok(self.head.clone());
         }
-        if let Some(view) = self.older.lock().get(&version) {
-            return Ok(view.clone());
-        }
+        // Asked of the transaction even when cached: a garbage collection may have deleted
+        // the version (and its chunks) since it was loaded.
         let exists = txn
             .open_table(VERSIONS)?
             .get((self.record.id, version))?
@@ -147,11 +183,26 @@ impl IndexState {
                 version,
             });
         }
+        if let Some(view) = self.older.lock().get(&version) {
+            return Ok(view.clone());
+        }
         let mut segments = self.segments.lock();
         let view = Arc::new(load_view(txn, &self.record, version, &mut segments)?);
         self.older.lock().insert(version, view.clone());
         Ok(view)
     }
+}
+
+/// The entries of `map` whose key `keep` accepts.
+fn kept<K: Copy + Eq + std::hash::Hash, V>(
+    map: &Mutex<HashMap<K, Arc<V>>>,
+    keep: impl Fn(&K) -> bool,
+) -> HashMap<K, Arc<V>> {
+    map.lock()
+        .iter()
+        .filter(|(k, _)| keep(k))
+        .map(|(k, v)| (*k, v.clone()))
+        .collect()
 }
 
 fn load_view(
@@ -283,7 +334,14 @@ pub(crate) fn read_acl(
 
 /// The principals named in index `index`'s ACLs (the public key excluded), sorted.
 pub(crate) fn principals(txn: &ReadTransaction, index: u32) -> Result<Vec<String>, StorageError> {
-    let table = txn.open_table(ACL)?;
+    principals_in(&txn.open_table(ACL)?, index)
+}
+
+/// [`principals`] over an open `acl` table (of a read or a write transaction).
+pub(crate) fn principals_in(
+    table: &impl ReadableTable<(u32, &'static str, u64), &'static [u8]>,
+    index: u32,
+) -> Result<Vec<String>, StorageError> {
     let mut out: Vec<String> = Vec::new();
     for entry in table.range((index, "", 0u64)..(index + 1, "", 0u64))? {
         let (key, _) = entry?;

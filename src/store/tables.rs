@@ -2,7 +2,8 @@
 
 use redb::TableDefinition;
 
-/// Store-wide settings: `format_version` (u32 LE), `next_rev` (u64 LE), `next_index` (u32 LE).
+/// Store-wide settings: `format_version` (u32 LE), `next_rev` (u64 LE), `next_index` (u32 LE),
+/// `next_request` (u64 LE, absent until the first logged request).
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// doc_id -> [`DocEntry`](super::records::DocEntry).
 pub(crate) const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
@@ -32,3 +33,11 @@ pub(crate) const VERSIONS: TableDefinition<(u32, u64), &[u8]> = TableDefinition:
 /// (index id, principal, version) -> roaring bitmap of the children the principal sees from
 /// that version on (until a later entry). The public principal is the empty string.
 pub(crate) const ACL: TableDefinition<(u32, &str, u64), &[u8]> = TableDefinition::new("acl");
+/// (index id, tag) -> the version the tag names.
+pub(crate) const TAGS: TableDefinition<(u32, &str), u64> = TableDefinition::new("tags");
+/// alias name -> [`AliasRecord`](super::records::AliasRecord).
+pub(crate) const ALIASES: TableDefinition<&str, &[u8]> = TableDefinition::new("aliases");
+/// index id -> the version a bare index name serves (after a rollback); absent = the head.
+pub(crate) const SERVING: TableDefinition<u32, u64> = TableDefinition::new("serving");
+/// request id -> [`LoggedRequest`](super::log::LoggedRequest).
+pub(crate) const REQUEST_LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("request_log");

@@ -77,6 +77,11 @@ pub struct CommitReceipt {
     pub acl_changed: usize,
     /// Child chunks written, over all indexes.
     pub children: usize,
+    /// The versions the merge policy made right after the commit, by index.
+    pub merged: BTreeMap<String, u64>,
+    /// Why the merge policy failed after the commit, if it did. The batch itself is
+    /// committed either way; the next commit (or [`Store::compact`]) tries the merge again.
+    pub merge_error: Option<String>,
 }
 
 impl Store {
@@ -205,6 +210,8 @@ impl<'s> Batch<'s> {
                 .filter_map(|p| p.into_state().map(Arc::new))
                 .collect(),
         );
+        let mut receipt = receipt;
+        (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
         Ok(receipt)
     }
 }
@@ -464,7 +471,7 @@ pub(crate) fn build_segment(
     ))
 }
 
-fn principals_of(acl: &[String]) -> Vec<String> {
+pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
     if acl.is_empty() {
         vec![PUBLIC.to_string()]
     } else {
@@ -487,6 +494,8 @@ fn apply(
         deleted: 0,
         acl_changed: 0,
         children: 0,
+        merged: BTreeMap::new(),
+        merge_error: None,
     };
     let mut meta = txn.open_table(META)?;
     let mut next_rev = match meta.get("next_rev")? {
@@ -738,27 +747,47 @@ impl IndexPlan {
                 )?;
             }
         }
-        let stored = VersionRecord {
-            segments: segments.iter().map(|s| s.id()).collect(),
-            live: encode_bitmap(&self.live),
-            created_ms: now_ms(),
-            change: change.to_string(),
-            documents,
-        };
-        txn.open_table(VERSIONS)?
-            .insert((index, version), encode(&stored).as_slice())?;
-        self.record.head = version;
-        txn.open_table(INDEXES)?
-            .insert(self.state.name(), encode(&self.record).as_slice())?;
-        self.version = Some(VersionView::new(
-            index,
-            version,
-            &stored,
-            self.live.clone(),
+        let view = write_version(
+            txn,
+            self.state.name(),
+            &mut self.record,
             segments,
-        ));
+            self.live.clone(),
+            change,
+            documents,
+        )?;
+        self.version = Some(view);
         Ok(version)
     }
+}
+
+/// Writes version `record.head + 1` of index `name` (segments, live children, what made it)
+/// and the index record with that head; returns the new version's view.
+pub(crate) fn write_version(
+    txn: &WriteTransaction,
+    name: &str,
+    record: &mut IndexRecord,
+    segments: Vec<Arc<Segment>>,
+    live: RoaringBitmap,
+    change: &str,
+    documents: u64,
+) -> Result<VersionView, StorageError> {
+    let version = record.head + 1;
+    let stored = VersionRecord {
+        segments: segments.iter().map(|s| s.id()).collect(),
+        live: encode_bitmap(&live),
+        created_ms: now_ms(),
+        change: change.to_string(),
+        documents,
+    };
+    txn.open_table(VERSIONS)?
+        .insert((record.id, version), encode(&stored).as_slice())?;
+    record.head = version;
+    txn.open_table(INDEXES)?
+        .insert(name, encode(&*record).as_slice())?;
+    Ok(VersionView::new(
+        record.id, version, &stored, live, segments,
+    ))
 }
 
 /// Writes a new index's record and its empty version 0.
@@ -767,13 +796,7 @@ pub(crate) fn create_index_tables(
     name: &str,
     record: &IndexRecord,
 ) -> Result<(), StorageError> {
-    let stored = VersionRecord {
-        segments: Vec::new(),
-        live: encode_bitmap(&RoaringBitmap::new()),
-        created_ms: record.created_ms,
-        change: "create".to_string(),
-        documents: 0,
-    };
+    let stored = empty_version(record.created_ms);
     txn.open_table(VERSIONS)?
         .insert((record.id, record.head), encode(&stored).as_slice())?;
     txn.open_table(INDEXES)?
@@ -790,4 +813,65 @@ pub(crate) fn create_index_tables(
     txn.open_table(SEGMENT_GRAPHS)?;
     txn.open_table(ACL)?;
     Ok(())
+}
+
+/// Version 0 of every index: nothing in it.
+pub(crate) fn empty_version(created_ms: u64) -> VersionRecord {
+    VersionRecord {
+        segments: Vec::new(),
+        live: encode_bitmap(&RoaringBitmap::new()),
+        created_ms,
+        change: "create".to_string(),
+        documents: 0,
+    }
+}
+
+/// A new index built over the stored documents: chunked and embedded before the write
+/// transaction, like a batch of upserts that writes no revisions (they are stored already).
+pub(crate) struct IndexBuild {
+    ops: Vec<Op>,
+    revs: Vec<u64>,
+    plan: IndexPlan,
+}
+
+impl IndexBuild {
+    /// Chunks and embeds `docs` (each with its current revision) for `state`, still empty.
+    pub(crate) fn prepare(
+        store: &Store,
+        state: &Arc<IndexState>,
+        docs: Vec<(u64, Document)>,
+        progress: &dyn Progress,
+    ) -> Result<IndexBuild, WriteError> {
+        let (revs, ops): (Vec<u64>, Vec<Op>) = docs
+            .into_iter()
+            .map(|(rev, doc)| {
+                let op = Op::Upsert {
+                    doc,
+                    vectors: BTreeMap::new(),
+                    chunks: None,
+                };
+                (rev, op)
+            })
+            .unzip();
+        let plan = prepare_index(store, state, &ops, progress)?;
+        Ok(IndexBuild { ops, revs, plan })
+    }
+
+    /// Writes the chunks, segment, bitmaps and version 1 (the caller wrote the index record
+    /// and version 0 in `txn`); returns the state to install once `txn` commits.
+    pub(crate) fn write(
+        mut self,
+        txn: &WriteTransaction,
+        documents: u64,
+    ) -> Result<IndexState, WriteError> {
+        for (position, (op, rev)) in self.ops.iter().zip(&self.revs).enumerate() {
+            if let Op::Upsert { doc, .. } = op {
+                self.plan.add_doc(txn, position, doc, *rev)?;
+            }
+        }
+        self.plan.finish(txn, documents, "build")?;
+        self.plan
+            .into_state()
+            .ok_or_else(|| StorageError::corrupt("a finished build has no version").into())
+    }
 }

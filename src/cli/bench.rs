@@ -1,0 +1,126 @@
+//! `folio bench ann`: the filtered-ANN benchmark on a dataset of the kit
+//! (`../shared/bench/ann_data.py`), printed as `ann_peers.py` prints its peers.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use super::progress::Bar;
+use super::{err, CliResult};
+use crate::eval::ann::{self, AnnConfig, SearchRecord};
+
+#[derive(Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Filtered ANN: build the dataset's index in a store (one principal per filter), sweep
+    /// ef per filter, print recall@k and single-thread QPS in the kit's tables.
+    Ann(AnnArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct AnnArgs {
+    /// Dataset folder (meta.json, base.fvecs, query.fvecs, filters/, gt/).
+    #[arg(long)]
+    data: PathBuf,
+    /// Write the records in the kit's results.json shape (for `ann_peers.py --merge`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Graph breadths to sweep.
+    #[arg(long, value_delimiter = ',', default_values_t = ann::DEFAULT_EFS)]
+    ef: Vec<usize>,
+    /// Filters to sweep (`none`, `random_0.01`, ...); all of the dataset's by default.
+    #[arg(long, value_delimiter = ',')]
+    filters: Vec<String>,
+    /// Use only the first N queries.
+    #[arg(long)]
+    queries: Option<usize>,
+    #[arg(long, default_value_t = 10)]
+    k: usize,
+    /// Links per node (layer 0 keeps twice as many).
+    #[arg(long, default_value_t = 16)]
+    m: u32,
+    /// Candidate list size while building the graph.
+    #[arg(long, default_value_t = 200)]
+    efc: u32,
+    #[arg(long, default_value_t = 2)]
+    build_threads: usize,
+    /// Build the store here (a temporary file by default); it must not exist yet.
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Search the existing store given by --store instead of building one.
+    #[arg(long, requires = "store")]
+    reuse_store: bool,
+    /// Seconds per point before it stops early (once --min-queries ran).
+    #[arg(long, default_value_t = 3.0)]
+    time_budget: f64,
+    #[arg(long, default_value_t = 100)]
+    min_queries: usize,
+    /// Stop a filter's sweep once recall reaches this.
+    #[arg(long, default_value_t = 0.999)]
+    stop_recall: f64,
+}
+
+pub(crate) fn run(command: BenchCommand) -> CliResult {
+    match command {
+        BenchCommand::Ann(args) => ann_bench(args),
+    }
+}
+
+fn ann_bench(args: AnnArgs) -> CliResult {
+    let json = args.json.clone();
+    let config = config(args)?;
+    let bar = Bar::new();
+    let run = ann::run(&config, &bar, &mut |point| {
+        bar.finish();
+        eprintln!("{}", point_line(point));
+    })
+    .map_err(err)?;
+    bar.finish();
+    print!("{}", run.markdown());
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&run.to_json().map_err(err)?).map_err(err)?;
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn config(args: AnnArgs) -> Result<AnnConfig, String> {
+    let time_budget = Duration::try_from_secs_f64(args.time_budget)
+        .map_err(|_| format!("--time-budget {}: expected seconds >= 0", args.time_budget))?;
+    Ok(AnnConfig {
+        store: args.store,
+        reuse_store: args.reuse_store,
+        filters: (!args.filters.is_empty() && args.filters != ["all"]).then_some(args.filters),
+        efs: args.ef,
+        queries: args.queries,
+        k: args.k,
+        m: args.m,
+        ef_construction: args.efc,
+        build_threads: args.build_threads,
+        time_budget,
+        min_queries: args.min_queries,
+        stop_recall: args.stop_recall,
+        ..AnnConfig::new(args.data)
+    })
+}
+
+/// A progress line per measured point, as `ann_peers.py` prints them.
+fn point_line(p: &SearchRecord) -> String {
+    let paths: Vec<String> = p
+        .paths
+        .iter()
+        .map(|(path, n)| format!("{path} {n}"))
+        .collect();
+    format!(
+        "[{}] {:<18} ef={:>4} recall={:.4} qps={:>9.1} n={} short={:.2} paths: {}",
+        ann::PEER,
+        p.filter,
+        p.ef.unwrap_or_default(),
+        p.recall,
+        p.qps,
+        p.n_queries,
+        p.short_frac,
+        paths.join(" + ")
+    )
+}

@@ -1,0 +1,246 @@
+//! `folio eval` and `folio replay`: chunking strategies measured on questions with gold spans.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use super::progress::Bar;
+use super::{err, CliResult};
+use crate::eval::replay::{self, Label, Side};
+use crate::eval::{
+    ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
+    EvalError, Question, Settings, Strategy, Workspace,
+};
+
+/// What `eval` and `replay` share: the data, the strategies and the fixed settings.
+#[derive(Args)]
+pub(crate) struct Common {
+    /// Documents, JSON Lines (`doc_id`, `text`, `format`, ...).
+    #[arg(long)]
+    docs: PathBuf,
+    /// Questions, JSON Lines (`query_id`, `query`, `doc_ids`, `gold_spans` with byte offsets).
+    #[arg(long)]
+    queries: PathBuf,
+    /// A chunking strategy (repeatable): fixed:500, fixed:500/80, fixed:128t, structure:500,
+    /// structure:500/80, parent-child:1200/300, parent-child:section/300, window:300/1,
+    /// external:FILE; `NAME=SPEC` sets the label.
+    #[arg(long = "strategy", required = true, value_parser = parse_strategy)]
+    strategies: Vec<Strategy>,
+    /// Dimension of the built-in hash embedder, the same for every strategy.
+    #[arg(long, default_value_t = 2048)]
+    embed_dim: usize,
+    /// Cut-offs of Hit@k; the largest is the k of every other metric.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
+    k: Vec<usize>,
+    /// Token budget of the returned texts per question.
+    #[arg(long)]
+    budget: Option<usize>,
+    /// Keep the strategies' stores in this directory (a temporary one by default).
+    #[arg(long)]
+    store_dir: Option<PathBuf>,
+    /// Use only the first N questions.
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+#[derive(Args)]
+pub(crate) struct EvalArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Write every figure as CSV (one `group = all` row per strategy, then per group).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long)]
+    md: Option<PathBuf>,
+    /// Write a PNG chart of Hit@k, full evidence and input tokens.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Write every difference as JSON Lines.
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::parse(s).map_err(|e| e.to_string())
+}
+
+/// The loaded data and every strategy built and asked.
+struct Run {
+    corpus: Corpus,
+    questions: Vec<Question>,
+    settings: Settings,
+    results: Vec<(BuiltIndex, Vec<Answer>)>,
+    // Keeps a temporary store directory alive while the stores are open.
+    _workspace: Workspace,
+}
+
+impl Common {
+    fn settings(&self) -> Result<Settings, String> {
+        let mut ks = self.k.clone();
+        ks.sort_unstable();
+        ks.dedup();
+        if ks.is_empty() || ks[0] == 0 {
+            return Err("--k needs positive cut-offs, e.g. 1,3,5".into());
+        }
+        Ok(Settings {
+            embed_dim: self.embed_dim,
+            ks,
+            token_budget: self.budget,
+        })
+    }
+
+    /// Reads the data, builds every strategy and asks every question, with a progress bar.
+    fn run(&self) -> Result<Run, String> {
+        let settings = self.settings()?;
+        let corpus = Corpus::read(&self.docs).map_err(err)?;
+        let questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
+        eprintln!(
+            "{} documents, {} questions, {} strategies; hash embedder dim {}",
+            corpus.len(),
+            questions.len(),
+            self.strategies.len(),
+            settings.embed_dim
+        );
+        let workspace = Workspace::new(self.store_dir.as_deref()).map_err(err)?;
+        let bar = Bar::new();
+        let mut results = Vec::new();
+        for (n, strategy) in self.strategies.iter().enumerate() {
+            let built = build_index(n, strategy, &corpus, settings.embed_dim, &workspace, &bar)
+                .map_err(err)?;
+            let started = Instant::now();
+            let answers = ask_all(&built, &corpus, &questions, &settings, &bar).map_err(err)?;
+            bar.println(&format!(
+                "{strategy}: {} chunks built in {:.1} s, {} questions asked in {:.1} s",
+                built.children(),
+                built.build_secs,
+                questions.len(),
+                started.elapsed().as_secs_f64()
+            ));
+            results.push((built, answers));
+        }
+        bar.finish();
+        Ok(Run {
+            corpus,
+            questions,
+            settings,
+            results,
+            _workspace: workspace,
+        })
+    }
+}
+
+pub(crate) fn eval(args: EvalArgs) -> CliResult {
+    let started = Instant::now();
+    let run = args.common.run()?;
+    let reports = run
+        .results
+        .iter()
+        .map(|(built, answers)| {
+            score_strategy(built, &run.corpus, &run.questions, answers, &run.settings)
+        })
+        .collect::<Result<Vec<_>, EvalError>>()
+        .map_err(err)?;
+    let ks = &run.settings.ks;
+    print!("{}", report::terminal(&reports, ks));
+    if let Some(path) = &args.csv {
+        write(path, &report::csv(&reports, ks))?;
+    }
+    if let Some(path) = &args.md {
+        let context = describe(&args.common, &run);
+        write(path, &report::markdown(&reports, ks, &context))?;
+    }
+    if let Some(path) = &args.plot {
+        crate::eval::plot::write_png(&reports, run.settings.k(), path).map_err(err)?;
+    }
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The settings line of the Markdown report.
+fn describe(common: &Common, run: &Run) -> String {
+    format!(
+        "Documents `{}` ({}), questions `{}` ({}); hash embedder dim {}; k = {:?}; token budget {}; \
+         exact search, ACL off, near-duplicate removal off.",
+        common.docs.display(),
+        run.corpus.len(),
+        common.queries.display(),
+        run.questions.len(),
+        run.settings.embed_dim,
+        run.settings.ks,
+        run.settings
+            .token_budget
+            .map_or("none".to_string(), |t| t.to_string()),
+    )
+}
+
+pub(crate) fn replay(args: ReplayArgs) -> CliResult {
+    if args.common.strategies.len() < 2 {
+        return Err("replay compares strategies: give at least two --strategy".into());
+    }
+    let run = args.common.run()?;
+    let (base, others) = run
+        .results
+        .split_first()
+        .ok_or("replay needs at least two strategies")?;
+    let differences: Vec<_> = others
+        .iter()
+        .flat_map(|other| {
+            replay::compare(
+                &side(base),
+                &side(other),
+                &run.corpus,
+                &run.questions,
+                &run.settings,
+            )
+        })
+        .collect();
+    print_label_table(&differences, run.questions.len());
+    if let Some(path) = &args.jsonl {
+        let mut out = String::new();
+        for d in &differences {
+            out += &serde_json::to_string(d).map_err(err)?;
+            out.push('\n');
+        }
+        write(path, &out)?;
+    }
+    Ok(())
+}
+
+fn side((index, answers): &(BuiltIndex, Vec<Answer>)) -> Side<'_> {
+    Side { index, answers }
+}
+
+fn print_label_table(differences: &[replay::Difference], questions: usize) {
+    let mut header = vec![
+        "better".to_string(),
+        "worse".to_string(),
+        "questions".to_string(),
+    ];
+    header.extend(Label::ALL.iter().map(|l| l.name().to_string()));
+    let rows: Vec<Vec<String>> = replay::label_counts(differences)
+        .into_iter()
+        .map(|pair| {
+            let mut row = vec![pair.better, pair.worse, pair.questions.to_string()];
+            row.extend(pair.per_label.iter().map(usize::to_string));
+            row
+        })
+        .collect();
+    println!(
+        "{} differences over {questions} questions (a difference: one strategy of the pair gets \
+         full evidence or a hit and the other not; labels count questions, one may carry several)",
+        differences.len()
+    );
+    print!("{}", report::table(&header, &rows, false));
+}
+
+fn write(path: &Path, text: &str) -> CliResult {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

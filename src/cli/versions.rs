@@ -1,0 +1,592 @@
+//! `folio index|versions|tag|alias|rollback|route|gc|check|compact|log`: indexes, versions
+//! and their names, maintenance, and the request log.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::{err, progress, CliResult};
+use crate::chunk::ChunkSpec;
+use crate::embed::{default_embedder, Embedder};
+use crate::eval::{Strategy, StrategyKind};
+use crate::index::Metric;
+use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, VersionInfo};
+
+#[derive(Subcommand)]
+pub(crate) enum VersionsCommand {
+    /// Create, list or drop named indexes over the store's documents.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// List the retained versions of an index, with their tags and aliases.
+    Versions {
+        store: PathBuf,
+        index: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Name a version: `folio tag STORE INDEX@VERSION TAG` (`--remove`: `INDEX TAG`).
+    Tag {
+        store: PathBuf,
+        target: String,
+        tag: String,
+        #[arg(long)]
+        remove: bool,
+    },
+    /// Set, list or remove aliases (names that route queries to index versions).
+    #[command(subcommand)]
+    Alias(AliasCommand),
+    /// Serve VERSION: an alias sends all its traffic there; an index name is pinned to it.
+    Rollback {
+        store: PathBuf,
+        /// An alias or an index.
+        target: String,
+        #[arg(required_unless_present = "unpin")]
+        version: Option<u64>,
+        /// Make the index name serve its newest version again.
+        #[arg(long, conflicts_with = "version")]
+        unpin: bool,
+    },
+    /// Show which version of ALIAS a route key (tenant, user, query) goes to.
+    Route {
+        store: PathBuf,
+        alias: String,
+        key: String,
+    },
+    /// Delete old versions (tagged, aliased and pinned ones stay) and all only they used.
+    Gc {
+        store: PathBuf,
+        /// Newest versions kept per index.
+        #[arg(long, default_value_t = 5)]
+        keep: usize,
+    },
+    /// Check the store; the exit code is 0 only when it is consistent.
+    Check {
+        store: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge an index's segments into one with only its live chunks (every index by default).
+    Compact {
+        store: PathBuf,
+        #[arg(long)]
+        index: Option<String>,
+    },
+    /// Export the request log, or give feedback on a logged search.
+    #[command(subcommand)]
+    Log(LogCommand),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum IndexCommand {
+    /// Build a new index over every stored document.
+    Create {
+        store: PathBuf,
+        name: String,
+        /// How to cut documents, as `folio eval --strategy` takes it (e.g. `structure:500`,
+        /// `parent-child:section/300`); the store's default spec when absent.
+        #[arg(long)]
+        chunking: Option<String>,
+        /// A registered embedder (the built-in one by default).
+        #[arg(long, conflicts_with = "vectors")]
+        embedder: Option<String>,
+        /// No embedder: NAME:DIMENSION[:cosine|dot|l2]; every upsert brings its vectors.
+        #[arg(long)]
+        vectors: Option<String>,
+        #[arg(long, default_value_t = GraphParams::default().m)]
+        m: u32,
+        #[arg(long, default_value_t = GraphParams::default().ef_construction)]
+        ef_construction: u32,
+        /// Segments with fewer chunks get no graph (exact search is faster there).
+        #[arg(long, default_value_t = GraphParams::default().min_graph_size)]
+        min_graph_size: u32,
+    },
+    /// List the indexes.
+    List {
+        store: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete an index (not `default`; not while an alias routes to it).
+    Drop { store: PathBuf, name: String },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AliasCommand {
+    /// Point ALIAS at INDEX@VERSION, or split it: `default@3:90,default@4:10`.
+    Set {
+        store: PathBuf,
+        alias: String,
+        routes: String,
+    },
+    /// List the aliases and their routes.
+    List {
+        store: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete an alias.
+    Remove { store: PathBuf, alias: String },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum LogCommand {
+    /// Write the request log as JSON Lines (to stdout by default).
+    Export {
+        store: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Rate a logged search: up or down, with an optional note.
+    Feedback {
+        store: PathBuf,
+        request_id: u64,
+        #[arg(value_parser = parse_rating)]
+        rating: Rating,
+        #[arg(long)]
+        note: Option<String>,
+    },
+}
+
+pub(crate) fn run(command: VersionsCommand) -> CliResult {
+    match command {
+        VersionsCommand::Index(command) => index(command),
+        VersionsCommand::Versions { store, index, json } => {
+            let versions = open(&store)?.versions(&index).map_err(err)?;
+            if json {
+                return print_json(&versions);
+            }
+            for v in versions {
+                println!("{}", version_line(&index, &v));
+            }
+            Ok(())
+        }
+        VersionsCommand::Tag {
+            store,
+            target,
+            tag,
+            remove,
+        } => {
+            let store = open(&store)?;
+            if remove {
+                let version = store.remove_tag(&target, &tag).map_err(err)?;
+                println!("removed tag {tag} (was {target}@{version})");
+                return Ok(());
+            }
+            let (index, version) = index_at(&target)?;
+            store.tag(&index, version, &tag).map_err(err)?;
+            println!("{index}@{version} is tagged {tag}");
+            Ok(())
+        }
+        VersionsCommand::Alias(command) => alias(command),
+        VersionsCommand::Rollback {
+            store,
+            target,
+            version,
+            unpin,
+        } => {
+            let store = open(&store)?;
+            match version {
+                Some(version) if !unpin => {
+                    let done = store.rollback(&target, version).map_err(err)?;
+                    if done.alias {
+                        println!(
+                            "alias {} now serves {}@{}",
+                            done.target, done.index, done.version
+                        );
+                    } else {
+                        println!(
+                            "{} now serves version {} (writes continue on the newest; \
+                             `--unpin` undoes)",
+                            done.index, done.version
+                        );
+                    }
+                }
+                _ => match store.unpin(&target).map_err(err)? {
+                    Some(v) => println!("{target} serves its newest version again (was {v})"),
+                    None => println!("{target} was not pinned"),
+                },
+            }
+            Ok(())
+        }
+        VersionsCommand::Route { store, alias, key } => {
+            let route = open(&store)?.route(&alias, &key).map_err(err)?;
+            println!(
+                "{alias} routes `{key}` to {}@{} (weight {})",
+                route.index, route.version, route.weight
+            );
+            Ok(())
+        }
+        VersionsCommand::Gc { store, keep } => {
+            let path = store;
+            let store = open(&path)?;
+            let before = file_size(&path);
+            let report = store.gc(keep).map_err(err)?;
+            drop(store);
+            println!(
+                "deleted {} versions, {} segments, {} chunks, {} parents, {} revisions, {} bitmap entries; \
+                 file {} -> {} bytes (freed pages are reused)",
+                report.versions,
+                report.segments,
+                report.children,
+                report.parents,
+                report.revisions,
+                report.acl_entries,
+                before,
+                file_size(&path)
+            );
+            for (index, versions) in report.retained {
+                println!("  {index}: kept versions {versions:?}");
+            }
+            Ok(())
+        }
+        VersionsCommand::Check { store, json } => {
+            let mut store = open(&store)?;
+            let report = store.check_integrity().map_err(err)?;
+            if json {
+                print_json(&report)?;
+            } else {
+                println!(
+                    "{} documents, {} indexes, {} versions, {} segments, {} live chunks checked",
+                    report.documents,
+                    report.indexes,
+                    report.versions,
+                    report.segments,
+                    report.children
+                );
+                for problem in &report.problems {
+                    println!("  problem: {problem}");
+                }
+            }
+            if report.is_consistent() {
+                println!("consistent");
+                Ok(())
+            } else {
+                Err(format!(
+                    "the store is inconsistent ({} problems)",
+                    report.problems.len() as u64 + report.unlisted
+                ))
+            }
+        }
+        VersionsCommand::Compact { store, index } => {
+            let store = open(&store)?;
+            let names = match index {
+                Some(name) => vec![name],
+                None => store.index_names(),
+            };
+            for name in names {
+                let bar = progress::Bar::new();
+                let done = store.compact_with(&name, &bar).map_err(err)?;
+                bar.finish();
+                match done {
+                    Some(c) => println!(
+                        "{name}: merged {} segments into version {} ({} chunks kept, {} dead dropped)",
+                        c.segments_merged, c.version, c.rows_kept, c.rows_dropped
+                    ),
+                    None => println!("{name}: nothing to merge"),
+                }
+            }
+            Ok(())
+        }
+        VersionsCommand::Log(command) => log(command),
+    }
+}
+
+fn index(command: IndexCommand) -> CliResult {
+    match command {
+        IndexCommand::Create {
+            store,
+            name,
+            chunking,
+            embedder,
+            vectors,
+            m,
+            ef_construction,
+            min_graph_size,
+        } => {
+            let store = open(&store)?;
+            let spec = match chunking {
+                Some(spec) => match Strategy::parse(&spec).map_err(err)?.kind {
+                    StrategyKind::Builtin { spec, .. } => spec,
+                    StrategyKind::External { .. } => {
+                        return Err("an index cuts its own chunks: external strategies cannot \
+                                    build one"
+                            .into())
+                    }
+                },
+                None => ChunkSpec::default(),
+            };
+            let embedder = match vectors {
+                Some(v) => vectors_only(&v)?,
+                None => IndexEmbedder::Registered(
+                    embedder.unwrap_or_else(|| default_embedder().name().to_string()),
+                ),
+            };
+            let config = IndexConfig {
+                spec,
+                embedder,
+                graph: GraphParams {
+                    m,
+                    ef_construction,
+                    min_graph_size,
+                },
+            };
+            let bar = progress::Bar::new();
+            let version = store.create_index_with(&name, config, &bar).map_err(err)?;
+            bar.finish();
+            println!("created index {name} at version {version}");
+            Ok(())
+        }
+        IndexCommand::List { store, json } => {
+            let indexes = open(&store)?.list_indexes().map_err(err)?;
+            if json {
+                return print_json(&indexes);
+            }
+            for i in indexes {
+                let serving = if i.serving == i.head {
+                    String::new()
+                } else {
+                    format!(", serving {} (pinned)", i.serving)
+                };
+                println!(
+                    "{}: head {}{serving}, {} versions; embedder {}; chunking {}; graph m={} ef={} min={}",
+                    i.name,
+                    i.head,
+                    i.versions,
+                    i.embedder,
+                    serde_json::to_string(&i.spec).map_err(err)?,
+                    i.graph.m,
+                    i.graph.ef_construction,
+                    i.graph.min_graph_size
+                );
+            }
+            Ok(())
+        }
+        IndexCommand::Drop { store, name } => {
+            open(&store)?.drop_index(&name).map_err(err)?;
+            println!("dropped index {name} (run `folio gc` to free revisions only it used)");
+            Ok(())
+        }
+    }
+}
+
+fn alias(command: AliasCommand) -> CliResult {
+    match command {
+        AliasCommand::Set {
+            store,
+            alias,
+            routes,
+        } => {
+            let routes = parse_routes(&routes)?;
+            open(&store)?.set_alias(&alias, &routes).map_err(err)?;
+            println!("{alias} = {}", show_routes(&routes));
+            Ok(())
+        }
+        AliasCommand::List { store, json } => {
+            let aliases = open(&store)?.aliases().map_err(err)?;
+            if json {
+                return print_json(&aliases);
+            }
+            for a in aliases {
+                println!("{} = {}", a.name, show_routes(&a.routes));
+            }
+            Ok(())
+        }
+        AliasCommand::Remove { store, alias } => {
+            open(&store)?.remove_alias(&alias).map_err(err)?;
+            println!("removed alias {alias}");
+            Ok(())
+        }
+    }
+}
+
+fn log(command: LogCommand) -> CliResult {
+    match command {
+        LogCommand::Export { store, out } => {
+            let entries = open(&store)?.log_entries().map_err(err)?;
+            let mut text = String::new();
+            for entry in &entries {
+                text.push_str(&serde_json::to_string(entry).map_err(err)?);
+                text.push('\n');
+            }
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                    eprintln!("wrote {} requests to {}", entries.len(), path.display());
+                }
+                None => std::io::stdout()
+                    .lock()
+                    .write_all(text.as_bytes())
+                    .map_err(err)?,
+            }
+            Ok(())
+        }
+        LogCommand::Feedback {
+            store,
+            request_id,
+            rating,
+            note,
+        } => {
+            open(&store)?
+                .feedback(request_id, Some(rating), note)
+                .map_err(err)?;
+            println!("feedback recorded on request {request_id}");
+            Ok(())
+        }
+    }
+}
+
+fn open(path: &PathBuf) -> Result<Store, String> {
+    Store::open(path).map_err(err)
+}
+
+fn file_size(path: &PathBuf) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> CliResult {
+    println!("{}", serde_json::to_string_pretty(value).map_err(err)?);
+    Ok(())
+}
+
+/// `INDEX@VERSION`.
+fn index_at(target: &str) -> Result<(String, u64), String> {
+    target
+        .rsplit_once('@')
+        .and_then(|(index, v)| Some((index.to_string(), v.parse().ok()?)))
+        .ok_or_else(|| format!("`{target}`: expected INDEX@VERSION"))
+}
+
+/// `INDEX@VERSION[:WEIGHT],...`; a lone route without a weight takes everything.
+fn parse_routes(s: &str) -> Result<Vec<Route>, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    parts
+        .iter()
+        .map(|part| {
+            let (target, weight) = match part.split_once(':') {
+                Some((target, w)) => (
+                    target,
+                    w.parse()
+                        .map_err(|_| format!("`{part}`: the weight is not a whole number"))?,
+                ),
+                None if parts.len() == 1 => (*part, 100),
+                None => return Err(format!("`{part}`: several routes need a :WEIGHT each")),
+            };
+            let (index, version) = index_at(target)?;
+            Ok(Route {
+                index,
+                version,
+                weight,
+            })
+        })
+        .collect()
+}
+
+fn show_routes(routes: &[Route]) -> String {
+    routes
+        .iter()
+        .map(|r| format!("{}@{}:{}", r.index, r.version, r.weight))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `NAME:DIMENSION[:METRIC]`.
+fn vectors_only(s: &str) -> Result<IndexEmbedder, String> {
+    let mut parts = s.split(':');
+    let (Some(name), Some(dimension)) = (parts.next(), parts.next()) else {
+        return Err(format!("`{s}`: expected NAME:DIMENSION[:cosine|dot|l2]"));
+    };
+    let dimension = dimension
+        .parse()
+        .map_err(|_| format!("`{dimension}` is not a dimension"))?;
+    let metric = match parts.next() {
+        None | Some("cosine") => Metric::Cosine,
+        Some("dot") => Metric::Dot,
+        Some("l2") => Metric::L2,
+        Some(other) => return Err(format!("unknown metric `{other}` (cosine, dot or l2)")),
+    };
+    Ok(IndexEmbedder::VectorsOnly {
+        name: name.to_string(),
+        dimension,
+        metric,
+    })
+}
+
+fn parse_rating(s: &str) -> Result<Rating, String> {
+    match s {
+        "up" => Ok(Rating::Up),
+        "down" => Ok(Rating::Down),
+        _ => Err(format!("`{s}`: expected up or down")),
+    }
+}
+
+fn version_line(index: &str, v: &VersionInfo) -> String {
+    let mut marks = Vec::new();
+    if v.head {
+        marks.push("head".to_string());
+    }
+    if v.serving && !v.head {
+        marks.push("serving (pinned)".to_string());
+    }
+    marks.extend(v.tags.iter().map(|t| format!("tag {t}")));
+    marks.extend(v.aliases.iter().map(|a| format!("alias {a}")));
+    let marks = if marks.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", marks.join(", "))
+    };
+    format!(
+        "{index}@{:<4} {}  {:<36} {} docs, {} chunks, {} segments{marks}",
+        v.version,
+        utc(v.created_ms),
+        v.change,
+        v.documents,
+        v.live_children,
+        v.segments
+    )
+}
+
+/// `YYYY-MM-DD HH:MM:SS` UTC of Unix milliseconds.
+fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(utc(1_798_761_599_000), "2026-12-31 23:59:59");
+    }
+
+    #[test]
+    fn routes_parse() {
+        assert_eq!(
+            parse_routes("default@3:90, default@4:10").map(|r| r.len()),
+            Ok(2)
+        );
+        assert_eq!(parse_routes("default@3").map(|r| r[0].weight), Ok(100));
+        assert!(parse_routes("default@3,default@4").is_err());
+        assert!(parse_routes("default:90").is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! Builds one index per strategy: a scratch store file holding every document, chunked as
+//! the strategy says and embedded with the evaluation's embedder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::data::{read_external_chunks, Corpus};
+use super::spec::{Strategy, StrategyKind};
+use super::EvalError;
+use crate::chunk::{chunk_document, ChunkSpec, Chunked};
+use crate::embed::HashEmbedder;
+use crate::input::InputError;
+use crate::store::{GraphParams, Progress, Store, StoreOptions};
+
+/// Where the scratch stores live: a directory the caller keeps, or a temporary one removed
+/// when this is dropped.
+pub struct Workspace {
+    dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Workspace {
+    /// `dir` (created if missing), or a fresh temporary directory.
+    pub fn new(dir: Option<&Path>) -> Result<Workspace, EvalError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| EvalError::from(InputError::Io { path, source })
+        };
+        match dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+                Ok(Workspace {
+                    dir: dir.to_path_buf(),
+                    _temp: None,
+                })
+            }
+            None => {
+                let temp = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
+                Ok(Workspace {
+                    dir: temp.path().to_path_buf(),
+                    _temp: Some(temp),
+                })
+            }
+        }
+    }
+
+    /// The store file of strategy number `n`, named after its label.
+    fn store_path(&self, n: usize, label: &str) -> PathBuf {
+        let safe: String = label
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.dir.join(format!("{n:02}-{safe}.folio"))
+    }
+}
+
+/// A strategy's index, ready to search, with how each document was cut.
+pub struct BuiltIndex {
+    pub strategy: Strategy,
+    pub store: Store,
+    /// Per document of the corpus, in corpus order.
+    pub chunkings: Vec<Chunked>,
+    pub build_secs: f64,
+    /// The store file's size: the index plus the documents' texts (the same for every
+    /// strategy).
+    pub index_bytes: u64,
+}
+
+impl BuiltIndex {
+    pub fn children(&self) -> usize {
+        self.chunkings.iter().map(|c| c.children.len()).sum()
+    }
+
+    pub fn parents(&self) -> usize {
+        self.chunkings.iter().map(|c| c.parents.len()).sum()
+    }
+
+    /// Whether some consecutive children of a document share text.
+    pub fn has_overlap(&self) -> bool {
+        self.chunkings.iter().any(|c| {
+            c.children
+                .windows(2)
+                .any(|w| w[1].span.start < w[0].span.end)
+        })
+    }
+}
+
+/// Builds strategy number `n` into a new store file under `workspace` (an old file of the
+/// same name is replaced). Every index searches exactly (no graph), so the comparison
+/// measures chunking, not graph recall.
+pub fn build_index(
+    n: usize,
+    strategy: &Strategy,
+    corpus: &Corpus,
+    embed_dim: usize,
+    workspace: &Workspace,
+    progress: &dyn Progress,
+) -> Result<BuiltIndex, EvalError> {
+    let path = workspace.store_path(n, &strategy.label);
+    if path.exists() {
+        std::fs::remove_file(&path).map_err(|source| InputError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let (spec, external) = match &strategy.kind {
+        StrategyKind::Builtin { spec, .. } => (*spec, None),
+        StrategyKind::External { path } => (
+            ChunkSpec::default(),
+            Some(read_external_chunks(path, corpus)?),
+        ),
+    };
+    let options = StoreOptions {
+        embedder: Arc::new(HashEmbedder::new(embed_dim)?),
+        spec,
+        graph: GraphParams {
+            min_graph_size: u32::MAX,
+            ..GraphParams::default()
+        },
+        ..StoreOptions::create()
+    };
+    let started = Instant::now();
+    let store = Store::open_with(&path, options)?;
+    let mut batch = store.batch();
+    for (i, doc) in corpus.docs().iter().enumerate() {
+        match &external {
+            Some(chunks) => batch.upsert_chunked(doc.clone(), chunks[i].clone()),
+            None => batch.upsert(doc.clone()),
+        };
+    }
+    batch.commit_with(progress)?;
+    let build_secs = started.elapsed().as_secs_f64();
+    let chunkings = match external {
+        Some(chunks) => chunks,
+        // The store cut them with this very function; cut again to know every span.
+        None => corpus
+            .docs()
+            .par_iter()
+            .map(|d| chunk_document(&d.text, d.format, &spec))
+            .collect(),
+    };
+    let index_bytes = store.stats()?.file_bytes;
+    let built = BuiltIndex {
+        strategy: strategy.clone(),
+        store,
+        chunkings,
+        build_secs,
+        index_bytes,
+    };
+    check_stored(&built)?;
+    Ok(built)
+}
+
+/// The store must hold the children the metrics are computed on.
+fn check_stored(built: &BuiltIndex) -> Result<(), EvalError> {
+    let stored: u64 = built
+        .store
+        .stats()?
+        .indexes
+        .iter()
+        .map(|i| i.live_children)
+        .sum();
+    if stored != built.children() as u64 {
+        return Err(EvalError::Invalid(format!(
+            "strategy `{}`: the store holds {stored} chunks, the chunker cut {}",
+            built.strategy,
+            built.children()
+        )));
+    }
+    Ok(())
+}

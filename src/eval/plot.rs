@@ -1,0 +1,184 @@
+//! A PNG chart of strategy reports: Hit@k and the full-evidence share per strategy, beside
+//! the average input tokens per question. Text is drawn with DejaVu Sans embedded in the
+//! binary, so no system font is needed.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use super::score::StrategyReport;
+use super::EvalError;
+
+/// The font family name the chart registers and uses.
+const FONT: &str = "sans-serif";
+const COLORS: [RGBColor; 6] = [
+    RGBColor(158, 202, 225),
+    RGBColor(66, 146, 198),
+    RGBColor(8, 69, 148),
+    RGBColor(227, 74, 51),
+    RGBColor(116, 196, 118),
+    RGBColor(150, 150, 150),
+];
+
+fn register_font() -> Result<(), EvalError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+    });
+    if *ok {
+        Ok(())
+    } else {
+        Err(EvalError::Plot("the embedded font does not load".into()))
+    }
+}
+
+fn plot_error(e: impl std::fmt::Display) -> EvalError {
+    EvalError::Plot(e.to_string())
+}
+
+/// One bar series: a name and a value per strategy.
+struct Series {
+    name: String,
+    values: Vec<f64>,
+}
+
+/// Writes the chart to `path` (PNG).
+pub fn write_png(reports: &[StrategyReport], k: usize, path: &Path) -> Result<(), EvalError> {
+    register_font()?;
+    let mut quality: Vec<Series> = reports
+        .first()
+        .map(|r| {
+            r.all
+                .hit_at
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| Series {
+                    name: format!("Hit@{k}"),
+                    values: reports.iter().map(|r| r.all.hit_at[i].1).collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    quality.push(Series {
+        name: format!("full evidence@{k}"),
+        values: reports.iter().map(|r| r.all.full).collect(),
+    });
+    let tokens = [Series {
+        name: format!("input tokens@{k}"),
+        values: reports.iter().map(|r| r.all.avg_input_tokens).collect(),
+    }];
+    let labels: Vec<String> = reports.iter().map(|r| r.strategy.clone()).collect();
+    let height = 120 + 26 * labels.len() as u32 * quality.len().max(2) as u32;
+    let root = BitMapBackend::new(path, (1400, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let (left, right) = root.split_horizontally(900);
+    // Room on the right of the longest bar for the legend.
+    let max_tokens = tokens[0].values.iter().copied().fold(1.0, f64::max) * 1.4;
+    panel(
+        &root,
+        &left,
+        "Hit@k and full-evidence share",
+        1.25,
+        &labels,
+        &quality,
+        true,
+    )?;
+    panel(
+        &root,
+        &right,
+        "Average input tokens per question",
+        max_tokens,
+        &labels,
+        &tokens,
+        false,
+    )?;
+    root.present().map_err(plot_error)
+}
+
+/// A horizontal grouped bar chart in `area`; bars are drawn on `root` in pixels, since
+/// plotters' category axis has no sub-positions.
+fn panel(
+    root: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+    title: &str,
+    max: f64,
+    labels: &[String],
+    series: &[Series],
+    show_labels: bool,
+) -> Result<(), EvalError> {
+    let n = labels.len() as i32;
+    let shares = max <= 2.0;
+    let label_width = if show_labels { 230 } else { 10 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(label_width)
+        // A segmented 0..m has m + 1 bands, one per strategy (and an empty one above a
+        // single strategy: 0..0 has no scale).
+        .build_cartesian_2d(0.0..max, (0..(n - 1).max(1)).into_segmented())
+        .map_err(plot_error)?;
+    // The first strategy on top.
+    let row = |i: usize| n - 1 - i as i32;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE)
+        .x_label_formatter(&|x| {
+            if shares {
+                format!("{x:.1}")
+            } else {
+                format!("{x:.0}")
+            }
+        })
+        .y_labels(labels.len())
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(y) if show_labels => usize::try_from(n - 1 - y)
+                .ok()
+                .and_then(|i| labels.get(i).cloned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style((FONT, 15))
+        .draw()
+        .map_err(plot_error)?;
+    for (j, s) in series.iter().enumerate() {
+        let color = COLORS[j % COLORS.len()];
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())
+            .map_err(plot_error)?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        for (i, &value) in s.values.iter().enumerate() {
+            let (x0, top) = chart.backend_coord(&(0.0, SegmentValue::Exact(row(i) + 1)));
+            let (_, bottom) = chart.backend_coord(&(0.0, SegmentValue::Exact(row(i))));
+            let (x1, _) = chart.backend_coord(&(value, SegmentValue::Exact(row(i))));
+            let band = (bottom - top) as f64;
+            let slot = band * 0.8 / series.len() as f64;
+            let y0 = top + (band * 0.1 + slot * j as f64) as i32;
+            let y1 = y0 + slot.max(1.0) as i32 - 1;
+            root.draw(&Rectangle::new(
+                [(x0, y0), (x1.max(x0 + 1), y1)],
+                color.filled(),
+            ))
+            .map_err(plot_error)?;
+            let text = if shares {
+                format!("{value:.2}")
+            } else {
+                format!("{value:.0}")
+            };
+            root.draw(&Text::new(text, (x1 + 4, y0), (FONT, 12).into_font()))
+                .map_err(plot_error)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(plot_error)
+}

@@ -1,0 +1,325 @@
+//! Replay: the same questions on two strategies, and for each question where one delivers
+//! evidence the other does not, a label saying why (definitions in the README's
+//! `## Evaluation` section and on [`Label`]).
+
+use serde::Serialize;
+
+use super::build::BuiltIndex;
+use super::data::{Corpus, Question};
+use super::metrics::{self, Completeness, Span};
+use super::run::{Answer, Settings};
+use super::score::{chunk_spans, is_split, unit_spans};
+use crate::retrieve::Expand;
+
+/// Why one strategy delivered a gold span and the other did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Label {
+    /// The worse strategy has no overlap and no reading unit of it holds the span whole: a
+    /// boundary falls inside the span, which meets exactly two of its units.
+    SplitBreaksEvidence,
+    /// As above, but the worse strategy's children overlap: the overlap was too short.
+    OverlapInsufficient,
+    /// The span is in fragments: it meets three or more of the worse strategy's units and
+    /// none holds it whole.
+    ChunkTooSmall,
+    /// A unit of the worse strategy holds the span whole but did not reach the top k, and it
+    /// is mostly noise: the span is at most a quarter of it, and it is longer than every
+    /// unit of the better strategy's top k that meets the span.
+    ChunkTooLarge,
+    /// The better strategy returned a unit holding the span whole although none of that
+    /// unit's matched children holds it: the parent (or window) completed the evidence.
+    ParentFillWorks,
+    /// None of the above: both chunkings can hold the span, the ranking differed.
+    Ranking,
+}
+
+impl Label {
+    pub const ALL: [Label; 6] = [
+        Label::SplitBreaksEvidence,
+        Label::OverlapInsufficient,
+        Label::ChunkTooSmall,
+        Label::ChunkTooLarge,
+        Label::ParentFillWorks,
+        Label::Ranking,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::SplitBreaksEvidence => "split_breaks_evidence",
+            Label::OverlapInsufficient => "overlap_insufficient",
+            Label::ChunkTooSmall => "chunk_too_small",
+            Label::ChunkTooLarge => "chunk_too_large",
+            Label::ParentFillWorks => "parent_fill_works",
+            Label::Ranking => "ranking",
+        }
+    }
+}
+
+/// How one strategy did on one question, at k. Two outcomes differ when they differ in
+/// full evidence or in hit: partial against noise, or another rank, is not a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Outcome {
+    pub hit: bool,
+    /// 1-based rank of the first unit holding a gold span whole, within the top k.
+    pub rank: Option<usize>,
+    pub completeness: &'static str,
+}
+
+impl Outcome {
+    fn of(ranked: &[Span], gold: &[Span], k: usize) -> Outcome {
+        let rank = metrics::first_hit(ranked, gold, k);
+        let completeness = match metrics::completeness_at(ranked, gold, k) {
+            Completeness::Full => "full",
+            Completeness::Partial => "partial",
+            Completeness::Noise => "noise",
+        };
+        Outcome {
+            hit: rank.is_some(),
+            rank: rank.map(|r| r + 1),
+            completeness,
+        }
+    }
+
+    /// Full evidence first, then a hit.
+    fn order(&self) -> (bool, bool) {
+        (self.completeness == "full", self.hit)
+    }
+}
+
+/// A gold span one strategy delivered and the other did not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LostSpan {
+    pub doc_id: String,
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub labels: Vec<Label>,
+}
+
+/// One question on which two strategies differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub query_id: String,
+    pub query: String,
+    pub better: String,
+    pub worse: String,
+    pub better_outcome: Outcome,
+    pub worse_outcome: Outcome,
+    /// The labels of the lost spans, deduplicated.
+    pub labels: Vec<Label>,
+    pub spans: Vec<LostSpan>,
+}
+
+/// One strategy's index and its answers, in question order.
+pub struct Side<'a> {
+    pub index: &'a BuiltIndex,
+    pub answers: &'a [Answer],
+}
+
+/// One side's answer to one question.
+struct Answered<'s, 'c> {
+    index: &'s BuiltIndex,
+    answer: &'s Answer,
+    top: Vec<Span<'c>>,
+    outcome: Outcome,
+}
+
+/// The differences between two strategies, question by question.
+pub fn compare(
+    a: &Side,
+    b: &Side,
+    corpus: &Corpus,
+    questions: &[Question],
+    settings: &Settings,
+) -> Vec<Difference> {
+    let k = settings.k();
+    questions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, question)| {
+            let gold = question.gold_spans();
+            let (x, y) = (
+                answered(a, i, &gold, corpus, k),
+                answered(b, i, &gold, corpus, k),
+            );
+            let (better, worse) = match x.outcome.order().cmp(&y.outcome.order()) {
+                std::cmp::Ordering::Equal => return None,
+                std::cmp::Ordering::Greater => (x, y),
+                std::cmp::Ordering::Less => (y, x),
+            };
+            let spans: Vec<LostSpan> = gold
+                .iter()
+                .filter(|g| delivered(&better.top, g) > delivered(&worse.top, g))
+                .map(|g| LostSpan {
+                    doc_id: g.doc_id.to_string(),
+                    start_byte: g.start,
+                    end_byte: g.end,
+                    labels: span_labels(g, &better, &worse, corpus),
+                })
+                .collect();
+            let mut labels: Vec<Label> = spans.iter().flat_map(|s| s.labels.clone()).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            Some(Difference {
+                query_id: question.id.clone(),
+                query: question.text.clone(),
+                better: better.index.strategy.label.clone(),
+                worse: worse.index.strategy.label.clone(),
+                better_outcome: better.outcome,
+                worse_outcome: worse.outcome,
+                labels,
+                spans,
+            })
+        })
+        .collect()
+}
+
+fn answered<'s, 'c>(
+    side: &Side<'s>,
+    question: usize,
+    gold: &[Span],
+    corpus: &'c Corpus,
+    k: usize,
+) -> Answered<'s, 'c> {
+    let answer = &side.answers[question];
+    let top = unit_spans(answer, corpus, k);
+    let outcome = Outcome::of(&top, gold, k);
+    Answered {
+        index: side.index,
+        answer,
+        top,
+        outcome,
+    }
+}
+
+/// How well the top-k units deliver `gold`: 2 = inside one unit, 1 = inside their union
+/// (touching units join), 0 = not whole.
+fn delivered(top: &[Span], gold: &Span) -> u8 {
+    let one = std::slice::from_ref(gold);
+    if metrics::hit_at(top, one, top.len()) {
+        2
+    } else {
+        u8::from(metrics::completeness_at(top, one, top.len()) == Completeness::Full)
+    }
+}
+
+/// The labels of one lost span (see [`Label`]); `Ranking` when nothing else applies.
+fn span_labels(gold: &Span, better: &Answered, worse: &Answered, corpus: &Corpus) -> Vec<Label> {
+    let mut labels = Vec::new();
+    let units = reading_units(worse.index, corpus, gold.doc_id);
+    if is_split(&units, gold) {
+        let meets = units
+            .iter()
+            .filter(|u| u.start < gold.end && gold.start < u.end)
+            .count();
+        labels.push(if meets >= 3 {
+            Label::ChunkTooSmall
+        } else if worse.index.has_overlap() {
+            Label::OverlapInsufficient
+        } else {
+            Label::SplitBreaksEvidence
+        });
+    } else if diluted(gold, &units, &better.top) {
+        labels.push(Label::ChunkTooLarge);
+    }
+    if parent_filled(gold, better) {
+        labels.push(Label::ParentFillWorks);
+    }
+    if labels.is_empty() {
+        labels.push(Label::Ranking);
+    }
+    labels
+}
+
+/// Every reading unit a strategy can return in `doc_id`: its parents, or for window
+/// expansion every run of 2n + 1 consecutive children.
+fn reading_units<'c>(index: &BuiltIndex, corpus: &'c Corpus, doc_id: &str) -> Vec<Span<'c>> {
+    let Some(doc) = corpus.index_of(doc_id) else {
+        return Vec::new();
+    };
+    match index.strategy.expand() {
+        Expand::Window(n) => {
+            let children = chunk_spans(index, corpus, doc, false);
+            let width = (2 * n + 1).min(children.len().max(1));
+            children
+                .windows(width)
+                .map(|w| Span::new(w[0].doc_id, w[0].start, w[width - 1].end))
+                .collect()
+        }
+        Expand::Parent | Expand::Section => chunk_spans(index, corpus, doc, true),
+    }
+}
+
+/// Whether the smallest unit holding `gold` is mostly noise and longer than every unit of
+/// the better top k that meets the span.
+fn diluted(gold: &Span, units: &[Span], better_top: &[Span]) -> bool {
+    let Some(holder) = units
+        .iter()
+        .filter(|u| u.contains(gold))
+        .map(Span::len)
+        .min()
+    else {
+        return false;
+    };
+    let better_longest = better_top
+        .iter()
+        .filter(|u| u.doc_id == gold.doc_id && u.start < gold.end && gold.start < u.end)
+        .map(Span::len)
+        .max()
+        .unwrap_or(0);
+    gold.len() * 4 <= holder && holder > better_longest
+}
+
+/// Whether a returned unit holds `gold` whole while none of its matched children does.
+fn parent_filled(gold: &Span, better: &Answered) -> bool {
+    better
+        .answer
+        .units
+        .iter()
+        .zip(&better.top)
+        .any(|(unit, span)| {
+            span.contains(gold)
+                && !unit.children.is_empty()
+                && !unit
+                    .children
+                    .iter()
+                    .any(|&(s, e)| Span::new(span.doc_id, s, e).contains(gold))
+        })
+}
+
+/// How many differing questions of one (better, worse) pair carry each label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairCounts {
+    pub better: String,
+    pub worse: String,
+    pub questions: usize,
+    /// In the order of [`Label::ALL`].
+    pub per_label: Vec<usize>,
+}
+
+/// Label counts per (better, worse) pair, in first-seen order.
+pub fn label_counts(differences: &[Difference]) -> Vec<PairCounts> {
+    let mut pairs: Vec<PairCounts> = Vec::new();
+    for d in differences {
+        let pos = pairs
+            .iter()
+            .position(|p| p.better == d.better && p.worse == d.worse)
+            .unwrap_or_else(|| {
+                pairs.push(PairCounts {
+                    better: d.better.clone(),
+                    worse: d.worse.clone(),
+                    questions: 0,
+                    per_label: vec![0; Label::ALL.len()],
+                });
+                pairs.len() - 1
+            });
+        let pair = &mut pairs[pos];
+        pair.questions += 1;
+        for label in &d.labels {
+            if let Some(j) = Label::ALL.iter().position(|l| l == label) {
+                pair.per_label[j] += 1;
+            }
+        }
+    }
+    pairs
+}

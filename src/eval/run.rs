@@ -1,0 +1,124 @@
+//! Asks every question of one index and keeps what came back: the reading units' byte
+//! spans, their matched children, their token counts, and the search latency.
+
+use std::time::Instant;
+
+use super::build::BuiltIndex;
+use super::data::{Corpus, Question};
+use super::EvalError;
+use crate::retrieve::SearchRequest;
+use crate::store::{Access, Progress};
+
+/// The settings every strategy shares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Dimension of the built-in hash embedder.
+    pub embed_dim: usize,
+    /// Cut-offs of Hit@k, ascending; the largest is "the" k of the other metrics.
+    pub ks: Vec<usize>,
+    /// Token budget of the returned texts, if any.
+    pub token_budget: Option<usize>,
+}
+
+/// MRR is MRR@10, so searches return at least 10 units.
+pub const MRR_K: usize = 10;
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            embed_dim: 2048,
+            ks: vec![1, 3, 5],
+            token_budget: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The k of completeness, utilisation, Chroma's scores and input tokens.
+    pub fn k(&self) -> usize {
+        self.ks.iter().copied().max().unwrap_or(5)
+    }
+
+    fn search_k(&self) -> usize {
+        self.k().max(MRR_K)
+    }
+}
+
+/// One returned reading unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// Position of its document in the corpus.
+    pub doc: usize,
+    pub start: usize,
+    pub end: usize,
+    pub tokens: usize,
+    /// Byte spans of the matched children inside it.
+    pub children: Vec<(usize, usize)>,
+}
+
+/// What one question got back from one index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// Best first.
+    pub units: Vec<Unit>,
+    pub millis: f64,
+}
+
+/// Asks every question of `index`, in order, one at a time (so latencies are not skewed by
+/// concurrent searches); ACL off, near-duplicate removal off.
+pub fn ask_all(
+    index: &BuiltIndex,
+    corpus: &Corpus,
+    questions: &[Question],
+    settings: &Settings,
+    progress: &dyn Progress,
+) -> Result<Vec<Answer>, EvalError> {
+    progress.stage(
+        &format!("questions [{}]", index.strategy),
+        questions.len() as u64,
+    );
+    let mut answers = Vec::with_capacity(questions.len());
+    for question in questions {
+        answers.push(ask(index, corpus, question, settings)?);
+        progress.advance(1);
+    }
+    Ok(answers)
+}
+
+fn ask(
+    index: &BuiltIndex,
+    corpus: &Corpus,
+    question: &Question,
+    settings: &Settings,
+) -> Result<Answer, EvalError> {
+    let mut request = SearchRequest::text(question.text.as_str())
+        .access(Access::Unrestricted)
+        .k(settings.search_k())
+        .expand(index.strategy.expand());
+    request.token_budget = settings.token_budget;
+    // A threshold above 1 turns near-duplicate removal off: every strategy keeps all units.
+    request.dedup_threshold = 2.0;
+    let started = Instant::now();
+    let response = index.store.search(&request)?;
+    let millis = started.elapsed().as_secs_f64() * 1000.0;
+    let units = response
+        .results
+        .into_iter()
+        .map(|hit| {
+            let doc = corpus.index_of(&hit.doc_id).ok_or_else(|| {
+                EvalError::Invalid(format!(
+                    "the index returned unknown document `{}`",
+                    hit.doc_id
+                ))
+            })?;
+            Ok(Unit {
+                doc,
+                start: hit.start,
+                end: hit.end,
+                tokens: hit.tokens,
+                children: hit.children.iter().map(|c| (c.start, c.end)).collect(),
+            })
+        })
+        .collect::<Result<_, EvalError>>()?;
+    Ok(Answer { units, millis })
+}

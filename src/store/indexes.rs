@@ -1,0 +1,270 @@
+//! Named indexes over the one document set: create (built over every stored document),
+//! drop, list.
+
+use std::sync::Arc;
+
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+
+use super::error::{SearchError, StorageError, WriteError};
+use super::records::{decode, DocEntry, IndexRecord};
+use super::state::IndexState;
+use super::tables::*;
+use super::versions::{read_serving, validate_name};
+use super::write::{create_index_tables, empty_version, IndexBuild};
+use super::{
+    identity_of, now_ms, read_document, EmbedderIdentity, GraphParams, NoProgress, Progress, Store,
+    DEFAULT_INDEX,
+};
+use crate::chunk::ChunkSpec;
+use crate::document::Document;
+use crate::index::Metric;
+
+/// Who makes a new index's vectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexEmbedder {
+    /// An embedder registered with the store ([`super::StoreOptions::embedder`] or
+    /// [`Store::register_embedder`]), by name.
+    Registered(String),
+    /// None: every upsert brings this index's vectors ([`super::Batch::upsert_with_vectors`])
+    /// and text queries are refused. Only for a store without documents, since there is
+    /// nothing to embed the stored ones with.
+    VectorsOnly {
+        name: String,
+        dimension: u32,
+        metric: Metric,
+    },
+}
+
+/// How a new index cuts, embeds and links its chunks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexConfig {
+    pub spec: ChunkSpec,
+    pub embedder: IndexEmbedder,
+    pub graph: GraphParams,
+}
+
+/// One index, as `folio index list` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct IndexInfo {
+    pub name: String,
+    pub spec: ChunkSpec,
+    pub embedder: EmbedderIdentity,
+    pub graph: GraphParams,
+    /// The newest version.
+    pub head: u64,
+    /// The version the bare name serves (the head unless rolled back).
+    pub serving: u64,
+    /// Retained versions.
+    pub versions: u64,
+    pub created_ms: u64,
+}
+
+impl Store {
+    /// Creates index `name` and builds it over every stored document as its version 1.
+    pub fn create_index(&self, name: &str, config: IndexConfig) -> Result<u64, WriteError> {
+        self.create_index_with(name, config, &NoProgress)
+    }
+
+    /// Like [`Store::create_index`], reporting chunking, embedding and graph building.
+    /// Writers wait while the index is built, so it covers exactly the stored documents.
+    pub fn create_index_with(
+        &self,
+        name: &str,
+        config: IndexConfig,
+        progress: &dyn Progress,
+    ) -> Result<u64, WriteError> {
+        validate_name(name, "index")?;
+        let _writer = self.lock_writer();
+        if self.index(name).is_some() {
+            return Err(WriteError::IndexExists(name.to_string()));
+        }
+        let embedder = match &config.embedder {
+            IndexEmbedder::Registered(embedder) => identity_of(
+                self.embedder(embedder)
+                    .ok_or_else(|| {
+                        WriteError::InvalidArgument(format!(
+                            "no embedder `{embedder}` is registered with this store"
+                        ))
+                    })?
+                    .as_ref(),
+            ),
+            IndexEmbedder::VectorsOnly {
+                name: embedder,
+                dimension,
+                metric,
+            } => {
+                if *dimension == 0 {
+                    return Err(WriteError::InvalidArgument(
+                        "vector dimension must be at least 1".into(),
+                    ));
+                }
+                EmbedderIdentity {
+                    name: embedder.clone(),
+                    fingerprint: "vectors-only".into(),
+                    dimension: *dimension,
+                    metric: *metric,
+                }
+            }
+        };
+        let (docs, id) = {
+            let txn = self.db().begin_read()?;
+            if txn.open_table(ALIASES)?.get(name)?.is_some() {
+                return Err(WriteError::InvalidName {
+                    name: name.to_string(),
+                    reason: "an alias has this name".into(),
+                });
+            }
+            let docs = stored_documents(&txn)?;
+            let id = read_next_index(&txn)?;
+            (docs, id)
+        };
+        if matches!(config.embedder, IndexEmbedder::VectorsOnly { .. }) && !docs.is_empty() {
+            return Err(WriteError::InvalidArgument(format!(
+                "index `{name}` has no embedder, and the store has {} documents it could not \
+                 embed: create it before ingesting, or register an embedder",
+                docs.len()
+            )));
+        }
+        let record = IndexRecord {
+            id,
+            spec: config.spec,
+            embedder,
+            graph: config.graph,
+            head: 0,
+            next_child: 0,
+            next_parent: 0,
+            next_segment: 0,
+            created_ms: now_ms(),
+        };
+        let empty = Arc::new(IndexState::empty(
+            name,
+            record.clone(),
+            &empty_version(record.created_ms),
+        ));
+        let documents = docs.len() as u64;
+        let build = IndexBuild::prepare(self, &empty, docs, progress)?;
+        let txn = self.db().begin_write()?;
+        txn.open_table(META)?
+            .insert("next_index", (id + 1).to_le_bytes().as_slice())?;
+        create_index_tables(&txn, name, &record)?;
+        let state = build.write(&txn, documents)?;
+        txn.commit()?;
+        let version = state.head().version();
+        self.install(vec![Arc::new(state)]);
+        Ok(version)
+    }
+
+    /// Deletes index `name` and everything only it holds (chunks, segments, versions,
+    /// bitmaps, tags, its serving pin). Documents stay; revisions only its versions used
+    /// go at the next `gc`. Refused for `default` and while an alias routes to it.
+    pub fn drop_index(&self, name: &str) -> Result<(), WriteError> {
+        if name == DEFAULT_INDEX {
+            return Err(WriteError::InvalidArgument(
+                "the default index cannot be dropped (searches without an index use it)".into(),
+            ));
+        }
+        let _writer = self.lock_writer();
+        let state = self
+            .index(name)
+            .ok_or_else(|| WriteError::UnknownIndex(name.to_string()))?;
+        let id = state.id();
+        let txn = self.db().begin_write()?;
+        if let Some(alias) = self.aliases_of(&txn, id)?.into_iter().next() {
+            return Err(WriteError::IndexInUse {
+                index: name.to_string(),
+                alias,
+            });
+        }
+        txn.open_table(INDEXES)?.remove(name)?;
+        txn.open_table(DOC_CHUNKS)?
+            .retain_in((id, 0u64)..(id + 1, 0u64), |_, _| false)?;
+        txn.open_table(PARENTS)?
+            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+        txn.open_table(CHILDREN)?
+            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+        txn.open_table(SEGMENTS)?
+            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+        txn.open_table(SEGMENT_VECTORS)?
+            .retain_in((id, 0u32, 0u32)..(id + 1, 0u32, 0u32), |_, _| false)?;
+        txn.open_table(SEGMENT_GRAPHS)?
+            .retain_in((id, 0u32, 0u32)..(id + 1, 0u32, 0u32), |_, _| false)?;
+        txn.open_table(VERSIONS)?
+            .retain_in((id, 0u64)..(id + 1, 0u64), |_, _| false)?;
+        txn.open_table(ACL)?
+            .retain_in((id, "", 0u64)..(id + 1, "", 0u64), |_, _| false)?;
+        txn.open_table(TAGS)?
+            .retain_in((id, "")..(id + 1, ""), |_, _| false)?;
+        txn.open_table(SERVING)?.remove(id)?;
+        self.commit_deleting(txn, |indexes| {
+            indexes.remove(name);
+        })?;
+        Ok(())
+    }
+
+    /// The names of the aliases with a route to index `id`.
+    fn aliases_of(
+        &self,
+        txn: &redb::WriteTransaction,
+        id: u32,
+    ) -> Result<Vec<String>, StorageError> {
+        let mut out = Vec::new();
+        for entry in txn.open_table(ALIASES)?.iter()? {
+            let (name, value) = entry?;
+            let record: super::records::AliasRecord = decode(value.value(), "alias record")?;
+            if record.routes.iter().any(|r| r.index == id) {
+                out.push(name.value().to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every index with its settings, head and number of retained versions, by name.
+    pub fn list_indexes(&self) -> Result<Vec<IndexInfo>, SearchError> {
+        let (txn, indexes) = self.snapshot()?;
+        let versions = txn.open_table(VERSIONS)?;
+        let mut out = Vec::with_capacity(indexes.len());
+        for (name, state) in indexes {
+            let record = state.record();
+            let head = state.head().version();
+            let count = versions
+                .range((record.id, 0u64)..=(record.id, u64::MAX))?
+                .count() as u64;
+            out.push(IndexInfo {
+                name,
+                spec: record.spec,
+                embedder: record.embedder.clone(),
+                graph: record.graph,
+                head,
+                serving: read_serving(&txn, record.id)?.unwrap_or(head),
+                versions: count,
+                created_ms: record.created_ms,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn read_next_index(txn: &redb::ReadTransaction) -> Result<u32, StorageError> {
+    let meta = txn.open_table(META)?;
+    let value = meta
+        .get("next_index")?
+        .ok_or_else(|| StorageError::corrupt("meta next_index missing"))?;
+    let bytes: [u8; 4] = value
+        .value()
+        .try_into()
+        .map_err(|_| StorageError::corrupt("meta next_index is not 4 bytes"))?;
+    Ok(u32::from_le_bytes(bytes))
+}
+
+/// Every stored document at its current revision, with its ACL, by doc_id.
+fn stored_documents(txn: &redb::ReadTransaction) -> Result<Vec<(u64, Document)>, StorageError> {
+    let docs = txn.open_table(DOCS)?;
+    let mut out = Vec::with_capacity(docs.len()? as usize);
+    for entry in docs.iter()? {
+        let (_, value) = entry?;
+        let entry: DocEntry = decode(value.value(), "doc entry")?;
+        let rev = entry.rev;
+        out.push((rev, read_document(txn, entry)?));
+    }
+    Ok(out)
+}

@@ -152,7 +152,11 @@ fn specs_parse_into_chunk_specs() {
             path: "out/lc-rec.jsonl".into()
         }
     );
-    assert_eq!(Strategy::parse("structure:500/80").unwrap().overlap(), 80);
+    assert!(matches!(
+        Strategy::parse("structure:500/80").unwrap().kind,
+        StrategyKind::Builtin { spec, .. }
+            if spec.child == ChildStrategy::Structure { target: 500, overlap: 80 }
+    ));
 }
 
 #[test]

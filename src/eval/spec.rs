@@ -73,19 +73,6 @@ impl Strategy {
         })
     }
 
-    /// Characters (or tokens) consecutive children share by design; 0 for external chunks,
-    /// whose overlap is read from the chunks themselves.
-    pub fn overlap(&self) -> usize {
-        match &self.kind {
-            StrategyKind::Builtin { spec, .. } => match spec.child {
-                ChildStrategy::Structure { overlap, .. } | ChildStrategy::Fixed { overlap, .. } => {
-                    overlap
-                }
-            },
-            StrategyKind::External { .. } => 0,
-        }
-    }
-
     /// The expansion searches use: the parent, or a window of neighbouring children.
     pub fn expand(&self) -> Expand {
         match &self.kind {

@@ -28,6 +28,9 @@ pub enum RedbCheck {
     Passed,
     /// Run now: the file was damaged and redb repaired it (a problem is listed too).
     Repaired,
+    /// Run now: the file is damaged beyond repair (a problem says how); nothing else was
+    /// checked.
+    Failed,
     /// Not run now because other handles share this store; it ran when the store opened.
     #[default]
     AtOpen,
@@ -80,7 +83,7 @@ impl Store {
                     report.problem("redb found damaged pages and repaired the file".into());
                 }
                 Err(e) => {
-                    report.redb = RedbCheck::Passed;
+                    report.redb = RedbCheck::Failed;
                     report.problem(format!("redb: {e}"));
                     return Ok(report);
                 }

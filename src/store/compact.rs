@@ -266,8 +266,9 @@ fn merge(
     record.next_child = end;
     let mut live = head.live() - &moved;
     live.insert_range(base..end);
+    let plural = if chosen.len() == 1 { "" } else { "s" };
     let change = format!(
-        "compact {} segments: {kept} rows kept, {} dropped",
+        "compact {} segment{plural}: {kept} rows kept, {} dropped",
         chosen.len(),
         rows - kept
     );

@@ -125,6 +125,9 @@ impl Store {
                 docs.len()
             )));
         }
+        let next = id
+            .checked_add(1)
+            .ok_or_else(|| WriteError::InvalidArgument("no index ids left".into()))?;
         let record = IndexRecord {
             id,
             spec: config.spec,
@@ -145,7 +148,7 @@ impl Store {
         let build = IndexBuild::prepare(self, &empty, docs, progress)?;
         let txn = self.db().begin_write()?;
         txn.open_table(META)?
-            .insert("next_index", (id + 1).to_le_bytes().as_slice())?;
+            .insert("next_index", next.to_le_bytes().as_slice())?;
         create_index_tables(&txn, name, &record)?;
         let state = build.write(&txn, documents)?;
         txn.commit()?;
@@ -177,23 +180,25 @@ impl Store {
         }
         txn.open_table(INDEXES)?.remove(name)?;
         txn.open_table(DOC_CHUNKS)?
-            .retain_in((id, 0u64)..(id + 1, 0u64), |_, _| false)?;
+            .retain_in((id, 0u64)..=(id, u64::MAX), |_, _| false)?;
         txn.open_table(PARENTS)?
-            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+            .retain_in((id, 0u32)..=(id, u32::MAX), |_, _| false)?;
         txn.open_table(CHILDREN)?
-            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+            .retain_in((id, 0u32)..=(id, u32::MAX), |_, _| false)?;
         txn.open_table(SEGMENTS)?
-            .retain_in((id, 0u32)..(id + 1, 0u32), |_, _| false)?;
+            .retain_in((id, 0u32)..=(id, u32::MAX), |_, _| false)?;
         txn.open_table(SEGMENT_VECTORS)?
-            .retain_in((id, 0u32, 0u32)..(id + 1, 0u32, 0u32), |_, _| false)?;
+            .retain_in((id, 0u32, 0u32)..=(id, u32::MAX, u32::MAX), |_, _| false)?;
         txn.open_table(SEGMENT_GRAPHS)?
-            .retain_in((id, 0u32, 0u32)..(id + 1, 0u32, 0u32), |_, _| false)?;
+            .retain_in((id, 0u32, 0u32)..=(id, u32::MAX, u32::MAX), |_, _| false)?;
         txn.open_table(VERSIONS)?
-            .retain_in((id, 0u64)..(id + 1, 0u64), |_, _| false)?;
+            .retain_in((id, 0u64)..=(id, u64::MAX), |_, _| false)?;
         txn.open_table(ACL)?
-            .retain_in((id, "", 0u64)..(id + 1, "", 0u64), |_, _| false)?;
+            .retain_in((id, "", 0u64)..(id.saturating_add(1), "", 0u64), |_, _| {
+                false
+            })?;
         txn.open_table(TAGS)?
-            .retain_in((id, "")..(id + 1, ""), |_, _| false)?;
+            .retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
         txn.open_table(SERVING)?.remove(id)?;
         self.commit_deleting(txn, |indexes| {
             indexes.remove(name);

@@ -96,7 +96,10 @@ impl Store {
                 ),
                 None => 1,
             };
-            meta.insert("next_request", (id + 1).to_le_bytes().as_slice())?;
+            meta.insert(
+                "next_request",
+                id.saturating_add(1).to_le_bytes().as_slice(),
+            )?;
             txn.open_table(REQUEST_LOG)?
                 .insert(id, encode(request).as_slice())?;
             id

@@ -343,7 +343,7 @@ pub(crate) fn principals_in(
     index: u32,
 ) -> Result<Vec<String>, StorageError> {
     let mut out: Vec<String> = Vec::new();
-    for entry in table.range((index, "", 0u64)..(index + 1, "", 0u64))? {
+    for entry in table.range((index, "", 0u64)..(index.saturating_add(1), "", 0u64))? {
         let (key, _) = entry?;
         let principal = key.value().1;
         if !principal.is_empty() && out.last().map(String::as_str) != Some(principal) {

@@ -490,7 +490,10 @@ impl Store {
         let head = state.head().version();
         let serving = read_serving(&txn, id)?.unwrap_or(head);
         let mut tags: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-        for entry in txn.open_table(TAGS)?.range((id, "")..(id + 1, ""))? {
+        for entry in txn
+            .open_table(TAGS)?
+            .range((id, "")..(id.saturating_add(1), ""))?
+        {
             let (key, version) = entry?;
             tags.entry(version.value())
                 .or_default()

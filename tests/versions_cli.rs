@@ -1,0 +1,158 @@
+//! The version commands of `folio` end to end: indexes, versions, tags, aliases, routing,
+//! rollback, search through an alias with a route key and the request log, compaction,
+//! gc, and `check` (exit code 0 only when the store is consistent).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use redb::TableDefinition;
+
+fn folio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .output()
+        .expect("run folio")
+}
+
+/// Runs folio, requires success, returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = folio(args);
+    assert!(
+        out.status.success(),
+        "folio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn failing(args: &[&str]) -> String {
+    let out = folio(args);
+    assert!(!out.status.success(), "folio {args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn version_commands_end_to_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).expect("mkdir");
+    write(
+        &docs.join("deploy.md"),
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n",
+    );
+    write(&docs.join("lunch.txt"), "Lunch is served at noon.");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    write(&docs.join("lunch.txt"), "Lunch is served at one.");
+    // Version 2 replaces both documents; the merge policy then rewrites the dead segment
+    // as version 3.
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+
+    assert!(
+        ok(&["index", "create", s, "small", "--chunking", "structure:40"]).contains("version 1")
+    );
+    let list = ok(&["index", "list", s]);
+    assert!(
+        list.contains("default: head 3") && list.contains("small: head 1"),
+        "{list}"
+    );
+    assert!(failing(&["index", "create", s, "bad@name"]).contains("invalid name"));
+
+    let versions = ok(&["versions", s, "default"]);
+    assert_eq!(versions.lines().count(), 4, "{versions}");
+    assert!(
+        versions.contains("compact 1 segment: 0 rows kept"),
+        "{versions}"
+    );
+    ok(&["tag", s, "default@1", "first"]);
+    assert!(ok(&["versions", s, "default"]).contains("tag first"));
+
+    ok(&["alias", "set", s, "prod", "default@1:90,default@2:10"]);
+    assert!(failing(&["alias", "set", s, "bad", "default@1:60,default@2:30"]).contains("sum"));
+    assert!(ok(&["alias", "list", s]).contains("prod = default@1:90, default@2:10"));
+    let route = ok(&["route", s, "prod", "alice"]);
+    assert!(route.contains("default@1"), "{route}");
+
+    let out = ok(&[
+        "search",
+        s,
+        "roll back",
+        "--index",
+        "prod",
+        "--route-key",
+        "alice",
+        "--log",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (json["index"].as_str(), json["version"].as_u64()),
+        (Some("default"), Some(1))
+    );
+    let request = json["request_id"].as_u64().expect("logged");
+    let human = ok(&["search", s, "lunch", "--index", "default@first"]);
+    assert!(human.starts_with("default@1:"), "{human}");
+    ok(&[
+        "log",
+        "feedback",
+        s,
+        &request.to_string(),
+        "down",
+        "--note",
+        "stale",
+    ]);
+    let export = dir.path().join("log.jsonl");
+    ok(&["log", "export", s, "--out", export.to_str().expect("utf-8")]);
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&export)
+            .expect("export")
+            .lines()
+            .next()
+            .expect("one line"),
+    )
+    .expect("json line");
+    assert_eq!(line["target"], "prod");
+    assert_eq!(line["feedback"]["rating"], "thumb_down");
+
+    assert!(ok(&["rollback", s, "prod", "2"]).contains("default@2"));
+    assert!(ok(&["rollback", s, "default", "1"]).contains("serves version 1"));
+    assert!(ok(&["search", s, "lunch"]).starts_with("default@1:"));
+    ok(&["rollback", s, "default", "--unpin"]);
+    assert!(ok(&["search", s, "lunch"]).starts_with("default@3:"));
+
+    assert!(ok(&["compact", s]).contains("default: nothing to merge"));
+    let more = dir.path().join("more.txt");
+    write(&more, "Parking is in the basement.");
+    ok(&["ingest", s, more.to_str().expect("utf-8")]);
+    assert!(ok(&["compact", s, "--index", "default"]).contains("merged 2 segments into version 5"));
+    let gc = ok(&["gc", s, "--keep", "1"]);
+    assert!(gc.contains("default: kept versions [1, 2, 5]"), "{gc}");
+    assert!(failing(&["index", "drop", s, "default"]).contains("cannot be dropped"));
+    ok(&["index", "drop", s, "small"]);
+    assert!(ok(&["check", s]).contains("consistent"));
+
+    // A child record deleted behind folio's back: the check names it and exits non-zero.
+    {
+        let db = redb::Database::open(&store).expect("redb");
+        let txn = db.begin_write().expect("write");
+        let children: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+        let removed = txn
+            .open_table(children)
+            .expect("children")
+            .pop_last()
+            .expect("pop")
+            .is_some();
+        assert!(removed);
+        txn.commit().expect("commit");
+    }
+    let out = folio(&["check", s]);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("problem:"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inconsistent"));
+}

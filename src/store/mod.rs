@@ -56,6 +56,11 @@ pub const FORMAT_VERSION: u32 = 2;
 /// (see `storage-format.md`, "Format versions").
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
+/// redb's page cache. folio keeps vectors and graphs in its own memory once loaded, so
+/// redb's 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB
+/// for 148 MiB of data, +187 MiB with 16 MiB of cache).
+const REDB_CACHE_BYTES: usize = 64 << 20;
+
 /// The index every store starts with.
 pub const DEFAULT_INDEX: &str = "default";
 
@@ -211,9 +216,12 @@ impl Store {
         let db = if exists {
             Database::builder()
                 .set_check_integrity_on_open(true)
+                .set_cache_size(REDB_CACHE_BYTES)
                 .open(&path)
         } else {
-            Database::create(&path)
+            Database::builder()
+                .set_cache_size(REDB_CACHE_BYTES)
+                .create(&path)
         };
         let db = db.map_err(|e| open_error(&path, e))?;
         Store::from_db(db, path, !exists, options)

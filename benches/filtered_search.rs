@@ -4,45 +4,22 @@
 
 use std::hint::black_box;
 
+#[path = "../tests/common/vectors.rs"]
+mod test_vectors;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use folio::index::{
     exact_search, exact_search_all, search_with, Graph, HnswParams, Metric, SearchOptions,
     Strategy, VectorSet,
 };
 use roaring::RoaringBitmap;
-
-/// SplitMix64: deterministic data without extra crates.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn gauss(&mut self) -> f32 {
-        (0..4)
-            .map(|_| (self.next() >> 40) as f32 / (1u64 << 24) as f32)
-            .sum::<f32>()
-            - 2.0
-    }
-}
+use test_vectors::Blobs;
 
 /// `n` points in 100 Gaussian clusters, plus `queries` more from the same clusters.
 fn clustered(n: usize, queries: usize, dim: usize) -> (Vec<f32>, Vec<Vec<f32>>) {
-    let mut rng = Rng(1);
-    let centres: Vec<f32> = (0..100 * dim).map(|_| rng.gauss() * 3.0).collect();
-    let point = |rng: &mut Rng| {
-        let c = (rng.next() % 100) as usize;
-        (0..dim)
-            .map(|j| centres[c * dim + j] + rng.gauss())
-            .collect::<Vec<f32>>()
-    };
-    let data = (0..n).flat_map(|_| point(&mut rng)).collect();
-    let queries = (0..queries).map(|_| point(&mut rng)).collect();
+    let mut blobs = Blobs::new(1, dim, 100, 3.0);
+    let (data, _) = blobs.take(n);
+    let queries = (0..queries).map(|_| blobs.take(1).0).collect();
     (data, queries)
 }
 

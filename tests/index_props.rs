@@ -4,6 +4,9 @@
 
 use std::sync::OnceLock;
 
+#[path = "common/vectors.rs"]
+mod test_vectors;
+
 use folio::index::distance::score;
 use folio::index::{
     exact_search, exact_search_all, merge_top_k, search, search_with, Graph, HnswParams, Metric,
@@ -11,41 +14,11 @@ use folio::index::{
 };
 use proptest::prelude::*;
 use roaring::RoaringBitmap;
-
-/// Deterministic pseudo-random stream (SplitMix64), so fixtures need no extra crates.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Roughly normal (Irwin–Hall of 4).
-    fn gauss(&mut self) -> f32 {
-        (0..4).map(|_| self.unit()).sum::<f32>() - 2.0
-    }
-}
+use test_vectors::{Blobs, Rng};
 
 /// `n` points of dimension `dim` in `clusters` Gaussian blobs; returns data and labels.
 fn clustered(seed: u64, n: usize, dim: usize, clusters: usize) -> (Vec<f32>, Vec<usize>) {
-    let mut rng = Rng(seed);
-    let centres: Vec<f32> = (0..clusters * dim).map(|_| rng.gauss() * 4.0).collect();
-    let mut data = Vec::with_capacity(n * dim);
-    let mut labels = Vec::with_capacity(n);
-    for _ in 0..n {
-        let c = (rng.next() % clusters as u64) as usize;
-        labels.push(c);
-        data.extend((0..dim).map(|j| centres[c * dim + j] + rng.gauss()));
-    }
-    (data, labels)
+    Blobs::new(seed, dim, clusters, 4.0).take(n)
 }
 
 /// Brute force: score everything visible, sort, cut.
@@ -249,6 +222,30 @@ proptest! {
     }
 
     #[test]
+    fn gathered_scans_of_repeated_visible_sets_equal_brute_force(
+        sets in prop::collection::vec((0.0f64..0.04, any::<u64>()), 1..4),
+        searches in prop::collection::vec((0usize..4, 0usize..100, 1usize..30, plan()), 1..12),
+    ) {
+        // Small visible sets (under 1/32 of the rows) are scanned from gathered copies the
+        // segment keeps between searches (and shares between this test's threads).
+        let f = fixture();
+        let bitmaps: Vec<RoaringBitmap> = sets
+            .iter()
+            .map(|&(p, seed)| Visibility::Random { p, seed }.bitmap(f.base, FIXTURE_N, &f.labels))
+            .collect();
+        for (which, qi, k, strategy) in searches {
+            let visible = &bitmaps[which % bitmaps.len()];
+            let q = &f.queries[qi];
+            let options = SearchOptions { k, ef: None, strategy };
+            let (got, report) = f.segment.search_with(q, visible, options).unwrap();
+            check_search(&got, f.segment.vectors(), f.base, q, k, visible);
+            if report.path == SearchPath::Exact || report.path == SearchPath::GraphTopUp {
+                prop_assert_eq!(got, naive(f.segment.vectors(), f.base, q, k, visible));
+            }
+        }
+    }
+
+    #[test]
     fn graph_walks_are_filled_and_never_leak(
         qi in 0usize..100, k in 1usize..40, ef in prop::option::of(1usize..200), vis in visibility(),
         strategy in plan(),
@@ -266,40 +263,45 @@ proptest! {
 
     #[test]
     fn truncated_blobs_are_rejected(cut in 0usize..10_000, seed in any::<u64>()) {
-        let blob = small_graph(seed).encode();
+        let (data, graph) = small_graph(seed);
+        let vectors = VectorSet::new(&data, 8, Metric::L2).unwrap();
+        let blob = graph.encode();
         let cut = cut % blob.len();
-        prop_assert!(Graph::decode(&blob[..cut]).is_err());
+        prop_assert!(Graph::decode(&blob[..cut], vectors).is_err());
         let mut longer = blob.clone();
         longer.push(0);
-        prop_assert!(Graph::decode(&longer).is_err());
+        prop_assert!(Graph::decode(&longer, vectors).is_err());
     }
 
     #[test]
     fn corrupted_blobs_never_panic(seed in any::<u64>(), flips in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)) {
-        let graph = small_graph(seed);
+        let (data, graph) = small_graph(seed);
+        let vectors = VectorSet::new(&data, 8, Metric::L2).unwrap();
         let mut blob = graph.encode();
         for (at, byte) in flips {
             let at = at % blob.len();
             blob[at] ^= byte | 1;
         }
-        if let Ok(decoded) = Graph::decode(&blob) {
+        if let Ok(decoded) = Graph::decode(&blob, vectors) {
             search_any(&decoded);
         }
     }
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        if let Ok(decoded) = Graph::decode(&bytes) {
+        let data = [0.5f32; 8];
+        let vectors = VectorSet::new(&data, 8, Metric::L2).unwrap();
+        if let Ok(decoded) = Graph::decode(&bytes, vectors) {
             search_any(&decoded);
         }
     }
 }
 
-/// A graph over 60 random 8-d points.
-fn small_graph(seed: u64) -> Graph {
+/// A graph over 60 random 8-d points, and the points.
+fn small_graph(seed: u64) -> (Vec<f32>, Graph) {
     let (data, _) = clustered(seed, 60, 8, 3);
     let vectors = VectorSet::new(&data, 8, Metric::L2).unwrap();
-    Graph::build(
+    let graph = Graph::build(
         vectors,
         HnswParams {
             m: 4,
@@ -307,7 +309,8 @@ fn small_graph(seed: u64) -> Graph {
             seed,
         },
         &|_| {},
-    )
+    );
+    (data, graph)
 }
 
 /// Searches a decoded graph over dummy vectors of its shape, through every path.
@@ -417,7 +420,7 @@ fn paths_follow_the_visible_fraction() {
 fn round_trip_gives_identical_results() {
     let f = fixture();
     let graph = f.segment.graph().unwrap();
-    let decoded = Graph::decode(&graph.encode()).unwrap();
+    let decoded = Graph::decode(&graph.encode(), f.segment.vectors()).unwrap();
     assert_eq!(&decoded, graph);
     let vectors = f.segment.vectors();
     for (i, q) in f.queries.iter().enumerate() {

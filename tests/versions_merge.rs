@@ -101,8 +101,8 @@ fn recall(store: &Store, seed: &mut u64) -> f64 {
         folio::store::normalise(&mut q);
         let mut exact: Vec<(f32, u32)> = Vec::new();
         for segment in head.segments() {
-            let dim = segment.dimension();
-            for (row, v) in segment.vectors().chunks_exact(dim).enumerate() {
+            let dim = segment.index().dim();
+            for (row, v) in segment.index().rows().chunks_exact(dim).enumerate() {
                 let id = segment.base() + row as u32;
                 if visible.contains(id) {
                     exact.push((v.iter().zip(&q).map(|(a, b)| a * b).sum(), id));

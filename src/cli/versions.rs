@@ -1,4 +1,4 @@
-//! `folio index|versions|tag|alias|rollback|route|gc|check|compact|log`: indexes, versions
+//! `folio index|versions|tag|alias|rollback|route|gc|check|compact|compact-file|log`: indexes, versions
 //! and their names, maintenance, and the request log.
 
 use std::io::Write;
@@ -71,6 +71,13 @@ pub(crate) enum VersionsCommand {
         store: PathBuf,
         #[arg(long)]
         index: Option<String>,
+    },
+    /// Give the file back its free space (redb's compaction: pages move down, the free
+    /// tail is cut off); no other process may have the store open. Crash safe.
+    CompactFile {
+        store: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
     /// Export the request log, or give feedback on a logged search.
     #[command(subcommand)]
@@ -285,6 +292,27 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                     ),
                     None => println!("{name}: nothing to merge"),
                 }
+            }
+            Ok(())
+        }
+        VersionsCommand::CompactFile { store, json } => {
+            let done = open(&store)?.compact_file().map_err(err)?;
+            if json {
+                return print_json(&done);
+            }
+            if done.compacted {
+                println!(
+                    "{}: {} -> {} bytes",
+                    store.display(),
+                    done.bytes_before,
+                    done.bytes_after
+                );
+            } else {
+                println!(
+                    "{}: nothing to give back ({} bytes)",
+                    store.display(),
+                    done.bytes_after
+                );
             }
             Ok(())
         }

@@ -213,40 +213,35 @@ mod tests {
     use super::*;
     use crate::index::Metric;
 
-    fn naive(
-        vectors: VectorSet<'_>,
-        base: u32,
-        q: &[f32],
-        k: usize,
-        visible: &RoaringBitmap,
-    ) -> Vec<Neighbor> {
-        let mut all: Vec<Neighbor> = (0..vectors.len() as u32)
-            .filter(|&i| visible.contains(base + i))
-            .map(|i| Neighbor {
-                id: base + i,
-                score: crate::index::distance::score(vectors.metric(), q, vectors.row(i)),
+    /// The ranking of the tie-heavy data below, worked out rather than scored: row `i` is
+    /// `(i % 7, i % 7)`, so against `(3, 3)` its L2 score is `-2 d^2` with
+    /// `d = |i % 7 - 3|`, and rows with equal `d` tie exactly. `ids` must be ascending.
+    fn ranked(ids: impl IntoIterator<Item = u32>, k: usize) -> Vec<Neighbor> {
+        let d = |id: u32| ((id - 1000) % 7).abs_diff(3);
+        let mut ids: Vec<u32> = ids.into_iter().collect();
+        // Stable: ties keep ascending id order.
+        ids.sort_by_key(|&id| d(id));
+        ids.truncate(k);
+        ids.into_iter()
+            .map(|id| Neighbor {
+                id,
+                score: -2.0 * (d(id) * d(id)) as f32,
             })
-            .collect();
-        all.sort_by(Neighbor::rank);
-        all.truncate(k);
-        all
+            .collect()
     }
 
     #[test]
-    fn exact_matches_naive_and_breaks_ties_by_id() {
+    fn exact_matches_the_known_ranking_and_breaks_ties_by_id() {
         // Duplicated rows make exact ties.
         let data: Vec<f32> = (0..200).map(|i| ((i / 2) % 7) as f32).collect();
         let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();
         let visible: RoaringBitmap = (1000..1100).filter(|i| i % 3 != 0).collect();
         for k in [0, 1, 5, 100] {
             let got = exact_search(vs, 1000, &[3.0, 3.0], k, &visible);
-            assert_eq!(got, naive(vs, 1000, &[3.0, 3.0], k, &visible), "k={k}");
+            assert_eq!(got, ranked(&visible, k), "k={k}");
         }
         let all = exact_search_all(vs, 1000, &[3.0, 3.0], 4);
-        assert_eq!(
-            all,
-            naive(vs, 1000, &[3.0, 3.0], 4, &(1000..1100).collect())
-        );
+        assert_eq!(all, ranked(1000..1100, 4));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod distance;
 pub mod exact;
+mod gather;
 pub mod hnsw;
 pub mod planner;
 pub mod segment;

@@ -2,24 +2,29 @@
 
 use std::ops::Range;
 
+use ndarray::Array2;
 use roaring::RoaringBitmap;
 
 use super::distance::normalize;
 use super::exact::Neighbor;
+use super::gather::GatherCache;
 use super::hnsw::{Graph, HnswParams};
-use super::planner::{self, SearchReport};
+use super::planner::{self, SearchOptions, SearchReport, Strategy};
 use super::vectors::{ShapeError, VectorSet};
 use super::Metric;
 
 /// `len()` vectors with global ids `base..base + len()` and, once built or loaded, a graph
-/// over them. Immutable once built; the store rebuilds a segment to compact it.
+/// over them. Immutable once built; the store rebuilds a segment to compact it. Searches
+/// may run from many threads at once.
 #[derive(Debug, Clone)]
 pub struct SegmentIndex {
     base: u32,
-    dim: usize,
     metric: Metric,
-    vectors: Vec<f32>,
+    /// One row per vector, contiguous (unit length for cosine).
+    vectors: Array2<f32>,
     graph: Option<Graph>,
+    /// Copies of recent small visible sets (see `gather.rs`).
+    gathered: GatherCache,
 }
 
 impl SegmentIndex {
@@ -31,19 +36,35 @@ impl SegmentIndex {
         metric: Metric,
         mut vectors: Vec<f32>,
     ) -> Result<Self, ShapeError> {
+        if metric == Metric::Cosine && dim > 0 {
+            vectors.chunks_exact_mut(dim).for_each(normalize);
+        }
+        Self::prepared(base, dim, metric, vectors)
+    }
+
+    /// [`SegmentIndex::new`] over rows already as compared (unit length for cosine), e.g.
+    /// as read back from storage: kept bit for bit.
+    pub fn prepared(
+        base: u32,
+        dim: usize,
+        metric: Metric,
+        vectors: Vec<f32>,
+    ) -> Result<Self, ShapeError> {
         let len = VectorSet::new(&vectors, dim, metric)?.len();
         if base.checked_add(len as u32).is_none() {
             return Err(ShapeError::IdOverflow { base, len });
         }
-        if metric == Metric::Cosine {
-            vectors.chunks_exact_mut(dim).for_each(normalize);
-        }
+        let vectors =
+            Array2::from_shape_vec((len, dim), vectors).map_err(|_| ShapeError::Ragged {
+                len: len * dim,
+                dim,
+            })?;
         Ok(SegmentIndex {
             base,
-            dim,
             metric,
             vectors,
             graph: None,
+            gathered: GatherCache::default(),
         })
     }
 
@@ -66,8 +87,14 @@ impl SegmentIndex {
 
     /// The (normalised, for cosine) vectors.
     pub fn vectors(&self) -> VectorSet<'_> {
-        // Shape checked in `new`.
-        VectorSet::trusted(&self.vectors, self.dim, self.metric)
+        // Shape checked in `prepared`.
+        VectorSet::trusted(self.rows(), self.dim(), self.metric)
+    }
+
+    /// The vectors as one row-major slice.
+    pub fn rows(&self) -> &[f32] {
+        // Built by `from_shape_vec`, so standard (row-major, contiguous) layout.
+        self.vectors.as_slice().unwrap_or(&[])
     }
 
     /// Global id of the first vector.
@@ -82,12 +109,26 @@ impl SegmentIndex {
 
     /// Number of vectors.
     pub fn len(&self) -> usize {
-        self.vectors.len() / self.dim
+        self.vectors.nrows()
     }
 
     /// Whether the segment holds no vectors.
     pub fn is_empty(&self) -> bool {
-        self.vectors.is_empty()
+        self.len() == 0
+    }
+
+    /// Floats per vector.
+    pub fn dim(&self) -> usize {
+        self.vectors.ncols()
+    }
+
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// Visible sets currently held as gathered copies.
+    pub fn gathered_sets(&self) -> usize {
+        self.gathered.len()
     }
 
     /// Top-`k` among the global ids in `visible`; see [`planner::search`]. Fails on a
@@ -99,16 +140,33 @@ impl SegmentIndex {
         ef: Option<usize>,
         visible: &RoaringBitmap,
     ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
+        let options = SearchOptions {
+            k,
+            ef,
+            strategy: Strategy::Auto,
+        };
+        self.search_with(query, visible, options)
+    }
+
+    /// [`SegmentIndex::search`] with a [`Strategy`]; exact scans of a small visible set
+    /// (at most 1/32 of the rows) run over a gathered copy of its rows, kept for the next
+    /// search with the same set.
+    pub fn search_with(
+        &self,
+        query: &[f32],
+        visible: &RoaringBitmap,
+        options: SearchOptions,
+    ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
         let vectors = self.vectors();
         vectors.check_query(query)?;
-        Ok(planner::search(
+        Ok(planner::search_cached(
             vectors,
             self.graph.as_ref(),
             self.base,
             query,
-            k,
-            ef,
             visible,
+            options,
+            Some(&self.gathered),
         ))
     }
 }

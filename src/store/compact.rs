@@ -174,7 +174,7 @@ fn merge(
     let mut moved = RoaringBitmap::new();
     let mut data = Vec::new();
     for segment in &chosen {
-        let vectors = segment.vectors();
+        let vectors = segment.index().rows();
         for number in head.live().range(segment.ids()) {
             let row = (number - segment.base()) as usize * dim;
             let vector = vectors.get(row..row + dim).ok_or_else(|| {

@@ -37,6 +37,19 @@ pub enum OpenError {
         oldest: u32,
         supported: u32,
     },
+    /// Upgrading a file of an older format version in place failed. The upgrade is one
+    /// write transaction, so the file still holds the whole old store (or, when the failure
+    /// hit the final sync, the whole upgraded one); opening it again retries.
+    #[error(
+        "upgrading {path} from store format version {from} to {to} failed (the file still \
+         holds a whole store of one of the two; opening it again retries): {source}"
+    )]
+    Upgrade {
+        path: PathBuf,
+        from: u32,
+        to: u32,
+        source: StorageError,
+    },
     #[error("{0} is open in another process")]
     Locked(PathBuf),
     #[error(
@@ -109,6 +122,32 @@ pub enum SearchError {
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// [`crate::store::Store::compact_file`] did not run (nothing was changed), or failed part
+/// way (the file is then still a consistent store: see `storage-format.md`, "Giving the
+/// file back its free space").
+#[derive(Debug, thiserror::Error)]
+pub enum CompactFileError {
+    /// redb compacts only a database no one else is using: other handles (clones of the
+    /// [`crate::store::Store`], including those held by other threads) must be dropped first.
+    #[error("the store has {others} other open handle(s); drop them before compacting the file")]
+    InUse { others: usize },
+    /// A read or write transaction was still open inside redb.
+    #[error("a transaction is still in progress; finish it before compacting the file")]
+    TransactionInProgress,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<redb::CompactionError> for CompactFileError {
+    fn from(e: redb::CompactionError) -> Self {
+        match e {
+            redb::CompactionError::TransactionInProgress => CompactFileError::TransactionInProgress,
+            // folio makes no savepoints; a file that has some came from elsewhere.
+            other => CompactFileError::Storage(StorageError::Redb(other.into())),
+        }
+    }
 }
 
 /// The integrity check could not run to the end (what it found wrong is in its report).

@@ -1,11 +1,16 @@
 //! The values stored in the file, and their one encoding.
 //!
-//! Every record is bincode 2 with the configuration [`config`]: little-endian, fixed-width
-//! integers (`usize` as `u64`), strings and sequences prefixed by a `u64` length, `Option` by
-//! a `u8` tag, enums by a `u32` variant index. `storage-format.md` spells each record out
-//! byte by byte. Decoding never panics: a malformed value becomes [`StorageError::Corrupt`].
+//! Every record is bincode 2 with the configuration [`config`]: little-endian, variable-width
+//! integers (one byte below 251, else a marker byte 251/252/253 and a `u16`/`u32`/`u64`;
+//! `usize` as `u64`), strings and sequences prefixed by their length as such an integer,
+//! `Option` by a `u8` tag, enums by their variant index as such an integer, `f32` as 4
+//! bytes. `storage-format.md` spells each record out byte by byte. Decoding never panics:
+//! a malformed value becomes [`StorageError::Corrupt`].
+//!
+//! Files of format versions 1 and 2 stored the same records with fixed-width integers
+//! ([`legacy_config`]); `upgrade.rs` re-encodes them when such a file is opened.
 
-use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian, Varint};
 use roaring::RoaringBitmap;
 
 use super::error::StorageError;
@@ -15,9 +20,20 @@ use crate::index::Metric;
 /// No record may claim more than this many bytes; a corrupted length fails before allocating.
 const MAX_RECORD: usize = 1 << 30;
 
-type Config = Configuration<LittleEndian, Fixint, Limit<MAX_RECORD>>;
+type Config = Configuration<LittleEndian, Varint, Limit<MAX_RECORD>>;
+type LegacyConfig = Configuration<LittleEndian, Fixint, Limit<MAX_RECORD>>;
 
+/// The record encoding of format version 3.
 pub(crate) fn config() -> Config {
+    bincode::config::standard()
+        .with_little_endian()
+        .with_variable_int_encoding()
+        .with_limit::<MAX_RECORD>()
+}
+
+/// The record encoding of format versions 1 and 2: fixed-width integers (`u32` 4 bytes,
+/// `u64`/`usize` and every length 8, enum variant indexes 4). Only read, to upgrade.
+pub(crate) fn legacy_config() -> LegacyConfig {
     bincode::config::standard()
         .with_little_endian()
         .with_fixed_int_encoding()
@@ -32,7 +48,23 @@ pub(crate) fn encode<T: bincode::Encode>(value: &T) -> Vec<u8> {
 
 /// Decodes a whole value; trailing bytes are corruption too.
 pub(crate) fn decode<T: bincode::Decode<()>>(bytes: &[u8], what: &str) -> Result<T, StorageError> {
-    match bincode::decode_from_slice::<T, _>(bytes, config()) {
+    decode_with(bytes, what, config())
+}
+
+/// Decodes a whole value written by format version 1 or 2 ([`legacy_config`]).
+pub(crate) fn decode_legacy<T: bincode::Decode<()>>(
+    bytes: &[u8],
+    what: &str,
+) -> Result<T, StorageError> {
+    decode_with(bytes, what, legacy_config())
+}
+
+fn decode_with<T: bincode::Decode<()>, C: bincode::config::Config>(
+    bytes: &[u8],
+    what: &str,
+    config: C,
+) -> Result<T, StorageError> {
+    match bincode::decode_from_slice::<T, _>(bytes, config) {
         Ok((value, used)) if used == bytes.len() => Ok(value),
         Ok(_) => Err(StorageError::corrupt(format!("{what}: trailing bytes"))),
         Err(e) => Err(StorageError::corrupt(format!("{what}: {e}"))),
@@ -200,4 +232,75 @@ pub(crate) struct AliasRoute {
     pub version: u64,
     /// Percent of the keys routed here, 1..=100.
     pub weight: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte layout `storage-format.md` documents.
+    #[test]
+    fn records_use_the_documented_varint_layout() {
+        let cases: [(u64, &[u8]); 8] = [
+            (0, &[0]),
+            (250, &[250]),
+            (251, &[251, 251, 0]),
+            (65_535, &[251, 255, 255]),
+            (65_536, &[252, 0, 0, 1, 0]),
+            (u32::MAX as u64, &[252, 255, 255, 255, 255]),
+            (1 << 32, &[253, 0, 0, 0, 0, 1, 0, 0, 0]),
+            (u64::MAX, &[253, 255, 255, 255, 255, 255, 255, 255, 255]),
+        ];
+        for (value, bytes) in cases {
+            assert_eq!(encode(&value), bytes, "{value}");
+            assert_eq!(decode::<u64>(bytes, "u64").expect("decodes"), value);
+        }
+        assert_eq!(encode(&300u32), [251, 44, 1]);
+        assert_eq!(encode(&300usize), [251, 44, 1]);
+        assert_eq!(encode(&String::from("ab")), [2, b'a', b'b']);
+        assert_eq!(encode(&vec![1u32, 2]), [2, 1, 2]);
+        assert_eq!(encode(&Some(true)), [1, 1]);
+        assert_eq!(encode(&Metric::L2), [2]);
+        assert_eq!(encode(&1.5f32), 1.5f32.to_le_bytes());
+        let child = ChildRecord {
+            parent: 7,
+            parent_ordinal: 0,
+            rev: 1000,
+            ordinal: 3,
+            start: 0,
+            end: 300,
+            section_path: vec!["A".into()],
+            oversized: false,
+        };
+        let bytes = encode(&child);
+        assert_eq!(bytes, [7, 0, 251, 232, 3, 3, 0, 251, 44, 1, 1, 1, b'A', 0]);
+        assert_eq!(
+            decode::<ChildRecord>(&bytes, "child").expect("decodes"),
+            child
+        );
+    }
+
+    /// Formats 1 and 2 wrote fixed-width integers; only `decode_legacy` reads them.
+    #[test]
+    fn legacy_records_decode_with_the_legacy_config_only() {
+        let child = ChildRecord {
+            parent: 7,
+            parent_ordinal: 0,
+            rev: 1000,
+            ordinal: 3,
+            start: 0,
+            end: 300,
+            section_path: vec!["A".into()],
+            oversized: false,
+        };
+        let legacy = bincode::encode_to_vec(&child, legacy_config()).expect("encodes");
+        // section_path: a u64 count, then one string: a u64 length and its byte.
+        assert_eq!(legacy.len(), 4 + 4 + 8 + 4 + 8 + 8 + (8 + 8 + 1) + 1);
+        assert_eq!(
+            decode_legacy::<ChildRecord>(&legacy, "child").expect("decodes"),
+            child
+        );
+        assert!(decode::<ChildRecord>(&legacy, "child").is_err());
+        assert!(decode_legacy::<ChildRecord>(&encode(&child), "child").is_err());
+    }
 }

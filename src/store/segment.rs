@@ -1,6 +1,5 @@
 //! Segments: immutable runs of child vectors, with an optional graph, stored in blocks.
 
-use ndarray::Array2;
 use redb::{ReadTransaction, WriteTransaction};
 
 use super::error::StorageError;
@@ -10,9 +9,8 @@ use roaring::RoaringBitmap;
 
 use crate::index::exact::Neighbor;
 use crate::index::hnsw::Graph;
-use crate::index::planner::{self, SearchReport};
-use crate::index::vectors::VectorSet;
-use crate::index::Metric;
+use crate::index::planner::SearchReport;
+use crate::index::SegmentIndex;
 
 /// Values are kept near this size so no single redb value grows with the index. Just under
 /// 1 MiB: a value of exactly 1 MiB plus redb's page header takes a 2 MiB page (measured:
@@ -20,70 +18,46 @@ use crate::index::Metric;
 const BLOCK_BYTES: usize = (1 << 20) - 4096;
 
 /// An immutable run of child vectors with global ids `base..base + len`, and its graph
-/// when it is large enough to need one.
+/// when it is large enough to need one: an [`SegmentIndex`] with its storage id.
 pub struct Segment {
     id: u32,
-    base: u32,
-    metric: Metric,
-    /// One row per child, contiguous (cosine rows are unit length).
-    vectors: Array2<f32>,
-    graph: Option<Graph>,
+    index: SegmentIndex,
 }
 
 impl Segment {
-    pub(crate) fn new(
-        id: u32,
-        base: u32,
-        metric: Metric,
-        vectors: Array2<f32>,
-        graph: Option<Graph>,
-    ) -> Self {
-        Segment {
-            id,
-            base,
-            metric,
-            vectors,
-            graph,
-        }
+    pub(crate) fn new(id: u32, index: SegmentIndex) -> Self {
+        Segment { id, index }
     }
 
     pub fn id(&self) -> u32 {
         self.id
     }
 
+    /// The vectors, graph and search of this segment.
+    pub fn index(&self) -> &SegmentIndex {
+        &self.index
+    }
+
     /// The global id of the first row.
     pub fn base(&self) -> u32 {
-        self.base
+        self.index.base()
     }
 
     pub fn len(&self) -> usize {
-        self.vectors.nrows()
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.vectors.nrows() == 0
-    }
-
-    pub fn dimension(&self) -> usize {
-        self.vectors.ncols()
-    }
-
-    pub fn metric(&self) -> Metric {
-        self.metric
+        self.index.is_empty()
     }
 
     pub fn has_graph(&self) -> bool {
-        self.graph.is_some()
-    }
-
-    /// The row-major vector matrix.
-    pub fn vectors(&self) -> &[f32] {
-        self.vectors.as_slice().unwrap_or(&[])
+        self.index.graph().is_some()
     }
 
     /// The global ids of this segment.
     pub fn ids(&self) -> std::ops::Range<u32> {
-        self.base..self.base + self.len() as u32
+        self.index.ids()
     }
 
     /// The best `k` visible children of this segment, or `None` when none is visible.
@@ -97,17 +71,8 @@ impl Segment {
         if visible.range_cardinality(self.ids()) == 0 {
             return None;
         }
-        // Shapes were checked when the segment was built or loaded, so this cannot fail.
-        let vectors = VectorSet::new(self.vectors(), self.dimension(), self.metric).ok()?;
-        Some(planner::search(
-            vectors,
-            self.graph.as_ref(),
-            self.base,
-            query,
-            k,
-            ef,
-            visible,
-        ))
+        // Callers embed with the index's embedder, so a wrong dimension means no match.
+        self.index.search(query, k, ef, visible).ok()
     }
 
     pub(crate) fn load(
@@ -147,47 +112,40 @@ impl Segment {
                     .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             );
         }
-        let matrix = Array2::from_shape_vec((rows, dim), data).map_err(|_| {
-            StorageError::corrupt(format!("segment {id} holds the wrong number of floats"))
-        })?;
-        let graph = if record.graph_blocks == 0 {
-            None
-        } else {
-            let graphs = txn.open_table(SEGMENT_GRAPHS)?;
-            let mut bytes = Vec::new();
-            for block in 0..record.graph_blocks {
-                let value = graphs.get((index.id, id, block))?.ok_or_else(|| {
-                    StorageError::corrupt(format!("segment {id} graph block {block} missing"))
-                })?;
-                bytes.extend_from_slice(value.value());
-            }
-            let graph = Graph::decode(&bytes)
-                .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
-            let vectors =
-                VectorSet::new(matrix.as_slice().unwrap_or(&[]), dim, index.embedder.metric)
-                    .map_err(|e| StorageError::corrupt(format!("segment {id}: {e}")))?;
-            graph
-                .check_vectors(vectors)
-                .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
-            Some(graph)
-        };
-        Ok(Segment::new(
-            id,
-            record.base,
-            index.embedder.metric,
-            matrix,
-            graph,
-        ))
+        if data.len() != rows * dim {
+            return Err(StorageError::corrupt(format!(
+                "segment {id} holds the wrong number of floats"
+            )));
+        }
+        let segment = SegmentIndex::prepared(record.base, dim, index.embedder.metric, data)
+            .map_err(|e| StorageError::corrupt(format!("segment {id}: {e}")))?;
+        if record.graph_blocks == 0 {
+            return Ok(Segment::new(id, segment));
+        }
+        let graphs = txn.open_table(SEGMENT_GRAPHS)?;
+        let mut bytes = Vec::new();
+        for block in 0..record.graph_blocks {
+            let value = graphs.get((index.id, id, block))?.ok_or_else(|| {
+                StorageError::corrupt(format!("segment {id} graph block {block} missing"))
+            })?;
+            bytes.extend_from_slice(value.value());
+        }
+        let graph = Graph::decode(&bytes, segment.vectors())
+            .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
+        let segment = segment
+            .with_graph(graph)
+            .map_err(|e| StorageError::corrupt(format!("segment {id} graph: {e}")))?;
+        Ok(Segment::new(id, segment))
     }
 
     /// Writes the segment's record, vector blocks and graph blocks.
     pub(crate) fn write(&self, txn: &WriteTransaction, index: u32) -> Result<(), StorageError> {
-        let dim = self.dimension().max(1);
+        let dim = self.index.dim();
         let rows_per_block = (BLOCK_BYTES / (dim * 4)).max(1);
         let mut vectors = txn.open_table(SEGMENT_VECTORS)?;
         let mut vector_blocks = 0u32;
         let mut buffer = Vec::with_capacity(rows_per_block * dim * 4);
-        for rows in self.vectors().chunks(rows_per_block * dim) {
+        for rows in self.index.rows().chunks(rows_per_block * dim) {
             buffer.clear();
             for x in rows {
                 buffer.extend_from_slice(&x.to_le_bytes());
@@ -196,7 +154,7 @@ impl Segment {
             vector_blocks += 1;
         }
         let mut graph_blocks = 0u32;
-        if let Some(graph) = &self.graph {
+        if let Some(graph) = self.index.graph() {
             let mut graphs = txn.open_table(SEGMENT_GRAPHS)?;
             for piece in graph.encode().chunks(BLOCK_BYTES) {
                 graphs.insert((index, self.id, graph_blocks), piece)?;
@@ -204,9 +162,9 @@ impl Segment {
             }
         }
         let record = SegmentRecord {
-            base: self.base,
+            base: self.base(),
             count: self.len() as u32,
-            dimension: self.dimension() as u32,
+            dimension: dim as u32,
             vector_blocks,
             graph_blocks,
         };

@@ -5,7 +5,6 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use ndarray::Array2;
 use rayon::prelude::*;
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
@@ -22,9 +21,9 @@ use super::{now_ms, Store};
 use crate::chunk::{chunk_document, embed_text, Chunked};
 use crate::document::Document;
 use crate::embed::validate;
-use crate::index::hnsw::{Graph, HnswParams};
-use crate::index::vectors::VectorSet;
+use crate::index::hnsw::HnswParams;
 use crate::index::Metric;
+use crate::index::SegmentIndex;
 
 /// Reports the progress of long writes (a terminal progress bar, a log line).
 pub trait Progress: Sync {
@@ -444,31 +443,18 @@ pub(crate) fn build_segment(
     progress: &dyn Progress,
 ) -> Result<Segment, WriteError> {
     let dim = record.embedder.dimension as usize;
-    let rows = data.len() / dim.max(1);
-    let graph = if rows >= record.graph.min_graph_size as usize {
-        progress.stage("graph", rows as u64);
+    let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)
+        .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
+    if segment.len() >= record.graph.min_graph_size as usize {
+        progress.stage("graph", segment.len() as u64);
         let params = HnswParams {
             m: record.graph.m as usize,
             ef_construction: record.graph.ef_construction as usize,
             ..HnswParams::default()
         };
-        let vectors = VectorSet::new(&data, dim, record.embedder.metric)
-            .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
-        Some(Graph::build(vectors, params, &|done| {
-            progress.set_done(done as u64)
-        }))
-    } else {
-        None
-    };
-    let matrix = Array2::from_shape_vec((rows, dim), data)
-        .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
-    Ok(Segment::new(
-        id,
-        base,
-        record.embedder.metric,
-        matrix,
-        graph,
-    ))
+        segment.build_graph(params, &|done| progress.set_done(done as u64));
+    }
+    Ok(Segment::new(id, segment))
 }
 
 pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {

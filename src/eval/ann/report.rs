@@ -24,6 +24,10 @@ pub struct BuildRecord {
     pub seconds: f64,
     /// The graph part of `seconds` (`None` if the store reported no graph stage).
     pub graph_seconds: Option<f64>,
+    /// The part of `seconds` spent giving the file back its free space
+    /// ([`crate::store::Store::compact_file`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_seconds: Option<f64>,
     pub n: usize,
     /// The store file's size.
     pub index_bytes: u64,
@@ -342,10 +346,19 @@ fn build_table(out: &mut String, b: &BuildRecord) {
 }
 
 fn build_details(out: &mut String, b: &BuildRecord, meta: &RunMeta) {
-    let graph = b
-        .graph_seconds
-        .map(|g| format!(" (graph {g:.1} s)"))
-        .unwrap_or_default();
+    let parts: Vec<String> = [
+        b.graph_seconds.map(|g| format!("graph {g:.1} s")),
+        b.compact_seconds
+            .map(|c| format!("file compaction {c:.1} s")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let graph = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
     let reference = vectors_and_links(meta);
     let _ = writeln!(
         out,

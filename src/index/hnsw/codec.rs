@@ -4,10 +4,16 @@
 
 use super::quant::Codes;
 use super::{Entry, Graph, HnswParams, Links, MAX_LEVEL};
+use crate::index::vectors::{ShapeError, VectorSet};
 use crate::index::Metric;
 
 const MAGIC: [u8; 4] = *b"FHNS";
-const VERSION: u32 = 1;
+/// The version [`Graph::encode`] writes. Version 1 also stored the 8-bit codes (n · dim
+/// bytes, a quarter of the f32 vectors' size); version 2 keeps only the quantiser's
+/// ranges and [`Graph::decode`] recomputes the codes from the segment's vectors.
+const VERSION: u32 = 2;
+/// The oldest version [`Graph::decode`] reads.
+const VERSION_WITH_CODES: u32 = 1;
 const HEADER: usize = 44;
 /// Bounds that keep a hostile header from asking for absurd allocations.
 const MAX_DIM: u32 = 1 << 16;
@@ -38,6 +44,10 @@ pub enum GraphDecodeError {
         layer: usize,
         neighbour: u32,
     },
+    /// The vectors handed to [`Graph::decode`] are not the ones the graph was built over
+    /// (another row count, dimension or metric).
+    #[error("graph does not fit its segment's vectors: {0}")]
+    Vectors(ShapeError),
 }
 
 impl Graph {
@@ -49,7 +59,7 @@ impl Graph {
     /// | offset | size | field |
     /// | --- | --- | --- |
     /// | 0 | 4 | magic `b"FHNS"` |
-    /// | 4 | 4 | format version, `u32` = 1 |
+    /// | 4 | 4 | format version, `u32` = 2 |
     /// | 8 | 4 | metric, `u32`: 0 cosine, 1 dot, 2 l2 |
     /// | 12 | 4 | dim, `u32` |
     /// | 16 | 4 | n (nodes), `u32` |
@@ -63,9 +73,15 @@ impl Graph {
     /// | … | 4 · L · (1 + M) | upper lists, L = Σ levels: per node, layers 1..=level, each a count then M slots |
     /// | … | 4 · dim | quantiser offsets, `f32` per dimension |
     /// | … | 4 · dim | quantiser scales, `f32` per dimension |
-    /// | … | n · dim, padded to a multiple of 4 with zeros | 8-bit codes, row by row |
     ///
-    /// The byte length must match exactly.
+    /// The byte length must match exactly. The 8-bit codes the walks use are not stored:
+    /// code `j` of row `i` is `((x - offset[j]) / scale[j]).round()` saturated to `0..=255`
+    /// (0 where `scale[j]` is not positive), `x` being element `j` of the segment's row `i`
+    /// as stored, computed in `f32` exactly as when the graph was built, so
+    /// [`Graph::decode`] gets the same bytes back.
+    ///
+    /// Version 1 (still decoded) is the same up to the scales, followed by the codes:
+    /// n · dim bytes, row by row, padded to a multiple of 4 with zeros.
     pub fn encode(&self) -> Vec<u8> {
         let links = &self.links;
         let padded = self.levels.len().next_multiple_of(4);
@@ -96,28 +112,49 @@ impl Graph {
         for &x in self.codes.offset.iter().chain(&self.codes.scale) {
             out.extend_from_slice(&x.to_le_bytes());
         }
-        out.extend_from_slice(&self.codes.bytes);
-        out.resize(out.len().next_multiple_of(4), 0);
         out
     }
 
-    /// Parses and validates [`Graph::encode`] output. Never panics, whatever the input:
-    /// every length, count, level and neighbour id is checked, so a decoded graph is safe
-    /// to search (over vectors that pass [`Graph::check_vectors`]).
-    pub fn decode(bytes: &[u8]) -> Result<Graph, GraphDecodeError> {
+    /// Parses and validates [`Graph::encode`] output (format version 2, or version 1 with
+    /// stored codes) for the segment whose vectors are `vectors`: the rows the graph was
+    /// built over, bit for bit as they were then (for cosine, the normalised rows the
+    /// segment stores). Version 2 blobs get their 8-bit codes recomputed from `vectors`
+    /// with the stored quantiser ranges, the same arithmetic as the build, so the codes
+    /// are identical to the ones built; version 1 blobs keep their stored codes.
+    ///
+    /// Never panics, whatever the bytes and whatever the vectors: every length, count,
+    /// level and neighbour id is checked, and vectors of another row count, dimension or
+    /// metric than the header's are refused ([`GraphDecodeError::Vectors`]), so a decoded
+    /// graph is safe to search over `vectors`. Allocation is bounded by the input: the
+    /// recomputed codes take one byte per float of `vectors`.
+    pub fn decode(bytes: &[u8], vectors: VectorSet<'_>) -> Result<Graph, GraphDecodeError> {
         let header = Header::parse(bytes)?;
         let (n, m, dim) = (header.n as usize, header.m as usize, header.dim as usize);
+        if vectors.len() != n || vectors.dim() != dim || vectors.metric() != header.metric {
+            return Err(GraphDecodeError::Vectors(ShapeError::GraphMismatch {
+                graph_len: n,
+                graph_dim: dim,
+                graph_metric: header.metric,
+                len: vectors.len(),
+                dim: vectors.dim(),
+                metric: vectors.metric(),
+            }));
+        }
         let levels_end = HEADER + n.next_multiple_of(4);
         let levels = bytes
             .get(HEADER..HEADER + n)
             .ok_or(GraphDecodeError::TooShort(bytes.len()))?;
         let upper_lists: u64 = levels.iter().map(|&l| u64::from(l)).sum();
         // In u64: with n < 2^32, m <= 2^10 and dim <= 2^16 nothing here overflows.
-        let code_bytes = n as u64 * dim as u64;
+        let stored_codes = if header.version == VERSION_WITH_CODES {
+            (n as u64 * dim as u64).next_multiple_of(4)
+        } else {
+            0
+        };
         let expected = levels_end as u64
             + 4 * (n as u64 * (1 + 2 * m as u64) + upper_lists * (1 + m as u64))
             + 8 * dim as u64
-            + code_bytes.next_multiple_of(4);
+            + stored_codes;
         if expected != bytes.len() as u64 {
             return Err(GraphDecodeError::Length {
                 expected,
@@ -140,7 +177,7 @@ impl Graph {
             }
             upper_start.push(upper_start[node] + usize::from(level));
         }
-        let graph = Graph {
+        let mut graph = Graph {
             metric: header.metric,
             dim: header.dim as usize,
             params: HnswParams {
@@ -160,10 +197,16 @@ impl Graph {
             codes: Codes {
                 offset: read_f32s(&bytes[upper_end..scales_start]),
                 scale: read_f32s(&bytes[scales_start..codes_start]),
-                bytes: bytes[codes_start..codes_start + n * dim].to_vec(),
+                bytes: Vec::new(),
             },
         };
         graph.validate()?;
+        if header.version == VERSION_WITH_CODES {
+            graph.codes.bytes = bytes[codes_start..codes_start + n * dim].to_vec();
+        } else {
+            // Shape checked above: `vectors` has `n` rows of `dim` floats.
+            graph.codes.recompute(vectors);
+        }
         Ok(graph)
     }
 
@@ -211,6 +254,7 @@ impl Graph {
 }
 
 struct Header {
+    version: u32,
     metric: Metric,
     dim: u32,
     n: u32,
@@ -234,8 +278,9 @@ impl Header {
             field,
             value: u64::from(value),
         };
-        if word(4) != VERSION {
-            return Err(GraphDecodeError::UnsupportedVersion(word(4)));
+        let version = word(4);
+        if !(VERSION_WITH_CODES..=VERSION).contains(&version) {
+            return Err(GraphDecodeError::UnsupportedVersion(version));
         }
         let metric = match word(8) {
             0 => Metric::Cosine,
@@ -269,6 +314,7 @@ impl Header {
             }),
         };
         Ok(Header {
+            version,
             metric,
             dim,
             n,

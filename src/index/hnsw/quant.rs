@@ -75,6 +75,17 @@ impl Codes {
     }
 }
 
+impl Codes {
+    /// Replaces the codes with those of every row of `vectors` (of this table's
+    /// dimension) under the ranges already held: what decoding a graph stored without its
+    /// codes does. [`Codes::extend`] computes them, the same `f32` arithmetic as when the
+    /// graph was built, so the same rows give the same bytes.
+    pub(crate) fn recompute(&mut self, vectors: VectorSet<'_>) {
+        self.bytes = Vec::with_capacity(vectors.len() * self.dim());
+        self.extend(vectors);
+    }
+}
+
 /// A query prepared against a [`Codes`] table: `score(code)` approximates the exact score
 /// of the coded vector (up to a per-query constant for L2, which does not change order).
 pub(crate) struct QuantQuery<'a> {
@@ -132,6 +143,10 @@ impl<'a> QuantQuery<'a> {
 
 fn kernel() -> Kernel {
     #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f") {
+        return avx512::score;
+    }
+    #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
         return avx2::score;
     }
@@ -174,6 +189,7 @@ mod avx2 {
     use std::arch::x86_64::*;
 
     use super::QuantQuery;
+    use crate::index::distance::avx2::hsum;
 
     pub(super) fn score(q: &QuantQuery<'_>, code: &[u8]) -> f32 {
         // SAFETY: installed by `kernel()` only after AVX2 and FMA were detected.
@@ -237,12 +253,69 @@ mod avx2 {
         let bytes = unsafe { _mm_loadl_epi64(p.cast::<__m128i>()) };
         _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes))
     }
+}
 
-    #[target_feature(enable = "avx2,fma")]
-    fn hsum(v: __m256) -> f32 {
-        let pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        let quad = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
-        _mm_cvtss_f32(_mm_add_ss(quad, _mm_shuffle_ps(quad, quad, 1)))
+/// The AVX2 kernel at sixteen lanes (see `distance::avx512`).
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::QuantQuery;
+
+    pub(super) fn score(q: &QuantQuery<'_>, code: &[u8]) -> f32 {
+        // SAFETY: installed by `kernel()` only after AVX-512F was detected.
+        unsafe { score_impl(q, code) }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn score_impl(q: &QuantQuery<'_>, code: &[u8]) -> f32 {
+        let len = code.len().min(q.weights.len()).min(q.scale.len());
+        let (pc, pw, ps) = (code.as_ptr(), q.weights.as_ptr(), q.scale.as_ptr());
+        let (mut acc0, mut acc1) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+        let mut i = 0;
+        // SAFETY (loads below): `i + 32 <= len` (or `i + 16 <= len`) is checked first, and
+        // `len` bounds all three slices; `_mm_loadu_si128` reads 16 bytes.
+        let step = |i: usize, acc: &mut __m512| {
+            let c = unsafe { widen(pc.add(i)) };
+            let w = unsafe { _mm512_loadu_ps(pw.add(i)) };
+            *acc = if q.l2 {
+                let d = _mm512_fnmadd_ps(unsafe { _mm512_loadu_ps(ps.add(i)) }, c, w);
+                _mm512_fmadd_ps(d, d, *acc)
+            } else {
+                _mm512_fmadd_ps(w, c, *acc)
+            };
+        };
+        while i + 32 <= len {
+            step(i, &mut acc0);
+            step(i + 16, &mut acc1);
+            i += 32;
+        }
+        if i + 16 <= len {
+            step(i, &mut acc0);
+            i += 16;
+        }
+        let mut sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+        for (j, &c) in code.iter().enumerate().take(len).skip(i) {
+            sum += super::term(q, j, c);
+        }
+        if q.l2 {
+            -sum
+        } else {
+            sum + q.bias
+        }
+    }
+
+    /// Sixteen bytes at `p` as sixteen f32.
+    ///
+    /// # Safety
+    /// `p..p + 16` must be readable; the CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn widen(p: *const u8) -> __m512 {
+        // SAFETY: the caller guarantees 16 readable bytes; the load is unaligned.
+        let bytes = unsafe { _mm_loadu_si128(p.cast::<__m128i>()) };
+        _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes))
     }
 }
 
@@ -278,10 +351,22 @@ mod tests {
                     (exact - approx).abs() <= bound + 1e-3,
                     "{metric:?} {exact} {approx} {bound}"
                 );
-                assert!(
-                    (scalar_score(&prepared, codes.row(id)) - approx).abs()
-                        < 1e-3 * approx.abs().max(1.0)
-                );
+                let mut kernels: Vec<Kernel> = vec![scalar_score];
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                        kernels.push(avx2::score);
+                    }
+                    if is_x86_feature_detected!("avx512f") {
+                        kernels.push(avx512::score);
+                    }
+                }
+                for kernel in kernels {
+                    assert!(
+                        (kernel(&prepared, codes.row(id)) - approx).abs()
+                            < 1e-3 * approx.abs().max(1.0)
+                    );
+                }
             }
         }
     }

@@ -7,6 +7,11 @@
 //! few most recent small visible sets copied into one contiguous block and scans that.
 //! A hit is decided by comparing the visible ids themselves, never a hash: a stale or
 //! colliding entry could otherwise return a hidden row.
+//!
+//! The copy holds the rows as IEEE half floats, half the bytes of the f32 rows (the scan is
+//! memory-bound: 3 MiB a query at 2,000 x 384), and the answer stays exact: every row whose
+//! approximate score is within twice a proven error bound of the k-th best is scored again
+//! in f32 from the segment, which must include the true top k (see [`Gathered::scan`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
-use super::exact::{Neighbor, TopK};
+use super::exact::{exact_search, Neighbor, TopK};
 use super::vectors::VectorSet;
 use super::Metric;
 
@@ -24,8 +29,8 @@ const ENTRIES: usize = 8;
 /// (1/32), so the cache holds at most `ENTRIES / 32` = a quarter of the segment's bytes.
 const MAX_SHARE_SHIFT: u32 = 5;
 
-/// The visible rows of one visible set, copied together in id order, in blocks of
-/// [`LANES`] rows laid out dimension-major (block `b`, dimension `d`, lane `l` at
+/// The visible rows of one visible set, copied together in id order as half floats, in
+/// blocks of [`LANES`] rows laid out dimension-major (block `b`, dimension `d`, lane `l` at
 /// `(b * dim + d) * LANES + l`): one 256-bit register holds one dimension of eight rows,
 /// so a block is scored with vertical adds only (no per-row horizontal sum or call).
 #[derive(Debug)]
@@ -34,12 +39,19 @@ struct Gathered {
     visible: RoaringBitmap,
     /// Local ids (row numbers in the segment), ascending.
     ids: Vec<u32>,
-    /// `ceil(ids.len() / LANES)` blocks; lanes past the last row are zero.
-    blocks: Vec<f32>,
+    /// `ceil(ids.len() / LANES)` blocks of f16 bits; lanes past the last row are zero.
+    blocks: Vec<u16>,
+    /// Per row, its squared L2 norm in f32 (for L2 scores from dot products).
+    sq_norms: Vec<f32>,
+    /// The largest row norm: bounds the error the half floats bring into a dot product.
+    max_norm: f32,
 }
 
 /// Rows per block.
 const LANES: usize = 8;
+/// Values a half float holds with a relative rounding error of at most 2^-11; larger ones
+/// (beyond f16's range) keep a set from being gathered.
+const F16_MAX: f32 = 65504.0;
 
 /// A segment's gathered sets, most recently used first. Safe to share between threads:
 /// the lock is held only to look up or insert, never during a scan.
@@ -62,7 +74,8 @@ impl GatherCache {
     }
 
     /// Exact top-`k` of the rows of `vectors` (global ids from `base`) whose id is in
-    /// `visible`, scanning the gathered copy of that set, gathering it first on a miss.
+    /// `visible`, scanning the gathered copy of that set, gathering it first on a miss
+    /// (rows with values beyond half-float range are scanned in place instead).
     /// The query must already be prepared for the metric (unit length for cosine).
     pub(crate) fn search(
         &self,
@@ -89,7 +102,10 @@ impl GatherCache {
             None => {
                 // Gathered outside the lock; a thread that gathered the same set meanwhile
                 // keeps its entry, so a set is held once.
-                let set = Arc::new(Gathered::new(vectors, base, key.clone()));
+                let Some(set) = Gathered::new(vectors, base, key.clone()) else {
+                    return exact_search(vectors, base, query, k, visible);
+                };
+                let set = Arc::new(set);
                 let mut entries = self.entries.lock();
                 if !entries.iter().any(|e| e.visible == set.visible) {
                     entries.push_front(set.clone());
@@ -118,107 +134,135 @@ impl GatherCache {
 }
 
 impl Gathered {
-    fn new(vectors: VectorSet<'_>, base: u32, visible: RoaringBitmap) -> Self {
+    /// The copy of `visible`'s rows, or `None` when a value is not finite or beyond
+    /// half-float range.
+    fn new(vectors: VectorSet<'_>, base: u32, visible: RoaringBitmap) -> Option<Self> {
         let ids: Vec<u32> = visible.iter().map(|id| id - base).collect();
         let dim = vectors.dim();
-        let mut blocks = vec![0.0; ids.len().div_ceil(LANES) * dim * LANES];
+        let scorer = super::distance::Scorer::new(Metric::Dot);
+        let mut blocks = vec![0u16; ids.len().div_ceil(LANES) * dim * LANES];
+        let mut sq_norms = Vec::with_capacity(ids.len());
         for (block, rows) in blocks.chunks_exact_mut(dim * LANES).zip(ids.chunks(LANES)) {
             for (lane, &id) in rows.iter().enumerate() {
-                for (d, &x) in vectors.row(id).iter().enumerate() {
-                    block[d * LANES + lane] = x;
+                let row = vectors.row(id);
+                if !row.iter().all(|x| x.abs() <= F16_MAX) {
+                    return None;
+                }
+                sq_norms.push(scorer.score(row, row));
+                for (d, &x) in row.iter().enumerate() {
+                    block[d * LANES + lane] = half::f16::from_f32(x).to_bits();
                 }
             }
         }
-        Gathered {
+        let max_norm = sq_norms.iter().fold(0.0f32, |m, &n| m.max(n)).sqrt();
+        Some(Gathered {
             visible,
             ids,
             blocks,
-        }
+            sq_norms,
+            max_norm,
+        })
     }
 
-    /// The best `k`: the block kernel ranks every row, then the best `k + RESCORE_MARGIN`
-    /// are scored again with the row kernel, so scores (and, but for rounding ties, the
-    /// order) are exactly those of every other path.
+    /// The exact best `k`. Every row gets an approximate score `a` from the half floats;
+    /// with `e` a bound on `|a - s|` (`s` the f32 score every other path computes), the k
+    /// rows of best `a` have `s >= T - e` (`T` the k-th best `a`), so the true k-th best
+    /// `s` is at least `T - e`, and every row of the true top k has `a >= T - 2e`. Those
+    /// rows, usually a few more than k, are scored again in f32 from the segment.
     fn scan(&self, vectors: VectorSet<'_>, base: u32, query: &[f32], k: usize) -> Vec<Neighbor> {
         let dim = vectors.dim();
-        let score = block_kernel(vectors.metric());
-        let mut candidates = TopK::new(k.saturating_add(RESCORE_MARGIN));
-        let mut threshold = candidates.threshold();
-        for (block, ids) in self
-            .blocks
-            .chunks_exact(dim * LANES)
-            .zip(self.ids.chunks(LANES))
-        {
-            let scores = score(block, query);
-            for (&id, &score) in ids.iter().zip(&scores) {
-                // As `Scorer::score`: NaN (from non-finite input) ranks last.
-                let score = if score.is_nan() {
-                    f32::NEG_INFINITY
-                } else {
-                    score
-                };
-                if score >= threshold {
-                    candidates.push(Neighbor { id, score });
-                    threshold = candidates.threshold();
-                }
-            }
+        let l2 = vectors.metric() == Metric::L2;
+        let kernel = block_kernel();
+        let q_sq: f32 = query.iter().map(|q| q * q).sum();
+        let mut approx = Vec::with_capacity(self.ids.len());
+        for block in self.blocks.chunks_exact(dim * LANES) {
+            approx.extend_from_slice(&kernel(block, query));
         }
+        approx.truncate(self.ids.len());
+        for (a, &sq) in approx.iter_mut().zip(&self.sq_norms) {
+            // L2 as in the row kernel, up to rounding: -(|q|^2 - 2 q.x + |x|^2).
+            let score = if l2 { 2.0 * *a - q_sq - sq } else { *a };
+            *a = if score.is_nan() {
+                f32::NEG_INFINITY
+            } else {
+                score
+            };
+        }
+        let bound = self.error_bound(query, q_sq, l2);
+        let floor = match k {
+            0 => return Vec::new(),
+            k if k >= approx.len() => f32::NEG_INFINITY,
+            k => {
+                let mut sorted = approx.clone();
+                let (_, kth, _) = sorted.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+                *kth - 2.0 * bound
+            }
+        };
         let scorer = vectors.scorer();
         let mut top = TopK::new(k);
-        for cand in candidates.into_sorted() {
-            top.push(Neighbor {
-                id: base + cand.id,
-                score: scorer.score(query, vectors.row(cand.id)),
-            });
+        for (&id, &a) in self.ids.iter().zip(&approx) {
+            // A non-finite bound (huge values) keeps every row: slow, still exact.
+            if a >= floor || !floor.is_finite() {
+                top.push(Neighbor {
+                    id: base + id,
+                    score: scorer.score(query, vectors.row(id)),
+                });
+            }
         }
         top.into_sorted()
     }
+
+    /// A bound on `|approximate - f32 score|` for every row. Half-float rounding moves each
+    /// value by at most `2^-11 |x|` (normal) or `2^-25` (subnormal), so a dot product by at
+    /// most `2^-11 |q| |x| + 2^-25 |q|_1`; the two f32 sums (block kernel, row kernel) each
+    /// round by at most `dim * 2^-24` of their absolute terms. L2 scores add the rounding of
+    /// the norms. The result is doubled for margin.
+    fn error_bound(&self, query: &[f32], q_sq: f32, l2: bool) -> f32 {
+        let dim = query.len() as f32;
+        let q_norm = q_sq.sqrt();
+        let q_l1: f32 = query.iter().map(|q| q.abs()).sum();
+        let gamma = dim * f32::EPSILON;
+        let products = q_norm * self.max_norm;
+        let dot = products * (2f32.powi(-11) + gamma) + q_l1 * 2f32.powi(-25);
+        let bound = if l2 {
+            // 2 q.x carries twice the dot error; |q|^2, |x|^2 and the row kernel's
+            // sum of squares (at most (|q| + |x|)^2) round by gamma of their size.
+            let reach = q_norm + self.max_norm;
+            2.0 * dot + gamma * (q_sq + self.max_norm * self.max_norm + reach * reach)
+        } else {
+            dot + gamma * products
+        };
+        2.0 * bound
+    }
 }
 
-/// Candidates beyond `k` re-scored: the block kernel sums in another order than the row
-/// kernel, so scores differ in the last bits and a near tie at the k-th place may swap.
-const RESCORE_MARGIN: usize = 8;
+/// Dot products of the eight rows of a block (f16 bits) with a query.
+type Kernel = fn(&[u16], &[f32]) -> [f32; LANES];
 
-/// Scores of the eight rows of a block against a query (higher is better).
-type Kernel = fn(&[f32], &[f32]) -> [f32; LANES];
-
-/// The block kernel for `metric` on this CPU.
-fn block_kernel(metric: Metric) -> Kernel {
-    let l2 = metric == Metric::L2;
+/// The block kernel for this CPU.
+fn block_kernel() -> Kernel {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        return if l2 { avx2::neg_l2_sq } else { avx2::dot };
+    if is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("fma")
+        && is_x86_feature_detected!("f16c")
+    {
+        return avx2::dot;
     }
-    if l2 {
-        portable::neg_l2_sq
-    } else {
-        portable::dot
-    }
+    portable::dot
 }
 
-/// Block kernels in plain Rust: lane arrays the compiler vectorises.
+/// The block kernel in plain Rust.
 mod portable {
     use super::LANES;
 
-    pub(super) fn dot(block: &[f32], query: &[f32]) -> [f32; LANES] {
+    pub(super) fn dot(block: &[u16], query: &[f32]) -> [f32; LANES] {
         let mut acc = [0.0; LANES];
         for (column, &q) in block.chunks_exact(LANES).zip(query) {
             for (a, &x) in acc.iter_mut().zip(column) {
-                *a += x * q;
+                *a += half::f16::from_bits(x).to_f32() * q;
             }
         }
         acc
-    }
-
-    pub(super) fn neg_l2_sq(block: &[f32], query: &[f32]) -> [f32; LANES] {
-        let mut acc = [0.0; LANES];
-        for (column, &q) in block.chunks_exact(LANES).zip(query) {
-            for (a, &x) in acc.iter_mut().zip(column) {
-                let d = x - q;
-                *a += d * d;
-            }
-        }
-        acc.map(|a| -a)
     }
 }
 
@@ -232,37 +276,27 @@ mod avx2 {
     /// times its issue interval.
     const CHAINS: usize = 4;
 
-    pub(super) fn dot(block: &[f32], query: &[f32]) -> [f32; LANES] {
-        // SAFETY: installed by `block_kernel` only after AVX2 and FMA were detected.
-        unsafe { block_impl::<false>(block, query) }
-    }
-
-    pub(super) fn neg_l2_sq(block: &[f32], query: &[f32]) -> [f32; LANES] {
-        // SAFETY: as in `dot`.
-        unsafe { block_impl::<true>(block, query) }
+    pub(super) fn dot(block: &[u16], query: &[f32]) -> [f32; LANES] {
+        // SAFETY: installed by `block_kernel` only after AVX2, FMA and F16C were detected.
+        unsafe { dot_impl(block, query) }
     }
 
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn block_impl<const L2: bool>(block: &[f32], query: &[f32]) -> [f32; LANES] {
+    /// The CPU must support AVX2, FMA and F16C.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn dot_impl(block: &[u16], query: &[f32]) -> [f32; LANES] {
         let dim = query.len().min(block.len() / LANES);
         let mut acc = [_mm256_setzero_ps(); CHAINS];
         let mut step = |d: usize, chain: usize| {
-            // SAFETY: `d < dim`, so the 8 floats at `d * LANES` are within `block` and
+            // SAFETY: `d < dim`, so the 8 halves at `d * LANES` are within `block` and
             // `query[d]` within `query`.
             let (x, q) = unsafe {
                 (
-                    _mm256_loadu_ps(block.as_ptr().add(d * LANES)),
+                    _mm256_cvtph_ps(_mm_loadu_si128(block.as_ptr().add(d * LANES).cast())),
                     _mm256_broadcast_ss(&*query.as_ptr().add(d)),
                 )
             };
-            acc[chain] = if L2 {
-                let diff = _mm256_sub_ps(x, q);
-                _mm256_fmadd_ps(diff, diff, acc[chain])
-            } else {
-                _mm256_fmadd_ps(x, q, acc[chain])
-            };
+            acc[chain] = _mm256_fmadd_ps(x, q, acc[chain]);
         };
         let whole = dim - dim % CHAINS;
         for d in (0..whole).step_by(CHAINS) {
@@ -277,11 +311,7 @@ mod avx2 {
         let mut out = [0.0; LANES];
         // SAFETY: `out` holds exactly 8 floats.
         unsafe { _mm256_storeu_ps(out.as_mut_ptr(), sum) };
-        if L2 {
-            out.map(|a| -a)
-        } else {
-            out
-        }
+        out
     }
 }
 
@@ -297,40 +327,68 @@ mod tests {
     }
 
     #[test]
-    fn block_kernels_agree_with_the_row_kernels() {
-        // Odd dimension: exercises the remainder after the four accumulator chains.
+    fn block_kernels_agree_with_the_row_kernel() {
+        // Odd dimension: exercises the remainder after the four accumulator chains. The
+        // values (quarters within +-3) are exact in half floats.
         let dim = 7;
         let data: Vec<f32> = (0..20 * dim)
             .map(|i| ((i * 37) % 23) as f32 * 0.25 - 2.0)
             .collect();
         let q: Vec<f32> = (0..dim).map(|i| i as f32 * 0.5 - 1.0).collect();
-        for metric in [Metric::Dot, Metric::L2] {
-            let vs = VectorSet::new(&data, dim, metric).unwrap();
-            let set = Gathered::new(vs, 0, (0..20).collect());
-            let scorer = vs.scorer();
-            for kernel in [block_kernel(metric), portable_kernel(metric)] {
-                for (b, block) in set.blocks.chunks_exact(dim * LANES).enumerate() {
-                    let scores = kernel(block, &q);
-                    for (lane, &got) in scores.iter().enumerate() {
-                        let row = b * LANES + lane;
-                        if row < 20 {
-                            let want = scorer.score(&q, vs.row(row as u32));
-                            assert!(
-                                (got - want).abs() < 1e-4,
-                                "{metric:?} row {row}: {got} vs {want}"
-                            );
-                        }
+        let vs = VectorSet::new(&data, dim, Metric::Dot).unwrap();
+        let set = Gathered::new(vs, 0, (0..20).collect()).unwrap();
+        let scorer = vs.scorer();
+        for kernel in [block_kernel(), portable::dot as Kernel] {
+            for (b, block) in set.blocks.chunks_exact(dim * LANES).enumerate() {
+                for (lane, &got) in kernel(block, &q).iter().enumerate() {
+                    let row = b * LANES + lane;
+                    if row < 20 {
+                        let want = scorer.score(&q, vs.row(row as u32));
+                        assert!((got - want).abs() < 1e-4, "row {row}: {got} vs {want}");
                     }
                 }
             }
         }
     }
 
-    fn portable_kernel(metric: Metric) -> Kernel {
-        match metric {
-            Metric::L2 => portable::neg_l2_sq,
-            _ => portable::dot,
+    #[test]
+    fn differences_below_half_float_precision_still_rank_exactly() {
+        // 60 rows equal in half floats, apart in f32 by 1e-5 on one coordinate.
+        let dim = 4;
+        let data: Vec<f32> = (0..60)
+            .flat_map(|i| [1.0 + i as f32 * 1e-5, 2.0, 3.0, 4.0])
+            .collect();
+        for metric in [Metric::Dot, Metric::L2] {
+            let vs = VectorSet::new(&data, dim, metric).unwrap();
+            let cache = GatherCache::default();
+            let visible: RoaringBitmap = (0..60).collect();
+            for q in [
+                [1.0, 0.0, 0.0, 0.0],
+                [-1.0, 0.5, 0.0, 0.0],
+                [2.0, 2.0, 3.0, 4.0],
+            ] {
+                let got = cache.search(vs, 0, &q, 3, &visible);
+                assert_eq!(
+                    got,
+                    exact_search(vs, 0, &q, 3, &visible),
+                    "{metric:?} {q:?}"
+                );
+            }
+            assert_eq!(cache.len(), 1);
         }
+    }
+
+    #[test]
+    fn values_beyond_half_float_range_are_scanned_in_place() {
+        let mut data = rows(100, 2);
+        data[12] = 1e6;
+        let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();
+        let cache = GatherCache::default();
+        let visible: RoaringBitmap = (0..100).step_by(3).collect();
+        let got = cache.search(vs, 0, &[1e6, 0.0], 4, &visible);
+        assert_eq!(got, exact_search(vs, 0, &[1e6, 0.0], 4, &visible));
+        assert_eq!(got[0].id, 6, "the row holding 1e6");
+        assert_eq!(cache.len(), 0);
     }
 
     #[test]

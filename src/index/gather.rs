@@ -128,7 +128,8 @@ impl GatherCache {
     }
 
     /// Number of sets held.
-    pub(crate) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.entries.lock().len()
     }
 }

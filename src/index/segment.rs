@@ -126,11 +126,6 @@ impl SegmentIndex {
         self.metric
     }
 
-    /// Visible sets currently held as gathered copies.
-    pub fn gathered_sets(&self) -> usize {
-        self.gathered.len()
-    }
-
     /// Top-`k` among the global ids in `visible`; see [`planner::search`]. Fails on a
     /// query of the wrong dimension.
     pub fn search(

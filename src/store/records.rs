@@ -262,16 +262,7 @@ mod tests {
         assert_eq!(encode(&Some(true)), [1, 1]);
         assert_eq!(encode(&Metric::L2), [2]);
         assert_eq!(encode(&1.5f32), 1.5f32.to_le_bytes());
-        let child = ChildRecord {
-            parent: 7,
-            parent_ordinal: 0,
-            rev: 1000,
-            ordinal: 3,
-            start: 0,
-            end: 300,
-            section_path: vec!["A".into()],
-            oversized: false,
-        };
+        let child = sample_child();
         let bytes = encode(&child);
         assert_eq!(bytes, [7, 0, 251, 232, 3, 3, 0, 251, 44, 1, 1, 1, b'A', 0]);
         assert_eq!(
@@ -281,9 +272,9 @@ mod tests {
     }
 
     /// Formats 1 and 2 wrote fixed-width integers; only `decode_legacy` reads them.
-    #[test]
-    fn legacy_records_decode_with_the_legacy_config_only() {
-        let child = ChildRecord {
+    /// A child record with small and multi-byte integers and one section.
+    fn sample_child() -> ChildRecord {
+        ChildRecord {
             parent: 7,
             parent_ordinal: 0,
             rev: 1000,
@@ -292,7 +283,12 @@ mod tests {
             end: 300,
             section_path: vec!["A".into()],
             oversized: false,
-        };
+        }
+    }
+
+    #[test]
+    fn legacy_records_decode_with_the_legacy_config_only() {
+        let child = sample_child();
         let legacy = bincode::encode_to_vec(&child, legacy_config()).expect("encodes");
         // section_path: a u64 count, then one string: a u64 length and its byte.
         assert_eq!(legacy.len(), 4 + 4 + 8 + 4 + 8 + 8 + (8 + 8 + 1) + 1);

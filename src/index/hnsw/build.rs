@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::search::{AllVisible, Beam, Cand, ExactSpace, Expand, Walk};
+use super::quant::{Codes, QuantQuery};
+use super::search::{AllVisible, Beam, Cand, Expand, QuantSpace, Walk};
 use super::{draw_level, Entry, Graph, Links};
 use crate::index::distance::Scorer;
 use crate::index::vectors::VectorSet;
@@ -24,15 +25,19 @@ pub(super) fn insert_rows(
     let (old, new) = (graph.len(), vectors.len());
     if new > old {
         graph.codes.extend(vectors);
-        let builder = Builder::from_graph(graph, vectors);
+        // The builder reads the codes while it owns the graph's other arrays.
+        let codes = std::mem::take(&mut graph.codes);
+        let builder = Builder::from_graph(graph, vectors, &codes);
         builder.run(old, progress);
         builder.finish(graph);
+        graph.codes = codes;
     }
     progress(new - old);
 }
 
 struct Builder<'a> {
     vectors: VectorSet<'a>,
+    codes: &'a Codes,
     scorer: Scorer,
     m: usize,
     ef_construction: usize,
@@ -45,7 +50,7 @@ struct Builder<'a> {
 impl<'a> Builder<'a> {
     /// Moves the graph's arrays into atomics (in place, no copy) and makes room for the
     /// new rows.
-    fn from_graph(graph: &mut Graph, vectors: VectorSet<'a>) -> Self {
+    fn from_graph(graph: &mut Graph, vectors: VectorSet<'a>, codes: &'a Codes) -> Self {
         let params = graph.params;
         let mut levels = std::mem::take(&mut graph.levels);
         let old = levels.len();
@@ -64,6 +69,7 @@ impl<'a> Builder<'a> {
         });
         Builder {
             vectors,
+            codes,
             scorer: vectors.scorer(),
             m: params.m,
             ef_construction: params.ef_construction,
@@ -138,10 +144,12 @@ impl<'a> Builder<'a> {
             drop(entry_guard);
             None
         };
-        let space = ExactSpace {
-            vectors: self.vectors,
-            scorer: self.scorer,
-            query: self.vectors.row(id),
+        let row = self.vectors.row(id);
+        // Walk on the codes (a quarter of the memory traffic), re-score what they find in
+        // f32: links are chosen on exact distances.
+        let space = QuantSpace {
+            codes: self.codes,
+            query: QuantQuery::new(self.codes, self.vectors.metric(), row),
         };
         let walk = Walk {
             links: &self.links,
@@ -164,10 +172,16 @@ impl<'a> Builder<'a> {
                 };
                 walk.search_layer(scratch, cur, layer, beam, &AllVisible);
                 found.clear();
-                found.extend(scratch.results.drain().map(|r| r.0));
+                found.extend(scratch.results.drain().map(|r| Cand {
+                    score: self.scorer.score(row, self.vectors.row(r.0.id)),
+                    id: r.0.id,
+                }));
             });
             found.sort_unstable_by(|a, b| b.cmp(a));
-            cur = found[0];
+            cur = Cand {
+                score: walk.score(found[0].id),
+                id: found[0].id,
+            };
             self.select(&found, self.m, &mut selected);
             self.write_list(id, layer, &selected);
             for &nb in &selected {

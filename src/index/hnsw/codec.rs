@@ -194,15 +194,18 @@ impl Graph {
                 upper: read_u32s(&bytes[layer0_end..upper_end]),
                 upper_start,
             },
-            codes: Codes {
-                offset: read_f32s(&bytes[upper_end..scales_start]),
-                scale: read_f32s(&bytes[scales_start..codes_start]),
-                bytes: Vec::new(),
-            },
+            codes: Codes::from_parts(
+                header.metric,
+                read_f32s(&bytes[upper_end..scales_start]),
+                read_f32s(&bytes[scales_start..codes_start]),
+                Vec::new(),
+            ),
         };
         graph.validate()?;
         if header.version == VERSION_WITH_CODES {
-            graph.codes.bytes = bytes[codes_start..codes_start + n * dim].to_vec();
+            let stored = bytes[codes_start..codes_start + n * dim].to_vec();
+            let Codes { offset, scale, .. } = graph.codes;
+            graph.codes = Codes::from_parts(header.metric, offset, scale, stored);
         } else {
             // Shape checked above: `vectors` has `n` rows of `dim` floats.
             graph.codes.recompute(vectors);

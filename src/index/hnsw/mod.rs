@@ -145,8 +145,7 @@ impl Graph {
         self.levels.len()
             + 4 * (self.links.layer0.len() + self.links.upper.len())
             + std::mem::size_of::<usize>() * self.links.upper_start.len()
-            + self.codes.bytes.len()
-            + 8 * self.codes.dim()
+            + self.codes.memory_bytes()
     }
 
     /// Checks that this graph was built over `vectors` (same size, dimension and metric).

@@ -6,8 +6,7 @@ use roaring::RoaringBitmap;
 
 use super::quant::{Codes, QuantQuery};
 use super::{Links, Slot};
-use crate::index::distance::{prefetch_lines, Scorer};
-use crate::index::vectors::VectorSet;
+use crate::index::distance::prefetch_lines;
 use crate::index::visited::{Scratch, VisitedSet};
 
 /// A scored node in the search heaps; orders by score, then by smaller id (as better).
@@ -98,33 +97,8 @@ pub(crate) trait Space {
     fn prefetch(&self, id: u32);
 }
 
-/// Exact scores on the f32 vectors (construction).
-pub(crate) struct ExactSpace<'a> {
-    pub(crate) vectors: VectorSet<'a>,
-    pub(crate) scorer: Scorer,
-    pub(crate) query: &'a [f32],
-}
-
-impl Space for ExactSpace<'_> {
-    #[inline(always)]
-    fn score(&self, id: u32) -> f32 {
-        self.scorer.score(self.query, self.vectors.row(id))
-    }
-
-    /// Only the head of the row: the hardware's adjacent-line and stream prefetchers bring
-    /// the rest of a contiguous row, and asking for all of it (24 lines at 384 dimensions,
-    /// 4 rows ahead) stalled construction on the prefetches themselves.
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        let row = self.vectors.row(id);
-        prefetch_lines(&row[..row.len().min(EXACT_PREFETCH_FLOATS)]);
-    }
-}
-
-/// Floats of an f32 row prefetched during construction (two cache lines).
-const EXACT_PREFETCH_FLOATS: usize = 32;
-
-/// Approximate scores on the 8-bit codes (queries; re-scored exactly afterwards).
+/// Approximate scores on the 8-bit codes (queries and construction; both re-score what
+/// the walk finds on the f32 vectors).
 pub(crate) struct QuantSpace<'a> {
     pub(crate) codes: &'a Codes,
     pub(crate) query: QuantQuery<'a>,
@@ -133,7 +107,7 @@ pub(crate) struct QuantSpace<'a> {
 impl Space for QuantSpace<'_> {
     #[inline(always)]
     fn score(&self, id: u32) -> f32 {
-        self.query.score(self.codes.row(id))
+        self.query.score(id)
     }
 
     #[inline(always)]

@@ -7,6 +7,7 @@ pub mod distance;
 pub mod exact;
 mod gather;
 pub mod hnsw;
+pub(crate) mod pages;
 pub mod planner;
 pub mod segment;
 pub mod vectors;

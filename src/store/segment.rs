@@ -94,7 +94,7 @@ impl Segment {
             )));
         }
         let rows = record.count as usize;
-        let mut data = Vec::with_capacity(rows * dim);
+        let mut data = crate::index::pages::with_capacity(rows * dim);
         let vectors = txn.open_table(SEGMENT_VECTORS)?;
         for block in 0..record.vector_blocks {
             let value = vectors.get((index.id, id, block))?.ok_or_else(|| {

@@ -443,6 +443,8 @@ pub(crate) fn build_segment(
     progress: &dyn Progress,
 ) -> Result<Segment, WriteError> {
     let dim = record.embedder.dimension as usize;
+    // Construction reads rows at random: huge pages (see `index::pages`).
+    let data = crate::index::pages::advised(data);
     let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)
         .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
     if segment.len() >= record.graph.min_graph_size as usize {

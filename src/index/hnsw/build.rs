@@ -10,6 +10,7 @@ use super::quant::{Codes, QuantQuery};
 use super::search::{AllVisible, Beam, Cand, Expand, QuantSpace, Walk};
 use super::{draw_level, Entry, Graph, Links};
 use crate::index::distance::Scorer;
+use crate::index::pages;
 use crate::index::vectors::VectorSet;
 use crate::index::visited::with_scratch;
 
@@ -61,7 +62,10 @@ impl<'a> Builder<'a> {
             let last = upper_start[upper_start.len() - 1];
             upper_start.push(last + usize::from(level));
         }
-        let mut layer0: Vec<AtomicU32> = links.layer0.into_iter().map(AtomicU32::new).collect();
+        // Read at random by every insertion: huge pages (see `index::pages`); `finish`
+        // converts in place, keeping the allocation.
+        let mut layer0: Vec<AtomicU32> = pages::with_capacity(levels.len() * (1 + links.m0));
+        layer0.extend(links.layer0.into_iter().map(AtomicU32::new));
         layer0.resize_with(levels.len() * (1 + links.m0), || AtomicU32::new(0));
         let mut upper: Vec<AtomicU32> = links.upper.into_iter().map(AtomicU32::new).collect();
         upper.resize_with(upper_start[levels.len()] * (1 + links.m), || {

@@ -4,6 +4,7 @@
 
 use super::quant::Codes;
 use super::{Entry, Graph, HnswParams, Links, MAX_LEVEL};
+use crate::index::pages;
 use crate::index::vectors::{ShapeError, VectorSet};
 use crate::index::Metric;
 
@@ -338,11 +339,15 @@ fn metric_code(metric: Metric) -> u32 {
 }
 
 /// Bulk little-endian conversion; compiles to a vectorised copy.
+/// Links are read at random by every walk: huge pages (see `index::pages`).
 fn read_u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    let mut out = pages::with_capacity(bytes.len() / 4);
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    out
 }
 
 fn read_f32s(bytes: &[u8]) -> Vec<f32> {

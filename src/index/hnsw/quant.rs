@@ -8,6 +8,7 @@
 //! before). The planner re-scores the walk's final candidates on the f32 vectors, so
 //! returned scores are exact.
 
+use super::super::pages;
 use super::super::vectors::VectorSet;
 use super::super::Metric;
 
@@ -72,6 +73,10 @@ impl Codes {
     pub(crate) fn extend(&mut self, vectors: VectorSet<'_>) {
         let dim = self.offset.len();
         let start = self.bytes.len();
+        pages::reserve(
+            &mut self.bytes,
+            vectors.as_slice().len().saturating_sub(start),
+        );
         for row in vectors.as_slice()[start..].chunks_exact(dim) {
             for ((&x, &o), &s) in row.iter().zip(&self.offset).zip(&self.scale) {
                 // Out-of-range and NaN inputs saturate (`as` clamps, NaN -> 0).
@@ -103,7 +108,7 @@ impl Codes {
     /// codes does. [`Codes::extend`] computes them, the same `f32` arithmetic as when the
     /// graph was built, so the same rows give the same bytes.
     pub(crate) fn recompute(&mut self, vectors: VectorSet<'_>) {
-        self.bytes = Vec::with_capacity(vectors.len() * self.dim());
+        self.bytes = Vec::new();
         self.norms.clear();
         self.extend(vectors);
     }

@@ -124,3 +124,40 @@ fn demo_runs_offline_and_shows_section_paths() {
         "{text}"
     );
 }
+
+#[test]
+fn a_store_of_another_hash_configuration_opens_with_it() {
+    use std::sync::Arc;
+
+    use folio::chunk::SourceFormat;
+    use folio::document::Document;
+    use folio::embed::HashEmbedder;
+    use folio::store::{Store, StoreOptions};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("eval.folio");
+    // What `folio eval --store-dir` leaves behind: the built-in embedder at 2,048 dims.
+    let options = StoreOptions {
+        embedder: Arc::new(HashEmbedder::new(2048).expect("config")),
+        ..StoreOptions::create()
+    };
+    {
+        let store = Store::open_with(&path, options).expect("create");
+        let mut batch = store.batch();
+        batch.upsert(Document::new(
+            "runbook",
+            SourceFormat::Markdown,
+            "# Deploys\n\nRun `release rollback` to undo a bad deploy.\n",
+        ));
+        batch.commit().expect("commit");
+    }
+    // The library keeps refusing a silent switch of configuration...
+    assert!(Store::open(&path).is_err());
+    // ...while the command line reads the configuration the store records.
+    let store = path.to_str().expect("utf-8 path");
+    let out = folio(&["search", store, "undo a deploy", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\"runbook\""), "{}", stdout(&out));
+    let out = folio(&["stats", store]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -6,13 +6,15 @@ mod eval;
 mod progress;
 mod versions;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+use crate::embed::{Embedder, HashEmbedder};
 use crate::retrieve::{Expand, SearchRequest, SearchResponse};
-use crate::store::{Access, Store, StoreOptions};
+use crate::store::{Access, OpenError, Store, StoreOptions};
 
 #[derive(Parser)]
 #[command(
@@ -147,6 +149,32 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// Opens the store at `path` with the built-in embedder. A store whose indexes it made in
+/// another configuration (`folio eval --store-dir` embeds in 2,048 dimensions) opens with
+/// that configuration, read back from the fingerprint the store records.
+fn open_store(path: &Path, options: StoreOptions) -> Result<Store, String> {
+    let refused = match Store::open_with(path, options.clone()) {
+        Ok(store) => return Ok(store),
+        Err(e) => e,
+    };
+    if let OpenError::EmbedderMismatch { stored, .. } = &refused {
+        let recorded = HashEmbedder::from_fingerprint(&stored.fingerprint)
+            .filter(|e| e.name() == stored.name && options.embedder.name() == stored.name);
+        if let Some(embedder) = recorded {
+            let embedder = Arc::new(embedder);
+            return Store::open_with(
+                path,
+                StoreOptions {
+                    embedder,
+                    ..options
+                },
+            )
+            .map_err(err);
+        }
+    }
+    Err(err(refused))
+}
+
 fn run(command: Command) -> CliResult {
     match command {
         Command::Demo { store } => demo::run(store),
@@ -177,7 +205,7 @@ fn run(command: Command) -> CliResult {
                 log_requests: log,
                 ..StoreOptions::default()
             };
-            let store = Store::open_with(&store, options).map_err(err)?;
+            let store = open_store(&store, options)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
                 .k(k)
@@ -198,7 +226,9 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Stats { store, json } => {
-            let stats = Store::open(&store).map_err(err)?.stats().map_err(err)?;
+            let stats = open_store(&store, StoreOptions::default())?
+                .stats()
+                .map_err(err)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&stats).map_err(err)?);
                 return Ok(());
@@ -225,7 +255,7 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Delete { store, doc_ids } => {
-            let store = Store::open(&store).map_err(err)?;
+            let store = open_store(&store, StoreOptions::default())?;
             let mut batch = store.batch();
             for id in &doc_ids {
                 batch.delete(id);
@@ -242,7 +272,7 @@ fn run(command: Command) -> CliResult {
             doc_id,
             principals,
         } => {
-            let store = Store::open(&store).map_err(err)?;
+            let store = open_store(&store, StoreOptions::default())?;
             store
                 .set_acl(&doc_id, principals.iter().cloned())
                 .map_err(err)?;
@@ -260,7 +290,7 @@ fn run(command: Command) -> CliResult {
             index,
             json,
         } => {
-            let store = Store::open(&store).map_err(err)?;
+            let store = open_store(&store, StoreOptions::default())?;
             let chunks = store.chunks(&index, &doc_id).map_err(err)?;
             if chunks.is_empty() {
                 return Err(format!("no document `{doc_id}` in index `{index}`"));
@@ -295,7 +325,7 @@ fn ingest(path: PathBuf, paths: &[PathBuf], acl: &[String], batch_size: usize) -
             doc.acl = acl.to_vec();
         }
     }
-    let store = Store::open_with(&path, StoreOptions::create()).map_err(err)?;
+    let store = open_store(&path, StoreOptions::create())?;
     let bar = progress::Bar::new();
     let total = docs.len();
     let mut chunks = 0;

@@ -2,7 +2,7 @@
 //! and their names, maintenance, and the request log.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
@@ -11,7 +11,9 @@ use crate::chunk::ChunkSpec;
 use crate::embed::{default_embedder, Embedder};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
-use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, VersionInfo};
+use crate::store::{
+    GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, StoreOptions, VersionInfo,
+};
 
 #[derive(Subcommand)]
 pub(crate) enum VersionsCommand {
@@ -464,8 +466,8 @@ fn log(command: LogCommand) -> CliResult {
     }
 }
 
-fn open(path: &PathBuf) -> Result<Store, String> {
-    Store::open(path).map_err(err)
+fn open(path: &Path) -> Result<Store, String> {
+    super::open_store(path, StoreOptions::default())
 }
 
 fn file_size(path: &PathBuf) -> u64 {

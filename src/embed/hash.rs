@@ -127,6 +127,33 @@ impl HashEmbedder {
         &self.config
     }
 
+    /// The embedder whose [`Embedder::fingerprint`] is `fingerprint`, e.g. as a store
+    /// records it; `None` when it is not one this build writes.
+    pub fn from_fingerprint(fingerprint: &str) -> Option<HashEmbedder> {
+        let mut fields = fingerprint.split(';').map(|field| field.split_once('='));
+        let mut value = |key: &str| match fields.next() {
+            Some(Some((k, v))) if k == key => Some(v),
+            _ => None,
+        };
+        let dimension = value("dim")?.parse().ok()?;
+        let word_weight = value("word")?.parse().ok()?;
+        let stop_word_weight = value("stop")?.parse().ok()?;
+        let (ngram, ngram_weight) = value("ngram")?.split_once(':')?;
+        let (cjk_unigram, cjk_bigram) = value("cjk")?.split_once(':')?;
+        let embedder = HashEmbedder::with_config(HashConfig {
+            dimension,
+            word_weight,
+            stop_word_weight,
+            ngram: ngram.parse().ok()?,
+            ngram_weight: ngram_weight.parse().ok()?,
+            cjk_unigram_weight: cjk_unigram.parse().ok()?,
+            cjk_bigram_weight: cjk_bigram.parse().ok()?,
+        })
+        .ok()?;
+        // The fixed tail (weighting, stemming) must match too.
+        (embedder.fingerprint() == fingerprint).then_some(embedder)
+    }
+
     /// Embeds one text into `out` (`dimension` values, overwritten).
     fn embed_into(&self, text: &str, features: &mut Features, out: &mut [f32]) {
         features.collect(&self.config, text);
@@ -678,6 +705,34 @@ mod tests {
             HashEmbedder::with_config(ngram),
             Err(HashConfigError::Ngram(1))
         );
+    }
+
+    #[test]
+    fn fingerprints_parse_back_to_the_same_embedder() {
+        let configs = [
+            HashConfig::default(),
+            HashConfig {
+                dimension: 2048,
+                ngram: 0,
+                word_weight: 0.75,
+                ..HashConfig::default()
+            },
+        ];
+        for config in configs {
+            let embedder = HashEmbedder::with_config(config).unwrap();
+            let parsed = HashEmbedder::from_fingerprint(&embedder.fingerprint());
+            assert_eq!(parsed, Some(embedder));
+        }
+        let default = HashEmbedder::default().fingerprint();
+        for bad in [
+            String::new(),
+            default.replace("dim=512", "dim=0"),
+            default.replace("tf=1+ln", "tf=raw"),
+            default.replace("ngram=3:0.4", "ngram=3"),
+            format!("{default};extra=1"),
+        ] {
+            assert_eq!(HashEmbedder::from_fingerprint(&bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::EmbedderIdentity;
 use crate::embed::{EmbedError, VectorError};
 
 /// A failure below folio's logic: the file, the disk, or bytes that do not decode.
@@ -57,8 +58,8 @@ pub enum OpenError {
     )]
     EmbedderMismatch {
         index: String,
-        stored: String,
-        given: String,
+        stored: Box<EmbedderIdentity>,
+        given: Box<EmbedderIdentity>,
     },
     #[error(transparent)]
     Storage(#[from] StorageError),

@@ -300,8 +300,8 @@ impl Store {
             if stored.name == given.name && *stored != given {
                 return Err(OpenError::EmbedderMismatch {
                     index: name.clone(),
-                    stored: stored.to_string(),
-                    given: given.to_string(),
+                    stored: Box::new(stored.clone()),
+                    given: Box::new(given),
                 });
             }
         }

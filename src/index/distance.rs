@@ -38,13 +38,20 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// Hints the CPU to fetch every cache line of `data`: random rows defeat the hardware
-/// prefetcher, and requesting several rows at once overlaps their memory latencies.
+/// Hints the CPU to fetch every cache line `data` touches: random rows defeat the hardware
+/// prefetcher, and requesting several rows at once overlaps their memory latencies. Rows
+/// rarely start on a line (a large allocation starts 16 bytes into its page), so a
+/// 128-byte row spans three lines, not two; stepping 64 bytes from the row's start missed
+/// the third, and the kernel stalled on it (68% of its samples at 128 dimensions).
 #[inline(always)]
 pub(crate) fn prefetch_lines<T>(data: &[T]) {
-    let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    for line in data.chunks(step) {
-        prefetch(line.as_ptr());
+    const LINE: usize = 64;
+    let start = data.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(data);
+    let mut line = start & !(LINE - 1);
+    while line < end {
+        prefetch(line as *const u8);
+        line += LINE;
     }
 }
 

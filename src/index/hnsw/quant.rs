@@ -8,6 +8,7 @@
 //! before). The planner re-scores the walk's final candidates on the f32 vectors, so
 //! returned scores are exact.
 
+use super::super::distance::prefetch_lines;
 use super::super::pages;
 use super::super::vectors::VectorSet;
 use super::super::Metric;
@@ -121,6 +122,15 @@ impl Codes {
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.bytes.len() + 4 * self.norms.len() + 8 * self.dim()
+    }
+
+    /// Starts fetching what scoring row `id` reads: its code and, for L2, its norm.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, id: u32) {
+        prefetch_lines(self.row(id));
+        if let Some(norm) = self.norms.get(id as usize) {
+            prefetch_lines(std::slice::from_ref(norm));
+        }
     }
 
     /// The code of row `id`.

@@ -6,7 +6,6 @@ use roaring::RoaringBitmap;
 
 use super::quant::{Codes, QuantQuery};
 use super::{Links, Slot};
-use crate::index::distance::prefetch_lines;
 use crate::index::visited::{Scratch, VisitedSet};
 
 /// A scored node in the search heaps; orders by score, then by smaller id (as better).
@@ -112,7 +111,7 @@ impl Space for QuantSpace<'_> {
 
     #[inline(always)]
     fn prefetch(&self, id: u32) {
-        prefetch_lines(self.codes.row(id));
+        self.codes.prefetch(id);
     }
 }
 

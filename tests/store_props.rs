@@ -297,3 +297,40 @@ fn application_chunks_are_stored_as_given_and_bad_spans_refused() {
         vec![(0, cut - 1), (cut, text.len())]
     );
 }
+
+/// A batch's operations on one document see each other (its `docs` entries are written
+/// in key order at the end of the batch, so the batch reads its own pending entries).
+#[test]
+fn operations_on_one_document_in_one_batch_see_each_other() {
+    let (_dir, store) = temp_store();
+    let text = "Run release rollback to undo a bad deploy.";
+    let mut batch = store.batch();
+    batch.upsert(Document::new("a", SourceFormat::Text, text).with_acl(["eng"]));
+    batch.set_acl("a", ["fin"]);
+    batch.upsert(Document::new("b", SourceFormat::Text, text));
+    batch.delete("b");
+    batch.upsert(Document::new("c", SourceFormat::Text, text));
+    batch.commit().expect("commit");
+    assert_eq!(store.document_ids().expect("ids"), ["a", "c"]);
+    let a = store.document("a").expect("read").expect("a exists");
+    assert_eq!(a.acl, ["fin"]);
+    let hits = |who: &str| {
+        let request = SearchRequest::text("undo a deploy").as_principals([who]);
+        let response = store.search(&request).expect("search");
+        response
+            .results
+            .iter()
+            .map(|hit| hit.doc_id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(hits("fin").contains(&"a".to_string()));
+    assert!(!hits("eng").contains(&"a".to_string()));
+
+    // A document deleted earlier in the batch is unknown to a later delete: nothing lands.
+    let mut batch = store.batch();
+    batch.upsert(Document::new("d", SourceFormat::Text, text));
+    batch.delete("d");
+    batch.delete("d");
+    assert!(batch.commit().is_err());
+    assert_eq!(store.document_ids().expect("ids"), ["a", "c"]);
+}

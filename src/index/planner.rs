@@ -340,7 +340,7 @@ impl Segment<'_> {
         let codes = &self.graph.codes;
         let space = QuantSpace {
             codes,
-            query: QuantQuery::new(codes, self.vectors.metric(), self.query),
+            query: QuantQuery::new(codes, self.query),
         };
         let walk = Walk {
             links: &self.graph.links,

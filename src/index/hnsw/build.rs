@@ -153,7 +153,7 @@ impl<'a> Builder<'a> {
         // f32: links are chosen on exact distances.
         let space = QuantSpace {
             codes: self.codes,
-            query: QuantQuery::new(self.codes, self.vectors.metric(), row),
+            query: QuantQuery::new(self.codes, row),
         };
         let walk = Walk {
             links: &self.links,

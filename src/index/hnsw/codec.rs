@@ -178,6 +178,12 @@ impl Graph {
             }
             upper_start.push(upper_start[node] + usize::from(level));
         }
+        let with_codes = header.version == VERSION_WITH_CODES;
+        let stored_codes = if with_codes {
+            bytes[codes_start..codes_start + n * dim].to_vec()
+        } else {
+            Vec::new()
+        };
         let mut graph = Graph {
             metric: header.metric,
             dim: header.dim as usize,
@@ -199,15 +205,11 @@ impl Graph {
                 header.metric,
                 read_f32s(&bytes[upper_end..scales_start]),
                 read_f32s(&bytes[scales_start..codes_start]),
-                Vec::new(),
+                stored_codes,
             ),
         };
         graph.validate()?;
-        if header.version == VERSION_WITH_CODES {
-            let stored = bytes[codes_start..codes_start + n * dim].to_vec();
-            let Codes { offset, scale, .. } = graph.codes;
-            graph.codes = Codes::from_parts(header.metric, offset, scale, stored);
-        } else {
+        if !with_codes {
             // Shape checked above: `vectors` has `n` rows of `dim` floats.
             graph.codes.recompute(vectors);
         }

@@ -160,8 +160,9 @@ pub(crate) struct QuantQuery<'a> {
 type Kernel = fn(&[i16], &[u8]) -> i32;
 
 impl<'a> QuantQuery<'a> {
-    pub(crate) fn new(codes: &'a Codes, metric: Metric, query: &[f32]) -> Self {
-        let l2 = metric == Metric::L2;
+    /// `query` prepared for the codes' metric (unit length for cosine).
+    pub(crate) fn new(codes: &'a Codes, query: &[f32]) -> Self {
+        let l2 = codes.l2;
         let real: Vec<f32> = if l2 {
             query
                 .iter()
@@ -390,7 +391,7 @@ mod tests {
             let vectors = VectorSet::new(&data, dim, metric).unwrap();
             let mut codes = Codes::fit(vectors);
             codes.extend(vectors);
-            let prepared = QuantQuery::new(&codes, metric, &query);
+            let prepared = QuantQuery::new(&codes, &query);
             // L2 scores are exact up to `|query - offset|²`.
             let constant: f32 = match metric {
                 Metric::L2 => query

@@ -11,9 +11,7 @@ use super::distance::normalize;
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
 use super::hnsw::quant::QuantQuery;
-use super::hnsw::search::{
-    AllVisible, Beam, BitmapFilter, Cand, Expand, Filter, QuantSpace, Walk, WalkStats,
-};
+use super::hnsw::search::{AllVisible, Beam, BitmapFilter, Cand, Expand, Filter, Walk, WalkStats};
 use super::hnsw::Graph;
 use super::vectors::VectorSet;
 use super::visited::with_scratch;
@@ -337,14 +335,9 @@ impl Segment<'_> {
         let Some(entry) = self.graph.entry else {
             return Walked::Declined { distances: 0 };
         };
-        let codes = &self.graph.codes;
-        let space = QuantSpace {
-            codes,
-            query: QuantQuery::new(codes, self.query),
-        };
         let walk = Walk {
             links: &self.graph.links,
-            space,
+            query: QuantQuery::new(&self.graph.codes, self.query),
             len: self.graph.len(),
         };
         let start = Cand {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 use super::quant::{Codes, QuantQuery};
-use super::search::{AllVisible, Beam, Cand, Expand, QuantSpace, Walk};
+use super::search::{AllVisible, Beam, Cand, Expand, Walk};
 use super::{draw_level, Entry, Graph, Links};
 use crate::index::distance::Scorer;
 use crate::index::pages;
@@ -151,13 +151,9 @@ impl<'a> Builder<'a> {
         let row = self.vectors.row(id);
         // Walk on the codes (a quarter of the memory traffic), re-score what they find in
         // f32: links are chosen on exact distances.
-        let space = QuantSpace {
-            codes: self.codes,
-            query: QuantQuery::new(self.codes, row),
-        };
         let walk = Walk {
             links: &self.links,
-            space,
+            query: QuantQuery::new(self.codes, row),
             len: self.levels.len(),
         };
         let start = Cand {

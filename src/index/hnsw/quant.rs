@@ -204,6 +204,12 @@ impl<'a> QuantQuery<'a> {
         }
     }
 
+    /// Starts fetching what `score(id)` will read.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, id: u32) {
+        self.codes.prefetch(id);
+    }
+
     /// Approximate score of row `id`, higher is better; never NaN.
     #[inline(always)]
     pub(crate) fn score(&self, id: u32) -> f32 {

@@ -4,7 +4,7 @@ use std::cmp::{Ordering, Reverse};
 
 use roaring::RoaringBitmap;
 
-use super::quant::{Codes, QuantQuery};
+use super::quant::QuantQuery;
 use super::{Links, Slot};
 use crate::index::visited::{Scratch, VisitedSet};
 
@@ -89,44 +89,20 @@ pub(crate) struct WalkStats {
     pub(crate) exhausted: bool,
 }
 
-/// Scores of nodes against one query.
-pub(crate) trait Space {
-    fn score(&self, id: u32) -> f32;
-    /// Starts fetching what `score(id)` will read.
-    fn prefetch(&self, id: u32);
-}
-
-/// Approximate scores on the 8-bit codes (queries and construction; both re-score what
-/// the walk finds on the f32 vectors).
-pub(crate) struct QuantSpace<'a> {
-    pub(crate) codes: &'a Codes,
-    pub(crate) query: QuantQuery<'a>,
-}
-
-impl Space for QuantSpace<'_> {
-    #[inline(always)]
-    fn score(&self, id: u32) -> f32 {
-        self.query.score(id)
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        self.codes.prefetch(id);
-    }
-}
-
 /// A query (or a node being inserted) walking a graph's links.
-pub(crate) struct Walk<'a, S, D> {
+pub(crate) struct Walk<'a, S> {
     pub(crate) links: &'a Links<S>,
-    pub(crate) space: D,
+    /// Scores nodes on their 8-bit codes (construction and queries both re-score what the
+    /// walk finds on the f32 vectors).
+    pub(crate) query: QuantQuery<'a>,
     /// Number of nodes (sizes the visited set).
     pub(crate) len: usize,
 }
 
-impl<S: Slot, D: Space> Walk<'_, S, D> {
+impl<S: Slot> Walk<'_, S> {
     #[inline(always)]
     pub(crate) fn score(&self, id: u32) -> f32 {
-        self.space.score(id)
+        self.query.score(id)
     }
 
     /// Greedy descent (beam of one) from `from` through layers `top..stop` (exclusive),
@@ -206,11 +182,11 @@ impl<S: Slot, D: Space> Walk<'_, S, D> {
                 Expand::TwoHop { cap } => self.gather_two_hop(cur.id, visited, filter, cap, ids),
             }
             for &id in ids.iter().take(PREFETCH_AHEAD) {
-                self.space.prefetch(id);
+                self.query.prefetch(id);
             }
             for (i, &id) in ids.iter().enumerate() {
                 if let Some(&next) = ids.get(i + PREFETCH_AHEAD) {
-                    self.space.prefetch(next);
+                    self.query.prefetch(next);
                 }
                 let score = self.score(id);
                 if results.len() < ef || score > lower {

@@ -6,6 +6,7 @@
 //! CommonMark spec (shipped in `tests/data`) is measured.
 //!
 //! Run: `cargo bench --bench chunking -- --quick`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hint::black_box;
 use std::path::Path;

@@ -1,4 +1,5 @@
 //! Distance kernels: runtime-dispatched SIMD against the portable scalar code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hint::black_box;
 

@@ -1,6 +1,7 @@
 //! Filtered search: the exact scan over 100k x 384 vectors (the planner's fallback and its
 //! cost floor), and planner searches over an HNSW graph at 100%, 10% and 1% of ids
 //! visible, on synthetic clustered data.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hint::black_box;
 

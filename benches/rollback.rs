@@ -1,5 +1,6 @@
 //! Rollback cost against index size: an alias repointed, and an index name pinned, on
 //! indexes of 1k and 100k chunks. Both rewrite one small record, so the times match.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 #[path = "../tests/versions_support/mod.rs"]
 mod versions_support;

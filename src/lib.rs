@@ -52,9 +52,11 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod chunk;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod document;
 pub mod embed;
+#[cfg(feature = "eval")]
 pub mod eval;
 pub mod index;
 pub mod input;

@@ -1,5 +1,6 @@
 //! `folio bench ann`: the kit's file readers on good and damaged files, and the whole
 //! benchmark on a tiny generated dataset with exact ground truth (library and command).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! `tests/data/commonmark-spec-0.31.2.txt` is the CommonMark spec 0.31.2 by John MacFarlane,
 //! licensed CC-BY-SA 4.0 (see `tests/data/commonmark-spec.LICENSE`), from the
 //! `commonmark-spec` npm package.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod chunk_support;
 

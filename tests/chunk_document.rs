@@ -1,4 +1,5 @@
 //! End-to-end examples of `chunk_document`: what each kind of input turns into.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod chunk_support;
 

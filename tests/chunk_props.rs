@@ -1,5 +1,6 @@
 //! Property tests: the chunking contract holds for generated Markdown-ish documents and for
 //! arbitrary Unicode, under every strategy (see `chunk_support::check`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod chunk_support;
 

@@ -1,4 +1,5 @@
 //! The `folio` command end to end: ingest, search (text and JSON), stats, delete, errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 use std::process::{Command, Output};

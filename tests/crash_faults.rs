@@ -3,6 +3,7 @@
 //! error, and the file, reopened with the real backend in the same process, is consistent
 //! and holds the previous state. (When the fault hits a sync, the data may have reached
 //! the file anyway, so the state is the previous one or the complete new one.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

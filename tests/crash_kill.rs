@@ -5,6 +5,7 @@
 //! neither in the documents nor in any version an alias serves.
 //!
 //! The child is this test binary itself, run with `FOLIO_CRASH_CHILD` set.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

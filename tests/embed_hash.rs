@@ -1,4 +1,5 @@
 //! Properties of the built-in hashing embedder through its public API.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use folio::embed::{Embedder, HashEmbedder};
 use proptest::prelude::*;

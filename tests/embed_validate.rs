@@ -1,4 +1,5 @@
 //! `embed::validate`, the check the store runs before writing vectors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use folio::embed::{default_embedder, validate, Embedder, VectorError};
 

@@ -1,5 +1,6 @@
 //! The evaluation harness end to end on tiny hand-made corpora whose right numbers are known:
 //! strategy specs, scoring, CSV, external chunks, replay labels, multi-byte text.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 

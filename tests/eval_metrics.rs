@@ -1,4 +1,5 @@
 //! `eval::metrics` on tiny hand-made cases whose right numbers are known.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use folio::eval::metrics::*;
 

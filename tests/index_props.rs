@@ -1,6 +1,7 @@
 //! Properties of the vector index against the exact oracle: filtered searches never return
 //! hidden ids and are always filled, the exact scan equals brute force, recall holds at
 //! default settings, and graph blobs round-trip and reject corruption without panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::sync::OnceLock;
 

@@ -1,4 +1,5 @@
 //! Damaged files give errors, never panics: truncations and overwritten bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use folio::chunk::SourceFormat;
 use folio::document::Document;

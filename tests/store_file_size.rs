@@ -2,6 +2,7 @@
 //! ranges but not its 8-bit codes, which decoding recomputes from the segment's vectors
 //! bit for bit; version 1 blobs (codes stored) still decode; and `Store::compact_file`
 //! gives redb's pre-grown space back without changing any answer.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -1,4 +1,5 @@
 //! Property tests of the store and small-to-big search against simple oracles.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

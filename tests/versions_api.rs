@@ -1,5 +1,6 @@
 //! Named indexes, immutable versions, tags, aliases, rollback, routing, compaction, gc and
 //! the request log, through the library API.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -1,6 +1,7 @@
 //! The version commands of `folio` end to end: indexes, versions, tags, aliases, routing,
 //! rollback, search through an alias with a route key and the request log, compaction,
 //! gc, and `check` (exit code 0 only when the store is consistent).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 use std::process::{Command, Output};

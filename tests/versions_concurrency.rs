@@ -1,6 +1,7 @@
 //! Searches on many threads while a writer commits batches, merges, moves an alias and
 //! collects garbage: every search succeeds and sees one whole version, never a part of
 //! a batch.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -2,6 +2,7 @@
 //! atomically), or refused with a message naming the versions. The fixtures are small
 //! stores written by folio builds of each format; `regenerate_format3_fixture` rewrites
 //! the current one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -1,5 +1,6 @@
 //! Under a steady update load with `gc`, the file stops growing (redb reuses the pages gc
 //! frees), and a retained version answers exactly as it did before any of it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

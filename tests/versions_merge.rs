@@ -1,6 +1,7 @@
 //! Measures the merge policy under a steady update load: segments per version, dead rows
 //! in the head, rows rewritten per row ingested, and graph recall, against never merging.
 //! The defaults in `MergePolicy` are chosen from these numbers (see storage-format.md).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -1,6 +1,7 @@
 //! A rollback writes the same bytes whatever the size of the index: it rewrites one small
 //! record (an alias, or a serving pin), never the index. Measured with a backend that
 //! counts what redb writes, on a 1k-chunk and a 100k-chunk index rolled back in turn.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 

@@ -1,9 +1,11 @@
 //! The layout of one document, shared by every chunker: its sections (heading tree) and the
 //! places where it may be cut, each with a strength, plus the zones a cut must not split.
 //!
-//! Format readers (`markdown`, `text`) feed a [`Builder`] raw cut positions and zones; the
-//! packers then ask [`Layout::candidates`] for the cuts inside one range.
+//! [`from_tree`] turns a reader's block tree into raw cut positions and zones on a
+//! [`Builder`]; the packers then ask [`Layout::candidates`] for the cuts inside one range.
 
+use super::prose::{self, MARKDOWN, PLAIN};
+use super::tree::{Block, BlockKind, Markup, Prose, Tree};
 use super::Span;
 
 /// How strong a bound between two pieces of text is, weakest first.
@@ -52,20 +54,26 @@ pub(crate) struct Section {
 #[derive(Debug)]
 pub(crate) struct Layout<'a> {
     pub text: &'a str,
-    /// The trimmed text after any front matter; `None` if that is empty.
-    pub content: Option<Span>,
-    /// In order, disjoint, covering every non-whitespace byte of `content`.
+    /// The parts of the text chunks may hold: everything but the skipped spans, trimmed, in
+    /// order, each with visible content.
+    pub regions: Vec<Span>,
+    /// In order, disjoint, inside the regions, covering every visible byte of them.
     pub sections: Vec<Section>,
     /// Sorted, distinct, none inside a hard zone.
     cuts: Vec<Cut>,
     /// Code blocks and tables: sorted, disjoint content spans that are never cut.
     hard: Vec<Span>,
+    /// Markup runs (sorted, disjoint): not counted as characters.
+    markup: Vec<Markup>,
+    /// `markup_chars[i]`: the characters of the markup runs before run `i`.
+    markup_chars: Vec<usize>,
 }
 
 /// Collects what a format reader finds, then normalizes it into a [`Layout`].
 pub(crate) struct Builder<'a> {
     text: &'a str,
-    content_start: usize,
+    skipped: Vec<Span>,
+    markup: Vec<Markup>,
     raw: Vec<(usize, Strength)>,
     caps: Vec<(usize, Strength)>,
     hard: Vec<Span>,
@@ -85,7 +93,8 @@ impl<'a> Builder<'a> {
     pub fn new(text: &'a str) -> Self {
         Builder {
             text,
-            content_start: 0,
+            skipped: Vec::new(),
+            markup: Vec::new(),
             raw: Vec::new(),
             caps: Vec::new(),
             hard: Vec::new(),
@@ -94,9 +103,15 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Drops `[0, end)` (front matter) from the document.
-    pub fn skip_to(&mut self, end: usize) {
-        self.content_start = end;
+    /// Keeps `span` (front matter, navigation) out of every chunk.
+    pub fn skip(&mut self, span: Span) {
+        self.skipped.push(span);
+    }
+
+    /// A markup run: never cut, not counted.
+    pub fn markup(&mut self, markup: Markup) {
+        self.hard.push(markup.span);
+        self.markup.push(markup);
     }
 
     /// A possible cut at byte `pos` (anywhere in or next to a whitespace gap).
@@ -145,20 +160,138 @@ impl<'a> Builder<'a> {
 
     pub fn build(self) -> Layout<'a> {
         let text = self.text;
-        let content = trim(text, self.content_start, text.len());
+        let mut markup = self.markup;
+        markup.sort_by_key(|m| m.span.start);
+        let markup_chars = markup
+            .iter()
+            .scan(0, |sum, m| {
+                let before = *sum;
+                *sum += text[m.span.start..m.span.end].chars().count();
+                Some(before)
+            })
+            .collect();
         let hard = merge_zones(text, self.hard);
         let soft = merge_zones(text, self.soft);
-        let sections = sections(text, self.content_start, &self.headings);
-        let mut cuts = normalize_cuts(text, self.content_start, self.raw, &hard, &soft);
-        apply_caps(&mut cuts, &self.caps);
-        Layout {
+        let mut layout = Layout {
             text,
-            content,
-            sections,
-            cuts,
+            regions: Vec::new(),
+            sections: Vec::new(),
+            cuts: Vec::new(),
             hard,
-        }
+            markup,
+            markup_chars,
+        };
+        layout.regions = complement(text, self.skipped)
+            .into_iter()
+            .filter(|r| layout.visible(*r))
+            .collect();
+        layout.sections = sections(&layout, &self.headings);
+        layout.cuts = normalize_cuts(&layout, self.raw, &soft);
+        apply_caps(&mut layout.cuts, &self.caps);
+        layout
     }
+}
+
+/// The layout of `text` as its reader's `tree` describes it.
+pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
+    let mut b = Builder::new(text);
+    for span in &tree.skipped {
+        b.skip(*span);
+    }
+    for m in &tree.markup {
+        b.markup(*m);
+    }
+    for span in &tree.keep {
+        b.soft(span.start, span.end);
+    }
+    for block in &tree.blocks {
+        add_block(&mut b, tree.prose, block, true, false);
+    }
+    let breaks = match tree.prose {
+        Prose::Plain => PLAIN,
+        Prose::Markup => MARKDOWN,
+    };
+    // Running-text bounds everywhere except inside code blocks, tables and markup.
+    let mut from = 0;
+    for z in b.hard_zones() {
+        if z.start > from {
+            prose::scan(text, from, z.start, breaks, &mut b);
+        }
+        from = from.max(z.end);
+    }
+    prose::scan(text, from, text.len(), breaks, &mut b);
+    b.build()
+}
+
+/// The bounds and zones of one block and the blocks inside it. `top`: not inside another
+/// block (so a heading opens a section); `in_list`: inside a list (so block bounds are only
+/// as strong as item bounds, and a list's items stay together).
+fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_list: bool) {
+    let (start, end) = (block.span.start, block.span.end);
+    let bound = if in_list {
+        Strength::Item
+    } else {
+        Strength::Block
+    };
+    let mut inner_list = in_list;
+    match &block.kind {
+        BlockKind::Heading { level, title } => {
+            // In plain text a heading is a line: the line break after it is its bound.
+            if prose == Prose::Markup {
+                b.cut(start, bound);
+                b.cut(end, bound);
+            }
+            b.glue(start, end);
+            if top {
+                b.heading(start, end, *level, title.clone());
+            }
+        }
+        BlockKind::Code | BlockKind::Table { header: None } => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            b.hard(start, end);
+        }
+        BlockKind::Item => {
+            b.cut(start, Strength::Item);
+            b.cut(end, Strength::Item);
+            glue_marker(b, start, end);
+        }
+        BlockKind::Quote => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            glue_marker(b, start, end);
+        }
+        BlockKind::List => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            inner_list = true;
+        }
+        BlockKind::Row => {
+            b.cut(start, Strength::Item);
+            b.cut(end, Strength::Item);
+            b.hard(start, end);
+        }
+        BlockKind::Table { header: Some(_) }
+        | BlockKind::Paragraph
+        | BlockKind::Turn { .. }
+        | BlockKind::Rule => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+        }
+        BlockKind::PageBreak { .. } => b.cut(start, Strength::Line),
+    }
+    for child in &block.children {
+        add_block(b, prose, child, false, inner_list);
+    }
+}
+
+/// Keeps a list or quote marker (`-`, `1.`, `>`) with the first word after it.
+fn glue_marker(b: &mut Builder<'_>, start: usize, end: usize) {
+    let text = b.text;
+    let marker = text[start..end]
+        .find(char::is_whitespace)
+        .map_or(end, |i| start + i);
+    b.glue(start, marker);
 }
 
 /// The end of the first non-whitespace character at or after `pos` (or `pos` if none).
@@ -204,8 +337,10 @@ fn splits(zones: &[Span], end: usize, start: usize) -> bool {
 /// Sections from the headings. A heading with nothing under it before the next heading
 /// ("# Guide" right above "## Install") opens no section of its own but joins the next one,
 /// so that it is not left as a chunk holding nothing but a title.
-fn sections(text: &str, content_start: usize, headings: &[Heading]) -> Vec<Section> {
-    let mut starts = vec![(content_start, content_start, Vec::new())];
+fn sections(layout: &Layout<'_>, headings: &[Heading]) -> Vec<Section> {
+    let text = layout.text;
+    // The text before the first heading; skipped parts fall out with the regions below.
+    let mut starts = vec![(0, 0, Vec::new())];
     let mut stack: Vec<(usize, String)> = Vec::new();
     for h in headings {
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
@@ -232,30 +367,60 @@ fn sections(text: &str, content_start: usize, headings: &[Heading]) -> Vec<Secti
         let Some(span) = trim(text, start, end) else {
             continue;
         };
-        if i < last && trim(text, heading_end.min(end), end).is_none() {
+        let rest = Span {
+            start: heading_end.min(end),
+            end,
+        };
+        if i < last && !layout.visible(rest) {
             joined_from = Some(span.start);
             continue;
         }
-        sections.push(Section { span, path });
+        for region in &layout.regions {
+            let (start, end) = (span.start.max(region.start), span.end.min(region.end));
+            if let Some(piece) = (start < end).then(|| trim(text, start, end)).flatten() {
+                if layout.visible(piece) {
+                    sections.push(Section {
+                        span: piece,
+                        path: path.clone(),
+                    });
+                }
+            }
+        }
     }
     sections
 }
 
+/// The trimmed parts of `[0, text.len())` outside the `skipped` spans.
+fn complement(text: &str, mut skipped: Vec<Span>) -> Vec<Span> {
+    skipped.sort_by_key(|s| s.start);
+    let mut out = Vec::new();
+    let mut from = 0;
+    for s in skipped {
+        if s.start > from {
+            out.extend(trim(text, from, s.start));
+        }
+        from = from.max(s.end);
+    }
+    if from < text.len() {
+        out.extend(trim(text, from, text.len()));
+    }
+    out
+}
+
 /// Raw positions -> sorted, distinct gaps (strongest wins), dropping those at the edges of
 /// the content and those that split a hard zone.
-fn normalize_cuts(
-    text: &str,
-    content_start: usize,
-    mut raw: Vec<(usize, Strength)>,
-    hard: &[Span],
-    soft: &[Span],
-) -> Vec<Cut> {
+fn normalize_cuts(layout: &Layout<'_>, mut raw: Vec<(usize, Strength)>, soft: &[Span]) -> Vec<Cut> {
+    let (text, hard) = (layout.text, &layout.hard);
     raw.sort_unstable();
     let mut cuts: Vec<Cut> = Vec::with_capacity(raw.len());
     for (pos, strength) in raw {
         let end = text[..pos].trim_end().len();
         let start = text.len() - text[pos..].trim_start().len();
-        if end <= content_start || start >= text.len() || splits(hard, end, start) {
+        let inside = layout
+            .regions
+            .iter()
+            .any(|r| r.start < end && start < r.end);
+        if !inside || splits(hard, end, start) {
             continue;
         }
         match cuts.last_mut() {
@@ -284,9 +449,40 @@ fn apply_caps(cuts: &mut [Cut], caps: &[(usize, Strength)]) {
 }
 
 impl Layout<'_> {
-    /// The number of characters in `[start, end)`.
+    /// The number of characters in `[start, end)`, markup left out.
     pub fn chars(&self, start: usize, end: usize) -> usize {
-        self.text[start..end].chars().count()
+        let all = self.text[start..end].chars().count();
+        if self.markup.is_empty() || start >= end {
+            return all;
+        }
+        all - self.markup_chars_before(end) + self.markup_chars_before(start)
+    }
+
+    /// The characters of markup before byte `pos` (a run holding `pos` counts in part).
+    fn markup_chars_before(&self, pos: usize) -> usize {
+        let i = self.markup.partition_point(|m| m.span.start < pos);
+        let Some(last) = i.checked_sub(1) else {
+            return 0;
+        };
+        let m = self.markup[last].span;
+        let partial = self.text[m.start..m.end.min(pos)].chars().count();
+        self.markup_chars[last] + partial
+    }
+
+    /// Whether `span` holds a non-whitespace character outside markup.
+    pub fn visible(&self, span: Span) -> bool {
+        let mut from = span.start;
+        let first = self.markup.partition_point(|m| m.span.end <= span.start);
+        for m in &self.markup[first..] {
+            if m.span.start >= span.end {
+                break;
+            }
+            if m.span.start > from && !self.text[from..m.span.start].trim().is_empty() {
+                return true;
+            }
+            from = from.max(m.span.end);
+        }
+        from < span.end && !self.text[from..span.end].trim().is_empty()
     }
 
     fn longer_than(&self, start: usize, end: usize, limit: usize) -> bool {

@@ -187,21 +187,25 @@ pub struct Chunked {
 
 mod fixed;
 mod layout;
-mod markdown;
 mod pack;
 mod parents;
 mod prose;
-mod text;
+pub mod readers;
+pub mod tree;
 
 use layout::Layout;
 
 /// Cuts one document into parents and children as `spec` says. Never panics, and the same
 /// input always gives the same output.
 pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
-    let layout = match format {
-        SourceFormat::Markdown => markdown::layout(text),
-        SourceFormat::Text => text::layout(text),
-    };
+    let tree = readers::read(text, format);
+    chunk_tree(text, &tree, spec)
+}
+
+/// Cuts a document that a reader has read into `tree` (see [`readers::read`]). Every chunking
+/// strategy works on any tree, whatever its format.
+pub fn chunk_tree(text: &str, tree: &tree::Tree, spec: &ChunkSpec) -> Chunked {
+    let layout = layout::from_tree(text, tree);
     let mut out = Chunked::default();
     match parents::spans(&layout, spec.parent) {
         Some(parents) => {
@@ -222,11 +226,8 @@ pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chu
             }
         }
         None => {
-            for (span, oversized) in layout
-                .content
-                .map(|c| children(&layout, spec.child, c))
-                .unwrap_or_default()
-            {
+            let regions = layout.regions.iter();
+            for (span, oversized) in regions.flat_map(|r| children(&layout, spec.child, *r)) {
                 let section_path = path_at(&layout, span.start);
                 let parent = out.parents.len();
                 out.parents.push(ParentPiece {

@@ -245,11 +245,16 @@ pub(crate) fn structure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::text;
+    use crate::chunk::layout::from_tree;
+    use crate::chunk::readers::text;
 
     fn pieces(text: &str, target: usize, overlap: usize) -> Vec<&str> {
-        let layout = text::layout(text);
-        let range = layout.content.unwrap_or(Span { start: 0, end: 0 });
+        let layout = from_tree(text, &text::read(text));
+        let range = layout
+            .regions
+            .first()
+            .copied()
+            .unwrap_or(Span { start: 0, end: 0 });
         structure(&layout, range, target, overlap)
             .into_iter()
             .map(|(s, _)| &text[s.start..s.end])

@@ -14,14 +14,12 @@ pub(crate) fn spans(layout: &Layout<'_>, strategy: ParentStrategy) -> Option<Vec
             .flat_map(|s| Packing::new(layout, s.span, max, Strength::Sentence).spans(max))
             .map(|(span, _)| span)
             .collect(),
-        ParentStrategy::Fixed { size } => match layout.content {
-            Some(content) => Packing::windows(layout, content, size, Strength::Sentence)
-                .spans(size)
-                .into_iter()
-                .map(|(s, _)| s)
-                .collect(),
-            None => Vec::new(),
-        },
+        ParentStrategy::Fixed { size } => layout
+            .regions
+            .iter()
+            .flat_map(|r| Packing::windows(layout, *r, size, Strength::Sentence).spans(size))
+            .map(|(s, _)| s)
+            .collect(),
         ParentStrategy::Child => return None,
     };
     Some(spans)
@@ -30,7 +28,8 @@ pub(crate) fn spans(layout: &Layout<'_>, strategy: ParentStrategy) -> Option<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::{markdown, text};
+    use crate::chunk::layout::from_tree;
+    use crate::chunk::readers::{markdown, text};
 
     fn texts(text: &str, spans: &[Span]) -> Vec<String> {
         spans
@@ -42,7 +41,7 @@ mod tests {
     #[test]
     fn section_parents_split_long_sections_at_blocks() {
         let text = "# A\n\nfirst para.\n\nsecond para.\n\n# B\n\nshort.";
-        let layout = markdown::layout(text);
+        let layout = from_tree(text, &markdown::read(text));
         let got = spans(&layout, ParentStrategy::Section { max: 20 }).unwrap_or_default();
         assert_eq!(
             texts(text, &got),
@@ -59,7 +58,7 @@ mod tests {
     fn oversized_code_gets_a_parent_of_its_own() {
         let code = format!("```\n{}\n```", "x = 1\n".repeat(10));
         let text = format!("Intro text here.\n\n{code}\n\nOutro text here.");
-        let layout = markdown::layout(&text);
+        let layout = from_tree(&text, &markdown::read(&text));
         let got = spans(&layout, ParentStrategy::Section { max: 30 }).unwrap_or_default();
         assert_eq!(
             texts(&text, &got),
@@ -74,7 +73,7 @@ mod tests {
     #[test]
     fn fixed_parents_prefer_paragraph_bounds_near_the_size() {
         let text = "Aaa aaa aaa.\n\nBbb bbb. Ccc ccc ccc ccc ccc.\n\nDdd.";
-        let layout = text::layout(text);
+        let layout = from_tree(text, &text::read(text));
         let got = spans(&layout, ParentStrategy::Fixed { size: 30 }).unwrap_or_default();
         assert_eq!(
             texts(text, &got),

@@ -1,23 +1,57 @@
-//! The layout of plain text: paragraphs, lines, sentences, words; WikiText-style heading
-//! lines (` = Title = `, ` = = Section = = `) open sections.
+//! Plain text: paragraphs (blank-line separated); WikiText-style heading lines
+//! (` = Title = `, ` = = Section = = `) open sections. Lines, sentences and words are found
+//! by the layout's prose scan.
 
-use super::layout::{Builder, Layout};
-use super::prose::{self, PLAIN};
+use crate::chunk::layout::trim;
+use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
 
-pub(crate) fn layout(text: &str) -> Layout<'_> {
-    let mut b = Builder::new(text);
-    prose::scan(text, 0, text.len(), PLAIN, &mut b);
+/// The block tree of a plain text.
+pub fn read(text: &str) -> Tree {
+    let mut tree = Tree::new(Prose::Plain);
+    for (start, end) in paragraphs(text) {
+        tree.blocks
+            .push(Block::leaf(BlockKind::Paragraph, start, end));
+    }
     let mut line_start = 0;
+    let mut headings = Vec::new();
     for line in text.split_inclusive('\n') {
         if let Some((level, title)) = wiki_heading(line) {
             let start = line_start + (line.len() - line.trim_start().len());
             let end = line_start + line.trim_end().len();
-            b.heading(start, end, level, title.to_string());
-            b.glue(start, end);
+            let kind = BlockKind::Heading {
+                level,
+                title: title.to_string(),
+            };
+            headings.push(Block::leaf(kind, start, end));
         }
         line_start += line.len();
     }
-    b.build()
+    // Headings are top-level blocks in source order, beside the paragraphs holding them.
+    tree.blocks.extend(headings);
+    tree.blocks.sort_by_key(|b| (b.span.start, b.span.end));
+    tree
+}
+
+/// Trimmed paragraphs: runs of text between whitespace holding two or more line breaks.
+pub(crate) fn paragraphs(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (mut from, mut gap_start, mut newlines) = (0, None, 0);
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            gap_start.get_or_insert(i);
+            newlines += usize::from(c == '\n');
+            continue;
+        }
+        if let Some(g) = gap_start.take() {
+            if newlines >= 2 {
+                out.extend(trim(text, from, g).map(|s| (s.start, s.end)));
+                from = i;
+            }
+        }
+        newlines = 0;
+    }
+    out.extend(trim(text, from, text.len()).map(|s| (s.start, s.end)));
+    out
 }
 
 /// A WikiText heading line: `= Title =` at level 1, `= = Title = =` at level 2, and so on.
@@ -59,9 +93,16 @@ mod tests {
     }
 
     #[test]
+    fn paragraphs_end_at_blank_lines() {
+        let text = " one\ntwo \n \n three\n\n";
+        let got: Vec<&str> = paragraphs(text).iter().map(|&(s, e)| &text[s..e]).collect();
+        assert_eq!(got, vec!["one\ntwo", "three"]);
+    }
+
+    #[test]
     fn wikitext_headings_make_sections() {
         let text = " = Game = \n Intro text . \n = = Plot = = \n The plot . \n";
-        let layout = layout(text);
+        let layout = crate::chunk::layout::from_tree(text, &read(text));
         let got: Vec<(&str, Vec<String>)> = layout
             .sections
             .iter()

@@ -1,0 +1,150 @@
+//! The one structure every format reader produces and every chunker cuts: a tree of blocks,
+//! each with its byte span in the source text.
+//!
+//! A reader (`readers/`) knows its format; the layout (`layout.rs`) turns any tree into
+//! sections and cut candidates, so each chunking strategy works on every format.
+
+use super::Span;
+
+/// What kind of block a [`Block`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockKind {
+    /// A heading; at the top level (not inside a list, quote or table) it opens a section.
+    Heading {
+        /// 1 is the top level.
+        level: usize,
+        /// The heading's plain text, as it goes into `section_path`.
+        title: String,
+    },
+    /// A paragraph or any other run of text that ends with a block bound.
+    Paragraph,
+    /// A list; blocks inside it are separated by item bounds, weaker than block bounds.
+    List,
+    /// One list item (or definition term or definition).
+    Item,
+    /// A block quote.
+    Quote,
+    /// A code block (or a source code item): never cut while it fits.
+    Code,
+    /// A table: never cut in Markdown; tables of rows with a `header` are cut between
+    /// row groups, each group embedded with the header.
+    Table {
+        /// The header row, repeated in the embedded text of every row group.
+        header: Option<Span>,
+    },
+    /// A table row.
+    Row,
+    /// One turn of a dialog or ticket thread.
+    Turn {
+        /// Who spoke.
+        speaker: String,
+        /// When, as given (free text, usually RFC 3339).
+        time: Option<String>,
+        /// The thread's topic at this turn, if the source names one.
+        topic: Option<String>,
+    },
+    /// A page break: the block starts page `page` (1-based).
+    PageBreak {
+        /// The number of the page that starts here.
+        page: u32,
+    },
+    /// A thematic break (`***`, `<hr>`).
+    Rule,
+}
+
+/// One block of a document: its kind, its byte span in the source and its inner blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// What the block is.
+    pub kind: BlockKind,
+    /// The block's bytes `[start, end)` in the source, on char boundaries.
+    pub span: Span,
+    /// Blocks inside this one, in source order.
+    pub children: Vec<Block>,
+}
+
+impl Block {
+    /// A block without inner blocks.
+    pub fn leaf(kind: BlockKind, start: usize, end: usize) -> Block {
+        Block {
+            kind,
+            span: Span { start, end },
+            children: Vec::new(),
+        }
+    }
+}
+
+/// How line breaks inside running text count as bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Prose {
+    /// Plain text: a blank line ends a paragraph, a newline ends a line.
+    Plain,
+    /// Markup (Markdown, HTML): blocks come from the reader, a newline is a soft break.
+    Markup,
+}
+
+/// What a separator stands for when markup is left out of the embedded text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Separator {
+    /// Nothing (inline markup: `<b>`, `<a href>`).
+    None,
+    /// A space (table cells).
+    Space,
+    /// A line break (block markup: `<p>`, `<li>`, `<tr>`).
+    Line,
+}
+
+/// A run of markup (an HTML tag, a comment): part of the source and of the chunk spans, but
+/// never cut, not counted in chunk sizes and left out of the embedded text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Markup {
+    /// The markup's bytes.
+    pub span: Span,
+    /// What stands in its place in the embedded text.
+    pub separator: Separator,
+}
+
+/// A document as its reader sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// Top-level blocks in source order.
+    pub blocks: Vec<Block>,
+    /// Parts of the source that no chunk may hold (front matter, navigation, page headers),
+    /// sorted and disjoint.
+    pub skipped: Vec<Span>,
+    /// Markup runs, sorted and disjoint (empty for formats without markup).
+    pub markup: Vec<Markup>,
+    /// Inline runs kept in one piece unless nothing else fits (inline code).
+    pub keep: Vec<Span>,
+    /// Whether running text follows plain or markup line rules.
+    pub prose: Prose,
+    /// Key-value metadata the source carries (Markdown front matter), in source order.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl Tree {
+    /// An empty tree with the given prose rules.
+    pub fn new(prose: Prose) -> Tree {
+        Tree {
+            blocks: Vec::new(),
+            skipped: Vec::new(),
+            markup: Vec::new(),
+            keep: Vec::new(),
+            prose,
+            metadata: Vec::new(),
+        }
+    }
+
+    /// Every block, depth first, in source order.
+    pub fn walk(&self) -> impl Iterator<Item = &Block> {
+        let mut stack: Vec<&Block> = self.blocks.iter().rev().collect();
+        std::iter::from_fn(move || {
+            let block = stack.pop()?;
+            stack.extend(block.children.iter().rev());
+            Some(block)
+        })
+    }
+}

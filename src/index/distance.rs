@@ -7,7 +7,7 @@
 //!
 //! Both inputs are compared over their common length; callers validate dimensions.
 
-use super::Metric;
+use super::metric::Metric;
 
 /// Dot product of `a` and `b`.
 #[inline]

@@ -20,8 +20,8 @@ use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
 use super::exact::{exact_search, Neighbor, TopK};
+use super::metric::Metric;
 use super::vectors::VectorSet;
-use super::Metric;
 
 /// Sets gathered per segment; the least recently used is dropped first.
 const ENTRIES: usize = 8;

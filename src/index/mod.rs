@@ -7,39 +7,16 @@ pub mod distance;
 pub mod exact;
 mod gather;
 pub mod hnsw;
+mod metric;
 pub(crate) mod pages;
 pub mod planner;
 pub mod segment;
 pub mod vectors;
 mod visited;
 
-use serde::{Deserialize, Serialize};
-
 pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
 pub use hnsw::{Graph, GraphDecodeError, HnswParams};
+pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};
 pub use segment::SegmentIndex;
 pub use vectors::{ShapeError, VectorSet};
-
-/// How two vectors are compared. Scores are always "higher is better".
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    bincode::Encode,
-    bincode::Decode,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// Cosine similarity; vectors are L2-normalised on the way in, so the score is a dot product.
-    Cosine,
-    /// Inner product.
-    Dot,
-    /// Euclidean; the score is the negated squared distance.
-    L2,
-}

@@ -11,11 +11,11 @@ use super::distance::normalize;
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
 use super::hnsw::quant::QuantQuery;
-use super::hnsw::search::{AllVisible, Beam, BitmapFilter, Cand, Expand, Filter, Walk, WalkStats};
+use super::hnsw::search::{AllVisible, Beam, BitmapFilter, Expand, Filter, Walk, WalkStats};
 use super::hnsw::Graph;
+use super::metric::Metric;
 use super::vectors::VectorSet;
-use super::visited::with_scratch;
-use super::Metric;
+use super::visited::{with_scratch, Cand};
 
 /// How a search was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,9 +9,9 @@ use super::distance::normalize;
 use super::exact::Neighbor;
 use super::gather::GatherCache;
 use super::hnsw::{Graph, HnswParams};
+use super::metric::Metric;
 use super::planner::{self, SearchOptions, SearchReport, Strategy};
 use super::vectors::{ShapeError, VectorSet};
-use super::Metric;
 
 /// `len()` vectors with global ids `base..base + len()` and, once built or loaded, a graph
 /// over them. Immutable once built; the store rebuilds a segment to compact it. Searches

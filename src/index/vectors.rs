@@ -1,7 +1,7 @@
 //! A borrowed, validated view of a segment's vectors.
 
 use super::distance::Scorer;
-use super::Metric;
+use super::metric::Metric;
 
 /// Why a set of vectors, a query or a graph does not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

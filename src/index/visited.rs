@@ -1,11 +1,10 @@
 //! Per-thread scratch for graph searches: a generation-stamped visited set and the two
-//! search heaps, reused across searches so a search allocates nothing once warm.
+//! heaps of scored candidates, reused across searches so a search allocates nothing once
+//! warm.
 
 use std::cell::RefCell;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-
-use super::hnsw::search::Cand;
 
 /// Marks nodes as visited in O(1) and "clears" in O(1) by bumping a generation stamp.
 /// `u16` stamps keep the array small (cache) at the price of a real clear every 65535
@@ -41,6 +40,31 @@ impl VisitedSet {
     #[inline(always)]
     pub(crate) fn contains(&self, id: u32) -> bool {
         self.stamps[id as usize] == self.generation
+    }
+}
+
+/// A scored node in the search heaps; orders by score, then by smaller id (as better).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Cand {
+    pub(crate) score: f32,
+    pub(crate) id: u32,
+}
+
+impl Eq for Cand {}
+
+impl Ord for Cand {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(other.id.cmp(&self.id))
+    }
+}
+
+impl PartialOrd for Cand {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 

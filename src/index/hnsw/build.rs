@@ -6,16 +6,67 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
+use super::layers::{draw_level, Entry, Links};
 use super::quant::{Codes, QuantQuery};
-use super::search::{AllVisible, Beam, Cand, Expand, Walk};
-use super::{draw_level, Entry, Graph, Links};
+use super::search::{AllVisible, Beam, Expand, Walk};
+use super::{Graph, HnswParams};
 use crate::index::distance::Scorer;
 use crate::index::pages;
-use crate::index::vectors::VectorSet;
-use crate::index::visited::with_scratch;
+use crate::index::vectors::{ShapeError, VectorSet};
+use crate::index::visited::{with_scratch, Cand};
 
 /// Progress is reported every this many insertions per thread.
 const PROGRESS_STEP: usize = 1024;
+
+impl Graph {
+    /// Builds a graph over all of `vectors` on the current rayon pool, reporting the number
+    /// of inserted nodes to `progress` now and then (and once at the end). With a
+    /// one-thread pool the result is deterministic.
+    pub fn build(
+        vectors: VectorSet<'_>,
+        params: HnswParams,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Graph {
+        let mut graph = Graph::empty(vectors, params);
+        insert_rows(&mut graph, vectors, progress);
+        graph
+    }
+
+    /// Inserts the rows of `vectors` past [`Graph::len`] (vectors appended to the segment
+    /// since the graph was built); the earlier rows must be unchanged.
+    pub fn insert(
+        &mut self,
+        vectors: VectorSet<'_>,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<(), ShapeError> {
+        if vectors.dim() != self.dim
+            || vectors.metric() != self.metric
+            || vectors.len() < self.len()
+        {
+            return Err(self.mismatch(vectors));
+        }
+        insert_rows(self, vectors, progress);
+        Ok(())
+    }
+
+    /// A graph with no nodes yet, its quantiser fitted to `vectors`.
+    fn empty(vectors: VectorSet<'_>, params: HnswParams) -> Graph {
+        let params = HnswParams {
+            m: params.m.max(2),
+            ef_construction: params.ef_construction.max(1),
+            ..params
+        };
+        Graph {
+            metric: vectors.metric(),
+            dim: vectors.dim(),
+            params,
+            entry: None,
+            levels: Vec::new(),
+            links: Links::new(params.m),
+            codes: Codes::fit(vectors),
+        }
+    }
+}
 
 /// Inserts rows `graph.len()..vectors.len()` of `vectors` (already checked to match).
 pub(super) fn insert_rows(

@@ -2,11 +2,12 @@
 //!
 //! The layout is documented on [`Graph::encode`].
 
+use super::layers::{Entry, Links, MAX_LEVEL};
 use super::quant::Codes;
-use super::{Entry, Graph, HnswParams, Links, MAX_LEVEL};
+use super::{Graph, HnswParams};
+use crate::index::metric::Metric;
 use crate::index::pages;
 use crate::index::vectors::{ShapeError, VectorSet};
-use crate::index::Metric;
 
 const MAGIC: [u8; 4] = *b"FHNS";
 /// The version [`Graph::encode`] writes. Version 1 also stored the 8-bit codes (n · dim

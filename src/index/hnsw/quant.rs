@@ -9,9 +9,9 @@
 //! returned scores are exact.
 
 use super::super::distance::prefetch_lines;
+use super::super::metric::Metric;
 use super::super::pages;
 use super::super::vectors::VectorSet;
-use super::super::Metric;
 
 /// Codes of a graph's vectors and the per-dimension affine map back to floats.
 #[derive(Debug, Clone, PartialEq, Default)]

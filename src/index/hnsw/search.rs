@@ -1,37 +1,12 @@
 //! Layer searches shared by construction and queries.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 
 use roaring::RoaringBitmap;
 
+use super::layers::{Links, Slot};
 use super::quant::QuantQuery;
-use super::{Links, Slot};
-use crate::index::visited::{Scratch, VisitedSet};
-
-/// A scored node in the search heaps; orders by score, then by smaller id (as better).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Cand {
-    pub(crate) score: f32,
-    pub(crate) id: u32,
-}
-
-impl Eq for Cand {}
-
-impl Ord for Cand {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.score
-            .total_cmp(&other.score)
-            .then(other.id.cmp(&self.id))
-    }
-}
-
-impl PartialOrd for Cand {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
+use crate::index::visited::{Cand, Scratch, VisitedSet};
 
 /// Which local ids a search may return.
 pub(crate) trait Filter {

@@ -2,7 +2,8 @@
 //! blind to structure, never inside a character (or a token).
 
 use super::layout::trim;
-use super::{SizeUnit, Span};
+use super::pieces::Span;
+use super::spec::SizeUnit;
 use crate::tokens;
 
 /// Windows over `text[range]`, trimmed; a window left empty or inside its neighbour is

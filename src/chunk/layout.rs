@@ -1,12 +1,11 @@
 //! The layout of one document, shared by every chunker: its sections (heading tree) and the
 //! places where it may be cut, each with a strength, plus the zones a cut must not split.
 //!
-//! [`from_tree`] turns a reader's block tree into raw cut positions and zones on a
-//! [`Builder`]; the packers then ask [`Layout::candidates`] for the cuts inside one range.
+//! `tree_layout::from_tree` turns a reader's block tree into raw cut positions and zones on
+//! a [`Builder`]; the packers then ask [`Layout::candidates`] for the cuts inside one range.
 
-use super::prose::{self, MARKDOWN, PLAIN};
-use super::tree::{Block, BlockKind, Markup, Prose, Tree};
-use super::Span;
+use super::pieces::Span;
+use super::tree::Markup;
 
 /// How strong a bound between two pieces of text is, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,7 +70,7 @@ pub(crate) struct Layout<'a> {
 
 /// Collects what a format reader finds, then normalizes it into a [`Layout`].
 pub(crate) struct Builder<'a> {
-    text: &'a str,
+    pub(crate) text: &'a str,
     skipped: Vec<Span>,
     markup: Vec<Markup>,
     raw: Vec<(usize, Strength)>,
@@ -190,108 +189,6 @@ impl<'a> Builder<'a> {
         apply_caps(&mut layout.cuts, &self.caps);
         layout
     }
-}
-
-/// The layout of `text` as its reader's `tree` describes it.
-pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
-    let mut b = Builder::new(text);
-    for span in &tree.skipped {
-        b.skip(*span);
-    }
-    for m in &tree.markup {
-        b.markup(*m);
-    }
-    for span in &tree.keep {
-        b.soft(span.start, span.end);
-    }
-    for block in &tree.blocks {
-        add_block(&mut b, tree.prose, block, true, false);
-    }
-    let breaks = match tree.prose {
-        Prose::Plain => PLAIN,
-        Prose::Markup => MARKDOWN,
-    };
-    // Running-text bounds everywhere except inside code blocks, tables and markup.
-    let mut from = 0;
-    for z in b.hard_zones() {
-        if z.start > from {
-            prose::scan(text, from, z.start, breaks, &mut b);
-        }
-        from = from.max(z.end);
-    }
-    prose::scan(text, from, text.len(), breaks, &mut b);
-    b.build()
-}
-
-/// The bounds and zones of one block and the blocks inside it. `top`: not inside another
-/// block (so a heading opens a section); `in_list`: inside a list (so block bounds are only
-/// as strong as item bounds, and a list's items stay together).
-fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_list: bool) {
-    let (start, end) = (block.span.start, block.span.end);
-    let bound = if in_list {
-        Strength::Item
-    } else {
-        Strength::Block
-    };
-    let mut inner_list = in_list;
-    match &block.kind {
-        BlockKind::Heading { level, title } => {
-            // In plain text a heading is a line: the line break after it is its bound.
-            if prose == Prose::Markup {
-                b.cut(start, bound);
-                b.cut(end, bound);
-            }
-            b.glue(start, end);
-            if top {
-                b.heading(start, end, *level, title.clone());
-            }
-        }
-        BlockKind::Code | BlockKind::Table { header: None } => {
-            b.cut(start, bound);
-            b.cut(end, bound);
-            b.hard(start, end);
-        }
-        BlockKind::Item => {
-            b.cut(start, Strength::Item);
-            b.cut(end, Strength::Item);
-            glue_marker(b, start, end);
-        }
-        BlockKind::Quote => {
-            b.cut(start, bound);
-            b.cut(end, bound);
-            glue_marker(b, start, end);
-        }
-        BlockKind::List => {
-            b.cut(start, bound);
-            b.cut(end, bound);
-            inner_list = true;
-        }
-        BlockKind::Row => {
-            b.cut(start, Strength::Item);
-            b.cut(end, Strength::Item);
-            b.hard(start, end);
-        }
-        BlockKind::Table { header: Some(_) }
-        | BlockKind::Paragraph
-        | BlockKind::Turn { .. }
-        | BlockKind::Rule => {
-            b.cut(start, bound);
-            b.cut(end, bound);
-        }
-        BlockKind::PageBreak { .. } => b.cut(start, Strength::Line),
-    }
-    for child in &block.children {
-        add_block(b, prose, child, false, inner_list);
-    }
-}
-
-/// Keeps a list or quote marker (`-`, `1.`, `>`) with the first word after it.
-fn glue_marker(b: &mut Builder<'_>, start: usize, end: usize) {
-    let text = b.text;
-    let marker = text[start..end]
-        .find(char::is_whitespace)
-        .map_or(end, |i| start + i);
-    b.glue(start, marker);
 }
 
 /// The end of the first non-whitespace character at or after `pos` (or `pos` if none).

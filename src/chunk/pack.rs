@@ -7,7 +7,7 @@
 //! packing prefers whole paragraphs and list items, then sentences, and evens out sizes.
 
 use super::layout::{Cut, Layout, Strength};
-use super::Span;
+use super::pieces::Span;
 
 // Costs are integers, so that sums (and so packings) are exactly reproducible.
 
@@ -245,8 +245,8 @@ pub(crate) fn structure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::layout::from_tree;
     use crate::chunk::readers::text;
+    use crate::chunk::tree_layout::from_tree;
 
     fn pieces(text: &str, target: usize, overlap: usize) -> Vec<&str> {
         let layout = from_tree(text, &text::read(text));

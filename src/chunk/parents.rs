@@ -2,7 +2,8 @@
 
 use super::layout::{Layout, Strength};
 use super::pack::Packing;
-use super::{ParentStrategy, Span};
+use super::pieces::Span;
+use super::spec::ParentStrategy;
 
 /// Parent spans in source order, trimmed and disjoint; `None` for [`ParentStrategy::Child`]
 /// (each child is then its own parent).
@@ -28,8 +29,8 @@ pub(crate) fn spans(layout: &Layout<'_>, strategy: ParentStrategy) -> Option<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::layout::from_tree;
     use crate::chunk::readers::{markdown, text};
+    use crate::chunk::tree_layout::from_tree;
 
     fn texts(text: &str, spans: &[Span]) -> Vec<String> {
         spans

@@ -4,7 +4,7 @@
 //! A reader (`readers/`) knows its format; the layout (`layout.rs`) turns any tree into
 //! sections and cut candidates, so each chunking strategy works on every format.
 
-use super::Span;
+use super::pieces::Span;
 
 /// What kind of block a [`Block`] is.
 #[derive(Debug, Clone, PartialEq, Eq)]

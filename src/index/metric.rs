@@ -24,3 +24,18 @@ pub enum Metric {
     /// Euclidean; the score is the negated squared distance.
     L2,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Index records store the metric as its variant index (`storage-format.md`):
+    /// reordering the variants would change what old files mean. New variants go last.
+    #[test]
+    fn stored_variants_keep_their_bytes() {
+        let bytes = |m: Metric| bincode::encode_to_vec(m, bincode::config::standard()).unwrap();
+        assert_eq!(bytes(Metric::Cosine), [0]);
+        assert_eq!(bytes(Metric::Dot), [1]);
+        assert_eq!(bytes(Metric::L2), [2]);
+    }
+}

@@ -5,8 +5,8 @@
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+use crate::chunk::pieces::Span;
 use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
-use crate::chunk::Span;
 
 /// The block tree of a Markdown text.
 pub fn read(text: &str) -> Tree {
@@ -137,7 +137,8 @@ fn front_matter(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::layout::{from_tree, Layout, Strength};
+    use crate::chunk::layout::{Layout, Strength};
+    use crate::chunk::tree_layout::from_tree;
 
     fn layout(text: &str) -> Layout<'_> {
         from_tree(text, &read(text))

@@ -4,8 +4,8 @@
 pub mod markdown;
 pub mod text;
 
+use super::spec::SourceFormat;
 use super::tree::Tree;
-use super::SourceFormat;
 
 /// The block tree of `text` read as `format`. Never panics; a source a reader cannot make
 /// sense of still gets a tree (as plain text), so nothing is lost.

@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn wikitext_headings_make_sections() {
         let text = " = Game = \n Intro text . \n = = Plot = = \n The plot . \n";
-        let layout = crate::chunk::layout::from_tree(text, &read(text));
+        let layout = crate::chunk::tree_layout::from_tree(text, &read(text));
         let got: Vec<(&str, Vec<String>)> = layout
             .sections
             .iter()

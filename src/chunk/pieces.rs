@@ -1,0 +1,48 @@
+//! What chunking produces: byte spans of the source, and the parent and child pieces.
+
+use serde::{Deserialize, Serialize};
+
+/// A byte range `[start, end)` of a document's source text.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A parent piece: a section (or part of one, or a window).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentPiece {
+    pub span: Span,
+    /// Heading texts from the top level down to this section (empty before the first heading).
+    pub section_path: Vec<String>,
+}
+
+/// A child piece: the unit that is embedded and searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildPiece {
+    pub span: Span,
+    /// Index into [`Chunked::parents`].
+    pub parent: usize,
+    pub section_path: Vec<String>,
+    /// A code block or table larger than the target that was kept whole.
+    pub oversized: bool,
+}
+
+/// The result of chunking one document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chunked {
+    pub parents: Vec<ParentPiece>,
+    /// In source order; each child's `parent` indexes `parents`.
+    pub children: Vec<ChildPiece>,
+}

@@ -1,0 +1,169 @@
+//! The chunking specification an index is built with (stored in its record, so the order
+//! of every enum's variants is part of the file format: see the byte test below).
+
+use serde::{Deserialize, Serialize};
+
+/// The format of a document's source text; decides which chunker reads it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceFormat {
+    /// CommonMark with GitHub tables, parsed by pulldown-cmark.
+    Markdown,
+    /// Plain text (any language, CJK included): paragraphs, sentences, words.
+    Text,
+}
+
+/// The unit a size is measured in.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeUnit {
+    /// Unicode scalar values (code points).
+    Chars,
+    /// Estimated tokens, see [`crate::tokens::count`].
+    Tokens,
+}
+
+/// How children are cut.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ChildStrategy {
+    /// Structure-aware: Markdown heading tree and blocks, then paragraph, sentence, word
+    /// bounds. `target` and `overlap` are in characters.
+    Structure { target: usize, overlap: usize },
+    /// The baseline: windows of `size` units with `overlap` units shared, never inside a
+    /// UTF-8 character (and, for tokens, never inside a token).
+    Fixed {
+        size: usize,
+        overlap: usize,
+        unit: SizeUnit,
+    },
+}
+
+/// How parents (the reading units returned to a model) are cut.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ParentStrategy {
+    /// Sections of the heading tree, split into parents of at most `max` characters.
+    Section { max: usize },
+    /// Fixed windows of `size` characters (cut at the best bound near the size).
+    Fixed { size: usize },
+    /// Every child is its own parent (plain chunking, no small-to-big).
+    Child,
+}
+
+/// A complete chunking specification: what an index was built with.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+pub struct ChunkSpec {
+    pub child: ChildStrategy,
+    pub parent: ParentStrategy,
+    /// How many heading levels are prefixed to a child's `embed_text`.
+    pub heading_depth: usize,
+}
+
+impl Default for ChunkSpec {
+    fn default() -> Self {
+        ChunkSpec {
+            child: ChildStrategy::Structure {
+                target: 300,
+                overlap: 0,
+            },
+            parent: ParentStrategy::Section { max: 2000 },
+            heading_depth: 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(value: impl bincode::Encode) -> Vec<u8> {
+        bincode::encode_to_vec(value, bincode::config::standard()).unwrap()
+    }
+
+    /// The store keeps these in index and revision records with bincode's standard
+    /// configuration (an enum is its variant index, then its fields; `storage-format.md`),
+    /// so reordering variants would change what old files mean. New variants go last.
+    #[test]
+    fn stored_variants_keep_their_bytes() {
+        assert_eq!(bytes(SourceFormat::Markdown), [0]);
+        assert_eq!(bytes(SourceFormat::Text), [1]);
+        assert_eq!(bytes(SizeUnit::Chars), [0]);
+        assert_eq!(bytes(SizeUnit::Tokens), [1]);
+        let structure = ChildStrategy::Structure {
+            target: 300,
+            overlap: 7,
+        };
+        assert_eq!(bytes(structure), [0, 251, 44, 1, 7]);
+        let fixed = ChildStrategy::Fixed {
+            size: 5,
+            overlap: 2,
+            unit: SizeUnit::Tokens,
+        };
+        assert_eq!(bytes(fixed), [1, 5, 2, 1]);
+        assert_eq!(bytes(ParentStrategy::Section { max: 9 }), [0, 9]);
+        assert_eq!(bytes(ParentStrategy::Fixed { size: 9 }), [1, 9]);
+        assert_eq!(bytes(ParentStrategy::Child), [2]);
+        let spec = ChunkSpec {
+            child: fixed,
+            parent: ParentStrategy::Child,
+            heading_depth: 3,
+        };
+        assert_eq!(bytes(spec), [1, 5, 2, 1, 2, 3]);
+    }
+}

@@ -1,0 +1,108 @@
+//! A reader's block tree laid out: each block's bounds and zones on a [`Builder`], then the
+//! running-text bounds (sentences, clauses, words) everywhere cuts are allowed.
+
+use super::layout::{Builder, Layout, Strength};
+use super::prose::{self, MARKDOWN, PLAIN};
+use super::tree::{Block, BlockKind, Prose, Tree};
+
+/// The layout of `text` as its reader's `tree` describes it.
+pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
+    let mut b = Builder::new(text);
+    for span in &tree.skipped {
+        b.skip(*span);
+    }
+    for m in &tree.markup {
+        b.markup(*m);
+    }
+    for span in &tree.keep {
+        b.soft(span.start, span.end);
+    }
+    for block in &tree.blocks {
+        add_block(&mut b, tree.prose, block, true, false);
+    }
+    let breaks = match tree.prose {
+        Prose::Plain => PLAIN,
+        Prose::Markup => MARKDOWN,
+    };
+    // Running-text bounds everywhere except inside code blocks, tables and markup.
+    let mut from = 0;
+    for z in b.hard_zones() {
+        if z.start > from {
+            prose::scan(text, from, z.start, breaks, &mut b);
+        }
+        from = from.max(z.end);
+    }
+    prose::scan(text, from, text.len(), breaks, &mut b);
+    b.build()
+}
+
+/// The bounds and zones of one block and the blocks inside it. `top`: not inside another
+/// block (so a heading opens a section); `in_list`: inside a list (so block bounds are only
+/// as strong as item bounds, and a list's items stay together).
+fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_list: bool) {
+    let (start, end) = (block.span.start, block.span.end);
+    let bound = if in_list {
+        Strength::Item
+    } else {
+        Strength::Block
+    };
+    let mut inner_list = in_list;
+    match &block.kind {
+        BlockKind::Heading { level, title } => {
+            // In plain text a heading is a line: the line break after it is its bound.
+            if prose == Prose::Markup {
+                b.cut(start, bound);
+                b.cut(end, bound);
+            }
+            b.glue(start, end);
+            if top {
+                b.heading(start, end, *level, title.clone());
+            }
+        }
+        BlockKind::Code | BlockKind::Table { header: None } => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            b.hard(start, end);
+        }
+        BlockKind::Item => {
+            b.cut(start, Strength::Item);
+            b.cut(end, Strength::Item);
+            glue_marker(b, start, end);
+        }
+        BlockKind::Quote => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            glue_marker(b, start, end);
+        }
+        BlockKind::List => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            inner_list = true;
+        }
+        BlockKind::Row => {
+            b.cut(start, Strength::Item);
+            b.cut(end, Strength::Item);
+            b.hard(start, end);
+        }
+        BlockKind::Table { header: Some(_) }
+        | BlockKind::Paragraph
+        | BlockKind::Turn { .. }
+        | BlockKind::Rule => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+        }
+        BlockKind::PageBreak { .. } => b.cut(start, Strength::Line),
+    }
+    for child in &block.children {
+        add_block(b, prose, child, false, inner_list);
+    }
+}
+
+/// Keeps a list or quote marker (`-`, `1.`, `>`) with the first word after it.
+fn glue_marker(b: &mut Builder<'_>, start: usize, end: usize) {
+    let text = b.text;
+    let marker = text[start..end]
+        .find(char::is_whitespace)
+        .map_or(end, |i| start + i);
+    b.glue(start, marker);
+}

@@ -99,7 +99,7 @@ fn recall(store: &Store, seed: &mut u64) -> f64 {
     let (mut found, mut total) = (0usize, 0usize);
     for _ in 0..100 {
         let mut q = embedder.embed(&[&words(seed, 3)]).expect("embed");
-        folio::store::normalise(&mut q);
+        folio::index::distance::normalize(&mut q);
         let mut exact: Vec<(f32, u32)> = Vec::new();
         for segment in head.segments() {
             let dim = segment.index().dim();

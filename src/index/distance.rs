@@ -29,12 +29,16 @@ pub fn score(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
     Scorer::new(metric).score(a, b)
 }
 
-/// Scales `v` to unit L2 norm; a zero vector is left as is.
-pub fn normalize(v: &mut [f32]) {
+/// Scales `v` to unit L2 norm; `false` (and `v` untouched) when it has no direction (zero,
+/// or not finite).
+pub fn normalize(v: &mut [f32]) -> bool {
     let norm = dot(v, v).sqrt();
     if norm > 0.0 && norm.is_finite() {
         let inv = 1.0 / norm;
         v.iter_mut().for_each(|x| *x *= inv);
+        true
+    } else {
+        false
     }
 }
 

@@ -37,7 +37,9 @@ impl SegmentIndex {
         mut vectors: Vec<f32>,
     ) -> Result<Self, ShapeError> {
         if metric == Metric::Cosine && dim > 0 {
-            vectors.chunks_exact_mut(dim).for_each(normalize);
+            vectors.chunks_exact_mut(dim).for_each(|v| {
+                normalize(v);
+            });
         }
         Self::prepared(base, dim, metric, vectors)
     }

@@ -271,7 +271,7 @@ impl Store {
                 vector.len()
             )));
         }
-        if identity.metric == Metric::Cosine && !crate::store::normalise(&mut vector) {
+        if identity.metric == Metric::Cosine && !crate::index::distance::normalize(&mut vector) {
             return Err(SearchError::InvalidQuery(
                 "a zero query vector has no cosine".into(),
             ));

@@ -11,11 +11,12 @@ use super::records::{
     decode, decode_bitmap, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, VersionRecord,
 };
+use super::rows::{read_text, slice_text};
 use super::segment::Segment;
 use super::state::{doc_chunks_in, principals_in, read_acl, IndexState, PUBLIC};
 use super::tables::*;
 use super::write::principals_of;
-use super::{read_text, slice_text, Store};
+use super::Store;
 
 /// Problems beyond this many are counted, not listed.
 const MAX_PROBLEMS: usize = 200;

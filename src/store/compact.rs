@@ -13,13 +13,14 @@ use std::sync::Arc;
 use redb::ReadableTable;
 use roaring::RoaringBitmap;
 
+use super::commit::{build_segment, write_version};
 use super::error::{StorageError, WriteError};
+use super::progress::{NoProgress, Progress};
 use super::records::{decode, encode, encode_bitmap, ChildRecord};
 use super::segment::Segment;
 use super::state::{doc_chunks_in, principals_in, read_acl, IndexState, VersionView, PUBLIC};
 use super::tables::{ACL, CHILDREN, DOC_CHUNKS};
-use super::write::{build_segment, write_version};
-use super::{NoProgress, Progress, Store};
+use super::Store;
 
 /// When the store merges segments right after a commit.
 ///

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::EmbedderIdentity;
+use super::identity::EmbedderIdentity;
 use crate::embed::{EmbedError, VectorError};
 
 /// A failure below folio's logic: the file, the disk, or bytes that do not decode.

@@ -5,16 +5,18 @@ use std::sync::Arc;
 
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
+use super::commit::{create_index_tables, empty_version};
 use super::error::{SearchError, StorageError, WriteError};
+use super::identity::{identity_of, EmbedderIdentity};
+use super::progress::{NoProgress, Progress};
 use super::records::{decode, DocEntry, IndexRecord};
+use super::records::{now_ms, GraphParams};
+use super::rows::read_document;
 use super::state::IndexState;
 use super::tables::*;
 use super::versions::{read_serving, validate_name};
-use super::write::{create_index_tables, empty_version, IndexBuild};
-use super::{
-    identity_of, now_ms, read_document, EmbedderIdentity, GraphParams, NoProgress, Progress, Store,
-    DEFAULT_INDEX,
-};
+use super::write::IndexBuild;
+use super::{Store, DEFAULT_INDEX};
 use crate::chunk::ChunkSpec;
 use crate::document::Document;
 use crate::index::Metric;

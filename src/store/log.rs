@@ -9,9 +9,10 @@ use std::sync::atomic::Ordering;
 use redb::{Durability, ReadableDatabase, ReadableTable};
 
 use super::error::{SearchError, StorageError, WriteError};
+use super::records::now_ms;
 use super::records::{decode, encode};
 use super::tables::{META, REQUEST_LOG};
-use super::{now_ms, Store};
+use super::Store;
 
 /// Every this many log entries, one is committed durably.
 const SYNC_EVERY: u32 = 64;

@@ -6,13 +6,19 @@
 //! a whole version.
 
 mod check;
+mod commit;
 mod compact;
+mod docs;
 mod error;
+mod file;
 mod gc;
+mod identity;
 mod indexes;
 mod log;
+mod progress;
 mod read;
 mod records;
+mod rows;
 mod segment;
 mod state;
 mod tables;
@@ -27,35 +33,35 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use redb::{
-    Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
-    StorageBackend, WriteTransaction,
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, StorageBackend, WriteTransaction,
 };
 
 pub use check::IntegrityReport;
 pub use compact::{Compaction, MergePolicy};
+pub use docs::{chunk_id, parent_id, ChunkInfo, PlannedChunk};
 pub use error::{CheckError, CompactFileError, OpenError, SearchError, StorageError, WriteError};
+pub use file::{FileCompaction, IndexStats, StoreStats};
 pub use gc::GcReport;
+pub use identity::EmbedderIdentity;
 pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
 pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
+pub use progress::{NoProgress, Progress};
 pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
-pub use records::{EmbedderIdentity, GraphParams};
+pub use records::GraphParams;
+pub use rows::slice_text;
 pub use segment::Segment;
 pub use state::{Access, ChildSearch, IndexState, VersionView};
+pub use tables::{FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+
+pub(crate) use records::now_ms;
 pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
-pub use write::{Batch, CommitReceipt, NoProgress, Progress};
+pub use write::{Batch, CommitReceipt};
 
 use crate::chunk::ChunkSpec;
 use crate::embed::{default_embedder, Embedder};
-use records::{decode, ChildRecord, DocEntry, IndexRecord, ParentRecord, RevisionRecord};
+use identity::identity_of;
+use records::{decode, IndexRecord};
 use tables::*;
-
-/// The version of the file layout this build reads and writes. Independent of the crate
-/// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 3;
-
-/// The oldest layout this build opens; older supported files are upgraded in place on open
-/// (see `storage-format.md`, "Format versions").
-pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// redb's page cache. folio keeps vectors and graphs in its own memory once loaded, so
 /// redb's 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB
@@ -136,73 +142,6 @@ impl Drop for Inner {
             }
         }
     }
-}
-
-/// A summary of a store, as `folio stats` prints it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StoreStats {
-    pub path: PathBuf,
-    pub format_version: u32,
-    pub file_bytes: u64,
-    pub documents: u64,
-    pub indexes: Vec<IndexStats>,
-}
-
-/// What [`Store::compact_file`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct FileCompaction {
-    /// Whether redb moved or released any page (`false`: nothing to give back).
-    pub compacted: bool,
-    /// The file's size before and after (0 when the store is not a file, see
-    /// [`Store::open_with_backend`]).
-    pub bytes_before: u64,
-    pub bytes_after: u64,
-}
-
-/// One index in [`StoreStats`].
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct IndexStats {
-    pub name: String,
-    pub version: u64,
-    pub embedder: EmbedderIdentity,
-    pub spec: ChunkSpec,
-    pub live_children: u64,
-    pub segments: usize,
-    pub graph_segments: usize,
-    pub principals: Vec<String>,
-}
-
-/// One child chunk as stored, for applications and tools.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ChunkInfo {
-    /// The child number in the index's newest version (a compaction gives live chunks new ones).
-    pub number: u32,
-    pub chunk_id: String,
-    pub parent_id: String,
-    pub doc_id: String,
-    pub section_path: Vec<String>,
-    pub start: usize,
-    pub end: usize,
-    pub text: String,
-    /// What the embedder sees: the heading path, then the text.
-    pub embed_text: String,
-    pub oversized: bool,
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// `doc#c3`: the id of a document's fourth child chunk.
-pub fn chunk_id(doc_id: &str, ordinal: u32) -> String {
-    format!("{doc_id}#c{ordinal}")
-}
-
-/// `doc#p0`: the id of a document's first parent chunk.
-pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
-    format!("{doc_id}#p{ordinal}")
 }
 
 impl Store {
@@ -388,208 +327,7 @@ impl Store {
     pub(crate) fn lock_writer(&self) -> parking_lot::MutexGuard<'_, ()> {
         self.inner.writer.lock()
     }
-
-    /// Counts and settings, for `folio stats`.
-    pub fn stats(&self) -> Result<StoreStats, SearchError> {
-        let txn = self.db().begin_read()?;
-        let documents = txn.open_table(DOCS)?.len()?;
-        let mut indexes = Vec::new();
-        for (name, state) in self.indexes() {
-            let view = state.head();
-            indexes.push(IndexStats {
-                name,
-                version: view.version(),
-                embedder: state.record().embedder.clone(),
-                spec: state.record().spec,
-                live_children: view.live().len(),
-                segments: view.segments().len(),
-                graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
-                principals: state::principals(&txn, state.id())?,
-            });
-        }
-        let file_bytes = file_len(self.path());
-        Ok(StoreStats {
-            path: self.path().to_path_buf(),
-            format_version: FORMAT_VERSION,
-            file_bytes,
-            documents,
-            indexes,
-        })
-    }
-
-    /// Gives the file back its free space: redb's [`Database::compact`], which moves the
-    /// pages in use towards the start of the file and truncates the free tail. redb grows
-    /// the file ahead of its allocations and keeps pages freed by deletions (`gc`, merges)
-    /// for reuse, so after a large ingest the file can be a third larger than the data it
-    /// holds (measured: 272 MiB for 206 MiB of pages in use, 200k x 128 vectors in one
-    /// batch). Every stored byte reads the same afterwards, so searches answer identically.
-    ///
-    /// It needs the store to itself: it takes `&mut self` and fails with
-    /// [`CompactFileError::InUse`] while other clones of this handle exist (drop them,
-    /// or let their threads finish). It is crash safe (a sequence of ordinary durable redb
-    /// commits that move pages but change no table; see `storage-format.md`), and it
-    /// makes pending request-log entries durable. After a storage error the file still
-    /// holds the same store, but redb may refuse further work on this handle: reopen it.
-    pub fn compact_file(&mut self) -> Result<FileCompaction, CompactFileError> {
-        let bytes_before = file_len(self.path());
-        let others = Arc::strong_count(&self.inner).saturating_sub(1);
-        let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
-        // Only this handle is left, so no writer holds `inner.writer` and no reader holds
-        // a transaction (a `Reader` borrows the store).
-        let compacted = inner.db.compact()?;
-        // Its commits are durable, which makes the request log's unsynced ones durable too.
-        *inner.log_unsynced.get_mut() = 0;
-        Ok(FileCompaction {
-            compacted,
-            bytes_before,
-            bytes_after: file_len(self.path()),
-        })
-    }
-
-    /// The ids of the stored documents, sorted.
-    pub fn document_ids(&self) -> Result<Vec<String>, SearchError> {
-        let txn = self.db().begin_read()?;
-        let table = txn.open_table(DOCS)?;
-        let mut ids = Vec::new();
-        for entry in table.iter()? {
-            ids.push(entry?.0.value().to_string());
-        }
-        Ok(ids)
-    }
-
-    /// The stored document `doc_id` (current revision), or `None`.
-    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, SearchError> {
-        let txn = self.db().begin_read()?;
-        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
-            return Ok(None);
-        };
-        Ok(Some(read_document(&txn, entry)?))
-    }
-
-    /// The child chunks of `doc_id` in index `index` (newest version), with their
-    /// `embed_text`: what an application embeds itself to bring its own vectors.
-    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, SearchError> {
-        let state = self
-            .index(index)
-            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
-        let txn = self.db().begin_read()?;
-        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
-            return Ok(Vec::new());
-        };
-        let Some(chunks) = state::read_doc_chunks(&txn, state.id(), entry.rev)? else {
-            return Ok(Vec::new());
-        };
-        let text = read_text(&txn, entry.rev)?;
-        let children = txn.open_table(CHILDREN)?;
-        let mut out = Vec::with_capacity(chunks.children as usize);
-        for number in chunks.child_range() {
-            let child = read_child_in(&children, state.id(), number)?;
-            out.push(chunk_info(&state, number, doc_id, &child, &text)?);
-        }
-        Ok(out)
-    }
 }
-
-impl Store {
-    /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
-    /// order [`Batch::upsert_with_vectors`] expects vectors. Nothing is written.
-    pub fn plan(
-        &self,
-        index: &str,
-        doc: &crate::document::Document,
-    ) -> Result<Vec<PlannedChunk>, SearchError> {
-        let state = self
-            .index(index)
-            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
-        let spec = state.record().spec;
-        let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
-        Ok(chunked
-            .children
-            .iter()
-            .enumerate()
-            .map(|(ordinal, c)| PlannedChunk {
-                chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
-                start: c.span.start,
-                end: c.span.end,
-                embed_text: crate::chunk::embed_text(
-                    &c.section_path,
-                    &doc.text[c.span.start..c.span.end],
-                    spec.heading_depth,
-                ),
-            })
-            .collect())
-    }
-}
-
-/// A child chunk an index would create, before anything is written.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct PlannedChunk {
-    pub chunk_id: String,
-    pub start: usize,
-    pub end: usize,
-    pub embed_text: String,
-}
-
-fn chunk_info(
-    state: &IndexState,
-    number: u32,
-    doc_id: &str,
-    child: &ChildRecord,
-    text: &str,
-) -> Result<ChunkInfo, SearchError> {
-    let body = slice_text(text, child.start, child.end)?.to_string();
-    let embed_text = crate::chunk::embed_text(
-        &child.section_path,
-        &body,
-        state.record().spec.heading_depth,
-    );
-    Ok(ChunkInfo {
-        number,
-        chunk_id: chunk_id(doc_id, child.ordinal),
-        parent_id: parent_id(doc_id, child.parent_ordinal),
-        doc_id: doc_id.to_string(),
-        section_path: child.section_path.clone(),
-        start: child.start as usize,
-        end: child.end as usize,
-        text: body,
-        embed_text,
-        oversized: child.oversized,
-    })
-}
-
-/// A stored span of a stored text; a span that does not fit is corruption, not a panic.
-pub fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, StorageError> {
-    usize::try_from(start)
-        .ok()
-        .zip(usize::try_from(end).ok())
-        .and_then(|(s, e)| text.get(s..e))
-        .ok_or_else(|| StorageError::corrupt(format!("span {start}..{end} outside its text")))
-}
-
-/// Scales `v` to unit length; `false` (and `v` untouched) when it has no direction.
-pub fn normalise(v: &mut [f32]) -> bool {
-    let norm = crate::index::distance::dot(v, v);
-    if !(norm.is_finite() && norm > 0.0) {
-        return false;
-    }
-    crate::index::distance::normalize(v);
-    true
-}
-
-pub(crate) fn identity_of(embedder: &dyn Embedder) -> EmbedderIdentity {
-    EmbedderIdentity {
-        name: embedder.name().to_string(),
-        fingerprint: embedder.fingerprint(),
-        dimension: embedder.dimension() as u32,
-        metric: embedder.metric(),
-    }
-}
-
-/// The size of the file at `path`, or 0 (the store may live on another backend).
-fn file_len(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| m.len())
-}
-
 fn open_error(path: &Path, e: redb::DatabaseError) -> OpenError {
     match e {
         redb::DatabaseError::DatabaseAlreadyOpen => OpenError::Locked(path.to_path_buf()),
@@ -623,7 +361,7 @@ fn initialise(db: &Database, options: &StoreOptions) -> Result<(), OpenError> {
             next_segment: 0,
             created_ms: now_ms(),
         };
-        write::create_index_tables(&txn, DEFAULT_INDEX, &record)?;
+        commit::create_index_tables(&txn, DEFAULT_INDEX, &record)?;
         versions::create_tables(&txn)?;
     }
     txn.commit()?;
@@ -692,77 +430,4 @@ fn load_indexes(db: &Database) -> Result<BTreeMap<String, Arc<IndexState>>, Open
         out.insert(name.value().to_string(), Arc::new(state));
     }
     Ok(out)
-}
-
-pub(crate) fn read_doc_entry(
-    txn: &ReadTransaction,
-    doc_id: &str,
-) -> Result<Option<DocEntry>, StorageError> {
-    let table = txn.open_table(DOCS)?;
-    let Some(value) = table.get(doc_id)? else {
-        return Ok(None);
-    };
-    Ok(Some(decode(value.value(), "doc entry")?))
-}
-
-/// The document `entry` is the current state of: its revision, text and ACL.
-pub(crate) fn read_document(
-    txn: &ReadTransaction,
-    entry: DocEntry,
-) -> Result<crate::document::Document, StorageError> {
-    let rev = read_revision(txn, entry.rev)?;
-    let text = read_text(txn, entry.rev)?;
-    Ok(crate::document::Document {
-        doc_id: rev.doc_id,
-        title: rev.title,
-        source_uri: rev.source_uri,
-        format: rev.format,
-        text,
-        acl: entry.acl,
-        published_at: rev.published_at,
-        updated_at: rev.updated_at,
-        metadata: rev.metadata.into_iter().collect(),
-    })
-}
-
-pub(crate) fn read_revision(
-    txn: &ReadTransaction,
-    rev: u64,
-) -> Result<RevisionRecord, StorageError> {
-    let table = txn.open_table(REVISIONS)?;
-    let value = table
-        .get(rev)?
-        .ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
-    decode(value.value(), "revision")
-}
-
-pub(crate) fn read_text(txn: &ReadTransaction, rev: u64) -> Result<String, StorageError> {
-    let table = txn.open_table(REV_TEXT)?;
-    let value = table
-        .get(rev)?
-        .ok_or_else(|| StorageError::corrupt(format!("text of revision {rev} missing")))?;
-    String::from_utf8(value.value().to_vec())
-        .map_err(|_| StorageError::corrupt(format!("text of revision {rev} is not UTF-8")))
-}
-
-pub(crate) fn read_child_in(
-    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
-    index: u32,
-    number: u32,
-) -> Result<ChildRecord, StorageError> {
-    let value = table
-        .get((index, number))?
-        .ok_or_else(|| StorageError::corrupt(format!("child {number} of index {index} missing")))?;
-    decode(value.value(), "child record")
-}
-
-pub(crate) fn read_parent_in(
-    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
-    index: u32,
-    number: u32,
-) -> Result<ParentRecord, StorageError> {
-    let value = table.get((index, number))?.ok_or_else(|| {
-        StorageError::corrupt(format!("parent {number} of index {index} missing"))
-    })?;
-    decode(value.value(), "parent record")
 }

@@ -12,10 +12,11 @@ use roaring::RoaringBitmap;
 
 use super::error::{SearchError, StorageError};
 use super::records::{ChildRecord, DocChunks, ParentRecord};
+use super::rows::{read_child_in, read_parent_in, read_revision, read_text};
 use super::state::{read_doc_chunks, Access, IndexState, VersionView};
 use super::tables::{CHILDREN, PARENTS};
 use super::versions::{self, Target};
-use super::{read_child_in, read_parent_in, read_revision, read_text, Store};
+use super::Store;
 
 /// A child chunk as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use bincode::config::{Configuration, Fixint, Limit, LittleEndian, Varint};
 use roaring::RoaringBitmap;
 
 use super::error::StorageError;
+use super::identity::EmbedderIdentity;
 use crate::chunk::{ChunkSpec, SourceFormat};
-use crate::index::Metric;
 
 /// No record may claim more than this many bytes; a corrupted length fails before allocating.
 const MAX_RECORD: usize = 1 << 30;
@@ -83,6 +83,13 @@ pub(crate) fn decode_bitmap(bytes: &[u8], what: &str) -> Result<RoaringBitmap, S
         .map_err(|e| StorageError::corrupt(format!("{what}: bad bitmap: {e}")))
 }
 
+/// The time records carry (`created_ms`, `time_ms`): Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// `docs` value: where the document's current revision is, and who may see it.
 #[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub(crate) struct DocEntry {
@@ -100,25 +107,6 @@ pub(crate) struct RevisionRecord {
     pub published_at: Option<String>,
     pub updated_at: Option<String>,
     pub metadata: Vec<(String, String)>,
-}
-
-/// Who made an index's vectors: a store refuses to mix vectors of different embedders.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, bincode::Encode, bincode::Decode)]
-pub struct EmbedderIdentity {
-    pub name: String,
-    pub fingerprint: String,
-    pub dimension: u32,
-    pub metric: Metric,
-}
-
-impl std::fmt::Display for EmbedderIdentity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} ({} dims, {:?}, {})",
-            self.name, self.dimension, self.metric, self.fingerprint
-        )
-    }
 }
 
 /// Graph parameters of an index.
@@ -237,6 +225,7 @@ pub(crate) struct AliasRoute {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::Metric;
 
     /// The byte layout `storage-format.md` documents.
     #[test]

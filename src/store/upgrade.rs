@@ -15,7 +15,6 @@ use super::records::{
     ParentRecord, RevisionRecord, SegmentRecord, VersionRecord,
 };
 use super::tables::*;
-use super::FORMAT_VERSION;
 
 /// Brings a file of format `from` (1 or 2) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. Every table whose values are bincode records is rewritten; the others (`meta`,

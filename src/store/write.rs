@@ -9,40 +9,21 @@ use rayon::prelude::*;
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
 
+use super::commit::{build_segment, write_version};
 use super::error::{StorageError, WriteError};
+use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, DocChunks, DocEntry, IndexRecord, ParentRecord,
-    RevisionRecord, VersionRecord,
+    RevisionRecord,
 };
 use super::segment::Segment;
 use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
 use super::tables::*;
-use super::{now_ms, Store};
+use super::Store;
 use crate::chunk::{chunk_document, embed_text, Chunked};
 use crate::document::Document;
 use crate::embed::validate;
-use crate::index::hnsw::HnswParams;
 use crate::index::Metric;
-use crate::index::SegmentIndex;
-
-/// Reports the progress of long writes (a terminal progress bar, a log line).
-pub trait Progress: Sync {
-    /// A new stage begins, with `total` units of work.
-    fn stage(&self, name: &str, total: u64);
-    /// `n` more units are done.
-    fn advance(&self, n: u64);
-    /// `done` units of the stage are done in all.
-    fn set_done(&self, done: u64);
-}
-
-/// Reports nothing.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn stage(&self, _: &str, _: u64) {}
-    fn advance(&self, _: u64) {}
-    fn set_done(&self, _: u64) {}
-}
 
 // Ops are few per batch and moved, never copied in bulk: boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
@@ -427,36 +408,11 @@ fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) -> Result<(),
         return Ok(());
     }
     for (row, v) in vectors.chunks_exact_mut(dim).enumerate() {
-        if !super::normalise(v) {
+        if !crate::index::distance::normalize(v) {
             return Err(row);
         }
     }
     Ok(())
-}
-
-/// A segment over `data` (row-major), with a graph when it has enough rows.
-pub(crate) fn build_segment(
-    record: &IndexRecord,
-    id: u32,
-    base: u32,
-    data: Vec<f32>,
-    progress: &dyn Progress,
-) -> Result<Segment, WriteError> {
-    let dim = record.embedder.dimension as usize;
-    // Construction reads rows at random: huge pages (see `index::pages`).
-    let data = crate::index::pages::advised(data);
-    let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)
-        .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
-    if segment.len() >= record.graph.min_graph_size as usize {
-        progress.stage("graph", segment.len() as u64);
-        let params = HnswParams {
-            m: record.graph.m as usize,
-            ef_construction: record.graph.ef_construction as usize,
-            ..HnswParams::default()
-        };
-        segment.build_graph(params, &|done| progress.set_done(done as u64));
-    }
-    Ok(Segment::new(id, segment))
 }
 
 pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
@@ -765,71 +721,6 @@ impl IndexPlan {
         )?;
         self.version = Some(view);
         Ok(version)
-    }
-}
-
-/// Writes version `record.head + 1` of index `name` (segments, live children, what made it)
-/// and the index record with that head; returns the new version's view.
-pub(crate) fn write_version(
-    txn: &WriteTransaction,
-    name: &str,
-    record: &mut IndexRecord,
-    segments: Vec<Arc<Segment>>,
-    live: RoaringBitmap,
-    change: &str,
-    documents: u64,
-) -> Result<VersionView, StorageError> {
-    let version = record.head + 1;
-    let stored = VersionRecord {
-        segments: segments.iter().map(|s| s.id()).collect(),
-        live: encode_bitmap(&live),
-        created_ms: now_ms(),
-        change: change.to_string(),
-        documents,
-    };
-    txn.open_table(VERSIONS)?
-        .insert((record.id, version), encode(&stored).as_slice())?;
-    record.head = version;
-    txn.open_table(INDEXES)?
-        .insert(name, encode(&*record).as_slice())?;
-    Ok(VersionView::new(
-        record.id, version, &stored, live, segments,
-    ))
-}
-
-/// Writes a new index's record and its empty version 0.
-pub(crate) fn create_index_tables(
-    txn: &WriteTransaction,
-    name: &str,
-    record: &IndexRecord,
-) -> Result<(), StorageError> {
-    let stored = empty_version(record.created_ms);
-    txn.open_table(VERSIONS)?
-        .insert((record.id, record.head), encode(&stored).as_slice())?;
-    txn.open_table(INDEXES)?
-        .insert(name, encode(record).as_slice())?;
-    // Open every table once so readers of a new store never meet a missing table.
-    txn.open_table(DOCS)?;
-    txn.open_table(REVISIONS)?;
-    txn.open_table(REV_TEXT)?;
-    txn.open_table(DOC_CHUNKS)?;
-    txn.open_table(PARENTS)?;
-    txn.open_table(CHILDREN)?;
-    txn.open_table(SEGMENTS)?;
-    txn.open_table(SEGMENT_VECTORS)?;
-    txn.open_table(SEGMENT_GRAPHS)?;
-    txn.open_table(ACL)?;
-    Ok(())
-}
-
-/// Version 0 of every index: nothing in it.
-pub(crate) fn empty_version(created_ms: u64) -> VersionRecord {
-    VersionRecord {
-        segments: Vec::new(),
-        live: encode_bitmap(&RoaringBitmap::new()),
-        created_ms,
-        change: "create".to_string(),
-        documents: 0,
     }
 }
 

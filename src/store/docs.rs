@@ -1,0 +1,150 @@
+//! Documents and chunks as stored, and as an index would cut a document before it is
+//! written (what an application embeds itself to bring its own vectors).
+
+use redb::{ReadableDatabase, ReadableTable};
+
+use super::error::SearchError;
+use super::records::ChildRecord;
+use super::rows::{read_child_in, read_doc_entry, read_document, read_text, slice_text};
+use super::state::{self, IndexState};
+use super::tables::{CHILDREN, DOCS};
+use super::Store;
+
+/// One child chunk as stored, for applications and tools.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ChunkInfo {
+    /// The child number in the index's newest version (a compaction gives live chunks new ones).
+    pub number: u32,
+    pub chunk_id: String,
+    pub parent_id: String,
+    pub doc_id: String,
+    pub section_path: Vec<String>,
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    /// What the embedder sees: the heading path, then the text.
+    pub embed_text: String,
+    pub oversized: bool,
+}
+
+/// `doc#c3`: the id of a document's fourth child chunk.
+pub fn chunk_id(doc_id: &str, ordinal: u32) -> String {
+    format!("{doc_id}#c{ordinal}")
+}
+
+/// `doc#p0`: the id of a document's first parent chunk.
+pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
+    format!("{doc_id}#p{ordinal}")
+}
+
+impl Store {
+    /// The ids of the stored documents, sorted.
+    pub fn document_ids(&self) -> Result<Vec<String>, SearchError> {
+        let txn = self.db().begin_read()?;
+        let table = txn.open_table(DOCS)?;
+        let mut ids = Vec::new();
+        for entry in table.iter()? {
+            ids.push(entry?.0.value().to_string());
+        }
+        Ok(ids)
+    }
+
+    /// The stored document `doc_id` (current revision), or `None`.
+    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, SearchError> {
+        let txn = self.db().begin_read()?;
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
+            return Ok(None);
+        };
+        Ok(Some(read_document(&txn, entry)?))
+    }
+
+    /// The child chunks of `doc_id` in index `index` (newest version), with their
+    /// `embed_text`: what an application embeds itself to bring its own vectors.
+    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, SearchError> {
+        let state = self
+            .index(index)
+            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+        let txn = self.db().begin_read()?;
+        let Some(entry) = read_doc_entry(&txn, doc_id)? else {
+            return Ok(Vec::new());
+        };
+        let Some(chunks) = state::read_doc_chunks(&txn, state.id(), entry.rev)? else {
+            return Ok(Vec::new());
+        };
+        let text = read_text(&txn, entry.rev)?;
+        let children = txn.open_table(CHILDREN)?;
+        let mut out = Vec::with_capacity(chunks.children as usize);
+        for number in chunks.child_range() {
+            let child = read_child_in(&children, state.id(), number)?;
+            out.push(chunk_info(&state, number, doc_id, &child, &text)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Store {
+    /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
+    /// order [`Batch::upsert_with_vectors`] expects vectors. Nothing is written.
+    pub fn plan(
+        &self,
+        index: &str,
+        doc: &crate::document::Document,
+    ) -> Result<Vec<PlannedChunk>, SearchError> {
+        let state = self
+            .index(index)
+            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+        let spec = state.record().spec;
+        let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
+        Ok(chunked
+            .children
+            .iter()
+            .enumerate()
+            .map(|(ordinal, c)| PlannedChunk {
+                chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
+                start: c.span.start,
+                end: c.span.end,
+                embed_text: crate::chunk::embed_text(
+                    &c.section_path,
+                    &doc.text[c.span.start..c.span.end],
+                    spec.heading_depth,
+                ),
+            })
+            .collect())
+    }
+}
+
+/// A child chunk an index would create, before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PlannedChunk {
+    pub chunk_id: String,
+    pub start: usize,
+    pub end: usize,
+    pub embed_text: String,
+}
+
+fn chunk_info(
+    state: &IndexState,
+    number: u32,
+    doc_id: &str,
+    child: &ChildRecord,
+    text: &str,
+) -> Result<ChunkInfo, SearchError> {
+    let body = slice_text(text, child.start, child.end)?.to_string();
+    let embed_text = crate::chunk::embed_text(
+        &child.section_path,
+        &body,
+        state.record().spec.heading_depth,
+    );
+    Ok(ChunkInfo {
+        number,
+        chunk_id: chunk_id(doc_id, child.ordinal),
+        parent_id: parent_id(doc_id, child.parent_ordinal),
+        doc_id: doc_id.to_string(),
+        section_path: child.section_path.clone(),
+        start: child.start as usize,
+        end: child.end as usize,
+        text: body,
+        embed_text,
+        oversized: child.oversized,
+    })
+}

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tempfile::TempDir;
 
+use super::config::AnnConfig;
 use super::dataset::Dataset;
+use super::error::AnnError;
 use super::report::{load1, BuildRecord};
-use super::{AnnConfig, AnnError};
 use crate::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
 use crate::document::Document;
 use crate::embed::{EmbedError, Embedder};

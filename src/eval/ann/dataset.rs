@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::error::AnnError;
 use super::files::{read_fvecs, read_ivecs, read_u32, Matrix};
-use super::AnnError;
 use crate::index::Metric;
 
 /// The filter under which every base vector is visible; it has no id file.

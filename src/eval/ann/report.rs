@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::config::AnnConfig;
 use super::dataset::Dataset;
-use super::AnnConfig;
 use crate::index::Metric;
 
 /// The peer name in records and tables.

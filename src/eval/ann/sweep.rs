@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use roaring::RoaringBitmap;
 
 use super::build::ALL;
+use super::config::AnnConfig;
 use super::dataset::{Dataset, Filter};
+use super::error::AnnError;
 use super::report::{load1, SearchRecord, VisibleCost};
-use super::{AnnConfig, AnnError};
 use crate::index::Neighbor;
 use crate::store::{Access, Reader, Store, VersionView, DEFAULT_INDEX};
 

@@ -60,6 +60,7 @@ pub mod embed;
 pub mod eval;
 pub mod index;
 pub mod input;
+pub mod limits;
 pub mod retrieve;
 pub mod store;
 pub mod tokens;

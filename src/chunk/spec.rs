@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{check, InvalidParameter, CHUNK_SIZE};
+
 /// The format of a document's source text; decides which chunker reads it.
 #[derive(
     Debug,
@@ -125,6 +127,26 @@ impl Default for ChunkSpec {
             parent: ParentStrategy::Section { max: 2000 },
             heading_depth: 2,
         }
+    }
+}
+
+impl ChunkSpec {
+    /// Refuses sizes outside [`crate::limits::CHUNK_SIZE`] and an overlap that is not
+    /// smaller than its size (the chunkers would quietly clamp it).
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        let (size, overlap) = match self.child {
+            ChildStrategy::Structure { target, overlap } => (target, overlap),
+            ChildStrategy::Fixed { size, overlap, .. } => (size, overlap),
+        };
+        check("chunk size", size, &CHUNK_SIZE)?;
+        check("overlap", overlap, &(0..=size - 1))?;
+        match self.parent {
+            ParentStrategy::Section { max: size } | ParentStrategy::Fixed { size } => {
+                check("parent size", size, &CHUNK_SIZE)?;
+            }
+            ParentStrategy::Child => {}
+        }
+        Ok(())
     }
 }
 

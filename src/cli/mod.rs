@@ -120,15 +120,24 @@ enum Command {
 }
 
 fn parse_expand(s: &str) -> Result<Expand, String> {
-    match s {
-        "parent" => Ok(Expand::Parent),
-        "section" => Ok(Expand::Section),
-        _ => s
-            .strip_prefix("window:")
-            .and_then(|n| n.parse().ok())
-            .map(Expand::Window)
-            .ok_or_else(|| format!("`{s}`: expected parent, section or window:N")),
-    }
+    let expand = match s {
+        "parent" => Expand::Parent,
+        "section" => Expand::Section,
+        _ => match s.strip_prefix("window:").map(str::parse::<usize>) {
+            Some(Ok(n)) => Expand::Window(n),
+            Some(Err(e)) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                let window = &crate::limits::WINDOW;
+                return Err(err(crate::limits::InvalidParameter::new(
+                    "window",
+                    &s["window:".len()..],
+                    format_args!("{}..={}", window.start(), window.end()),
+                )));
+            }
+            _ => return Err(format!("`{s}`: expected parent, section or window:N")),
+        },
+    };
+    expand.validate().map_err(err)?;
+    Ok(expand)
 }
 
 /// Runs the command line; errors go to stderr with a non-zero exit code.
@@ -252,6 +261,7 @@ fn run(command: Command) -> CliResult {
                     if index.principals.is_empty() { "(public only)".to_string() } else { index.principals.join(", ") }
                 );
             }
+            print_unavailable(&stats.unavailable);
             Ok(())
         }
         Command::Delete { store, doc_ids } => {
@@ -346,6 +356,16 @@ fn ingest(path: PathBuf, paths: &[PathBuf], acl: &[String], batch_size: usize) -
         path.display()
     );
     Ok(())
+}
+
+/// Indexes the store could not load, and what to do about them.
+fn print_unavailable(unavailable: &[crate::store::UnavailableIndex]) {
+    for bad in unavailable {
+        println!(
+            "  index {}: could not be loaded ({}); `folio index drop` removes it",
+            bad.name, bad.reason
+        );
+    }
 }
 
 fn preview(text: &str, max_chars: usize) -> String {

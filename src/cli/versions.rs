@@ -2,15 +2,17 @@
 //! and their names, maintenance, and the request log.
 
 use std::io::Write;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
 use super::{err, progress, CliResult};
-use crate::chunk::ChunkSpec;
+use crate::chunk::{ChildStrategy, ChunkSpec};
 use crate::embed::{default_embedder, Embedder};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
+use crate::retrieve::Expand;
 use crate::store::{
     GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, StoreOptions, VersionInfo,
 };
@@ -102,9 +104,14 @@ pub(crate) enum IndexCommand {
         /// No embedder: NAME:DIMENSION[:cosine|dot|l2]; every upsert brings its vectors.
         #[arg(long)]
         vectors: Option<String>,
-        #[arg(long, default_value_t = GraphParams::default().m)]
+        /// Graph links per node (layer 0 keeps twice as many): more is better recall,
+        /// a larger file and a slower build.
+        #[arg(long, default_value_t = GraphParams::default().m, value_parser = parse_m)]
         m: u32,
-        #[arg(long, default_value_t = GraphParams::default().ef_construction)]
+        /// Candidates considered per insertion while building a graph: more is a better
+        /// graph and a slower build.
+        #[arg(long, default_value_t = GraphParams::default().ef_construction,
+              value_parser = parse_ef_construction)]
         ef_construction: u32,
         /// Segments with fewer chunks get no graph (exact search is faster there).
         #[arg(long, default_value_t = GraphParams::default().min_graph_size)]
@@ -336,7 +343,23 @@ fn index(command: IndexCommand) -> CliResult {
         } => {
             let store = open(&store)?;
             let spec = match chunking {
-                Some(spec) => match Strategy::parse(&spec).map_err(err)?.kind {
+                Some(given) => match Strategy::parse(&given).map_err(err)?.kind {
+                    StrategyKind::Builtin {
+                        expand: Expand::Window(n),
+                        spec,
+                    } => {
+                        // An index keeps how it cuts, not how it is searched: a window
+                        // given here would be silently lost.
+                        let size = match spec.child {
+                            ChildStrategy::Structure { target, .. } => target,
+                            ChildStrategy::Fixed { size, .. } => size,
+                        };
+                        return Err(format!(
+                            "`{given}`: the window is a search setting, which an index does not \
+                             keep; create the index with --chunking structure:{size} and search \
+                             it with --expand window:{n}"
+                        ));
+                    }
                     StrategyKind::Builtin { spec, .. } => spec,
                     StrategyKind::External { .. } => {
                         return Err("an index cuts its own chunks: external strategies cannot \
@@ -368,7 +391,8 @@ fn index(command: IndexCommand) -> CliResult {
             Ok(())
         }
         IndexCommand::List { store, json } => {
-            let indexes = open(&store)?.list_indexes().map_err(err)?;
+            let store = open(&store)?;
+            let indexes = store.list_indexes().map_err(err)?;
             if json {
                 return print_json(&indexes);
             }
@@ -390,6 +414,7 @@ fn index(command: IndexCommand) -> CliResult {
                     i.graph.min_graph_size
                 );
             }
+            super::print_unavailable(&store.unavailable_indexes());
             Ok(())
         }
         IndexCommand::Drop { store, name } => {
@@ -526,9 +551,7 @@ fn vectors_only(s: &str) -> Result<IndexEmbedder, String> {
     let (Some(name), Some(dimension)) = (parts.next(), parts.next()) else {
         return Err(format!("`{s}`: expected NAME:DIMENSION[:cosine|dot|l2]"));
     };
-    let dimension = dimension
-        .parse()
-        .map_err(|_| format!("`{dimension}` is not a dimension"))?;
+    let dimension = parse_in(dimension, "dimension", &crate::limits::DIMENSION)?;
     let metric = match parts.next() {
         None | Some("cosine") => Metric::Cosine,
         Some("dot") => Metric::Dot,
@@ -540,6 +563,22 @@ fn vectors_only(s: &str) -> Result<IndexEmbedder, String> {
         dimension,
         metric,
     })
+}
+
+fn parse_m(s: &str) -> Result<u32, String> {
+    parse_in(s, "m", &crate::limits::GRAPH_M)
+}
+
+fn parse_ef_construction(s: &str) -> Result<u32, String> {
+    parse_in(s, "ef_construction", &crate::limits::EF_CONSTRUCTION)
+}
+
+/// A whole number inside `allowed`.
+fn parse_in(s: &str, name: &'static str, allowed: &RangeInclusive<u32>) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    crate::limits::check(name, n, allowed).map_err(err)
 }
 
 fn parse_rating(s: &str) -> Result<Rating, String> {

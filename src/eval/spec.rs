@@ -67,6 +67,10 @@ impl Strategy {
             other => Err(format!("unknown kind `{other}`; {GRAMMAR}")),
         }
         .map_err(fail)?;
+        if let StrategyKind::Builtin { spec, expand } = &kind {
+            spec.validate().map_err(|e| fail(e.to_string()))?;
+            expand.validate().map_err(|e| fail(e.to_string()))?;
+        }
         Ok(Strategy {
             label: label.to_string(),
             kind,

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::embed::validate;
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
+use crate::limits::{check, InvalidParameter, WINDOW};
 use crate::store::{
     chunk_id, parent_id, slice_text, Access, IndexState, LoggedQuery, LoggedRequest, Reader,
     SearchError, StorageError, Store, StoredChild,
@@ -36,6 +37,16 @@ pub enum Expand {
     Section,
     /// The child and `n` neighbouring children on each side.
     Window(usize),
+}
+
+impl Expand {
+    /// Refuses a window wider than [`crate::limits::WINDOW`] (child numbers are 32-bit).
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        if let Expand::Window(n) = self {
+            check("window", *n, &WINDOW)?;
+        }
+        Ok(())
+    }
 }
 
 /// A search: the query, who asks, and how much to return.
@@ -198,12 +209,15 @@ impl Store {
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
         let started = Instant::now();
+        request.expand.validate()?;
         let target = request
             .target
             .as_deref()
             .unwrap_or(crate::store::DEFAULT_INDEX);
         let reader = self.reader()?;
-        let (state, view) = reader.resolve_for(target, &route_key(request))?;
+        let (state, view) = reader
+            .resolve_for(target, &route_key(request))
+            .map_err(|e| self.explain_unresolved(target, e))?;
         let query = self.query_vector(&state, &request.query)?;
         let visible = reader.visible(&view, &request.access)?;
         let k = request.k;
@@ -454,14 +468,13 @@ fn unit_span(
         }
         Expand::Window(n) => {
             let ranges = reader.chunk_ranges(state, child)?;
-            let first = child
-                .number
-                .saturating_sub(n as u32)
-                .max(ranges.children.start);
+            // Validated to fit: `Expand::validate`.
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            let first = child.number.saturating_sub(n).max(ranges.children.start);
             let last = child
                 .number
-                .saturating_add(n as u32)
-                .min(ranges.children.end - 1);
+                .saturating_add(n)
+                .min(ranges.children.end.saturating_sub(1));
             let start = reader.child(state, first)?.start;
             let end = reader.child(state, last)?.end;
             Ok((

@@ -106,6 +106,12 @@ impl Store {
             let versions = check_index(&txn, state, &docs, &mut report)?;
             names.insert(state.id(), versions);
         }
+        for bad in self.unavailable_indexes() {
+            report.problem(format!(
+                "index `{}` could not be loaded: {} (`folio index drop` removes it)",
+                bad.name, bad.reason
+            ));
+        }
         report.indexes = indexes.len() as u64;
         check_names(&txn, &names, &mut report)?;
         Ok(report)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::identity::EmbedderIdentity;
 use crate::embed::{EmbedError, VectorError};
+use crate::limits::InvalidParameter;
 
 /// A failure below folio's logic: the file, the disk, or bytes that do not decode.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,9 @@ pub enum OpenError {
         stored: Box<EmbedderIdentity>,
         given: Box<EmbedderIdentity>,
     },
+    /// The options a new store would record are out of range; no file was created.
+    #[error("{0}")]
+    InvalidParameter(#[from] InvalidParameter),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -74,6 +78,13 @@ pub enum WriteError {
     UnknownDocument(String),
     #[error("no index `{0}`")]
     UnknownIndex(String),
+    /// An index could not be loaded when the store opened, so a write that updates every
+    /// index cannot run; dropping the index makes the store writable again.
+    #[error(
+        "index `{index}` could not be loaded ({reason}); drop it with `folio index drop` \
+         (and create it again) before writing"
+    )]
+    IndexUnavailable { index: String, reason: String },
     #[error("index `{0}` already exists")]
     IndexExists(String),
     #[error("invalid name `{name}`: {reason}")]
@@ -98,6 +109,9 @@ pub enum WriteError {
     UnknownRequest(u64),
     #[error("{0}")]
     InvalidArgument(String),
+    /// A parameter the store would record is out of range.
+    #[error("{0}")]
+    InvalidParameter(#[from] InvalidParameter),
     #[error("vectors refused: {0}")]
     Vectors(#[from] VectorError),
     #[error("embedding failed: {0}")]
@@ -111,12 +125,18 @@ pub enum WriteError {
 pub enum SearchError {
     #[error("no index or alias `{0}`")]
     UnknownIndex(String),
+    /// The index could not be loaded when the store opened; the other indexes work.
+    #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
+    IndexUnavailable { index: String, reason: String },
     #[error("index `{index}` has no retained version {version}")]
     UnknownVersion { index: String, version: u64 },
     #[error("index `{index}` has no tag `{tag}`")]
     UnknownTag { index: String, tag: String },
     #[error("invalid query: {0}")]
     InvalidQuery(String),
+    /// A search parameter is out of range.
+    #[error("{0}")]
+    InvalidParameter(#[from] InvalidParameter),
     #[error("query vector refused: {0}")]
     Vector(#[from] VectorError),
     #[error("embedding the query failed: {0}")]

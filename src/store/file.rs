@@ -10,7 +10,7 @@ use super::error::{CompactFileError, SearchError};
 use super::identity::EmbedderIdentity;
 use super::state;
 use super::tables::{DOCS, FORMAT_VERSION};
-use super::Store;
+use super::{Store, UnavailableIndex};
 use crate::chunk::ChunkSpec;
 
 /// A summary of a store, as `folio stats` prints it.
@@ -21,6 +21,8 @@ pub struct StoreStats {
     pub file_bytes: u64,
     pub documents: u64,
     pub indexes: Vec<IndexStats>,
+    /// Indexes that could not be loaded (see [`Store::unavailable_indexes`]).
+    pub unavailable: Vec<UnavailableIndex>,
 }
 
 /// What [`Store::compact_file`] did.
@@ -73,6 +75,7 @@ impl Store {
             file_bytes,
             documents,
             indexes,
+            unavailable: self.unavailable_indexes(),
         })
     }
 

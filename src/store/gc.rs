@@ -57,6 +57,8 @@ impl Store {
                 "gc keeps at least the newest version of each index".into(),
             ));
         }
+        // An index that did not load would keep nothing it uses.
+        self.check_writable()?;
         let _writer = self.lock_writer();
         let indexes = self.indexes();
         // Planned on a read transaction: with the writer lock held, nothing it reads can

@@ -16,10 +16,11 @@ use super::state::IndexState;
 use super::tables::*;
 use super::versions::{read_serving, validate_name};
 use super::write::IndexBuild;
-use super::{Store, DEFAULT_INDEX};
+use super::{check_dimension, Store, DEFAULT_INDEX};
 use crate::chunk::ChunkSpec;
 use crate::document::Document;
 use crate::index::Metric;
+use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M};
 
 /// Who makes a new index's vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +44,29 @@ pub struct IndexConfig {
     pub spec: ChunkSpec,
     pub embedder: IndexEmbedder,
     pub graph: GraphParams,
+}
+
+impl IndexConfig {
+    /// Refuses a configuration the store could record but not load back: chunk sizes,
+    /// graph parameters and a vectors-only dimension outside [`crate::limits`].
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        self.spec.validate()?;
+        self.graph.validate()?;
+        if let IndexEmbedder::VectorsOnly { dimension, .. } = self.embedder {
+            check("dimension", dimension, &DIMENSION)?;
+        }
+        Ok(())
+    }
+}
+
+impl GraphParams {
+    /// Refuses `m` and `ef_construction` outside [`crate::limits::GRAPH_M`] and
+    /// [`crate::limits::EF_CONSTRUCTION`] (any `min_graph_size` is fine).
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        check("m", self.m, &GRAPH_M)?;
+        check("ef_construction", self.ef_construction, &EF_CONSTRUCTION)?;
+        Ok(())
+    }
 }
 
 /// One index, as `folio index list` shows it.
@@ -76,37 +100,31 @@ impl Store {
         progress: &dyn Progress,
     ) -> Result<u64, WriteError> {
         validate_name(name, "index")?;
+        config.validate()?;
         let _writer = self.lock_writer();
         if self.index(name).is_some() {
             return Err(WriteError::IndexExists(name.to_string()));
         }
         let embedder = match &config.embedder {
-            IndexEmbedder::Registered(embedder) => identity_of(
-                self.embedder(embedder)
-                    .ok_or_else(|| {
-                        WriteError::InvalidArgument(format!(
-                            "no embedder `{embedder}` is registered with this store"
-                        ))
-                    })?
-                    .as_ref(),
-            ),
+            IndexEmbedder::Registered(embedder) => {
+                let embedder = self.embedder(embedder).ok_or_else(|| {
+                    WriteError::InvalidArgument(format!(
+                        "no embedder `{embedder}` is registered with this store"
+                    ))
+                })?;
+                check_dimension(embedder.as_ref())?;
+                identity_of(embedder.as_ref())
+            }
             IndexEmbedder::VectorsOnly {
                 name: embedder,
                 dimension,
                 metric,
-            } => {
-                if *dimension == 0 {
-                    return Err(WriteError::InvalidArgument(
-                        "vector dimension must be at least 1".into(),
-                    ));
-                }
-                EmbedderIdentity {
-                    name: embedder.clone(),
-                    fingerprint: "vectors-only".into(),
-                    dimension: *dimension,
-                    metric: *metric,
-                }
-            }
+            } => EmbedderIdentity {
+                name: embedder.clone(),
+                fingerprint: "vectors-only".into(),
+                dimension: *dimension,
+                metric: *metric,
+            },
         };
         let (docs, id) = {
             let txn = self.db().begin_read()?;
@@ -169,10 +187,15 @@ impl Store {
             ));
         }
         let _writer = self.lock_writer();
-        let state = self
-            .index(name)
-            .ok_or_else(|| WriteError::UnknownIndex(name.to_string()))?;
-        let id = state.id();
+        // An index that failed to load is dropped by its id all the same.
+        let id = match self.index(name) {
+            Some(state) => state.id(),
+            None => {
+                self.unavailable(name)
+                    .ok_or_else(|| WriteError::UnknownIndex(name.to_string()))?
+                    .id
+            }
+        };
         let txn = self.db().begin_write()?;
         if let Some(alias) = self.aliases_of(&txn, id)?.into_iter().next() {
             return Err(WriteError::IndexInUse {
@@ -205,6 +228,7 @@ impl Store {
         self.commit_deleting(txn, |indexes| {
             indexes.remove(name);
         })?;
+        self.forget_unavailable(name);
         Ok(())
     }
 

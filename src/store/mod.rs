@@ -22,6 +22,7 @@ mod rows;
 mod segment;
 mod state;
 mod tables;
+mod unavailable;
 mod upgrade;
 mod versions;
 mod write;
@@ -52,6 +53,7 @@ pub use rows::slice_text;
 pub use segment::Segment;
 pub use state::{Access, ChildSearch, IndexState, VersionView};
 pub use tables::{FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+pub use unavailable::UnavailableIndex;
 
 pub(crate) use records::now_ms;
 pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
@@ -109,6 +111,23 @@ impl StoreOptions {
             ..Self::default()
         }
     }
+
+    /// Refuses what a new store would record but could not load back (checked before a
+    /// store is created): the `default` index's chunking, graph and embedder dimension.
+    pub fn validate(&self) -> Result<(), crate::limits::InvalidParameter> {
+        self.spec.validate()?;
+        self.graph.validate()?;
+        check_dimension(self.embedder.as_ref())
+    }
+}
+
+/// An embedder's dimension must be one the store can decode (see [`crate::limits::DIMENSION`]).
+pub(crate) fn check_dimension(
+    embedder: &dyn Embedder,
+) -> Result<(), crate::limits::InvalidParameter> {
+    let allowed = crate::limits::DIMENSION;
+    let allowed = *allowed.start() as usize..=*allowed.end() as usize;
+    crate::limits::check("dimension", embedder.dimension(), &allowed).map(drop)
 }
 
 /// A handle on an open store. Cheap to clone; share it across threads.
@@ -124,6 +143,8 @@ struct Inner {
     /// Readers take this lock only to pair a read transaction with the index states (see
     /// [`Store::snapshot`]); writers that delete records commit while holding it for writing.
     indexes: RwLock<BTreeMap<String, Arc<IndexState>>>,
+    /// Indexes that failed to load: the store still opens, to drop them or use the others.
+    unavailable: RwLock<BTreeMap<String, UnavailableIndex>>,
     /// Serialises writers so the in-memory state is swapped in commit order.
     writer: Mutex<()>,
     merge: MergePolicy,
@@ -162,6 +183,9 @@ impl Store {
         if !exists && !options.create {
             return Err(OpenError::NotFound(path));
         }
+        if !exists {
+            options.validate()?;
+        }
         // A file damaged outside redb can make a trusting open panic; the integrity check
         // (every page checksum, about one sequential read of the file) reports it instead.
         let db = if exists {
@@ -191,6 +215,9 @@ impl Store {
         if fresh && !options.create {
             return Err(OpenError::NotFound(path));
         }
+        if fresh {
+            options.validate()?;
+        }
         let db = Database::builder()
             .set_check_integrity_on_open(!fresh)
             .create_with_backend(backend)
@@ -209,7 +236,7 @@ impl Store {
         } else {
             check_format(&db, &path)?;
         }
-        let indexes = load_indexes(&db)?;
+        let (indexes, unavailable) = load_indexes(&db)?;
         let mut embedders = HashMap::new();
         embedders.insert(
             options.embedder.name().to_string(),
@@ -221,6 +248,7 @@ impl Store {
                 path,
                 embedders: RwLock::new(embedders),
                 indexes: RwLock::new(indexes),
+                unavailable: RwLock::new(unavailable),
                 writer: Mutex::new(()),
                 merge: options.merge,
                 log_requests: options.log_requests,
@@ -419,15 +447,37 @@ fn check_format(db: &Database, path: &Path) -> Result<(), OpenError> {
     }
 }
 
-fn load_indexes(db: &Database) -> Result<BTreeMap<String, Arc<IndexState>>, OpenError> {
+/// The indexes that loaded, and those that did not.
+type LoadedIndexes = (
+    BTreeMap<String, Arc<IndexState>>,
+    BTreeMap<String, UnavailableIndex>,
+);
+
+/// The indexes that load, and those that do not (a damaged segment, or graph parameters an
+/// older folio accepted and no decoder reads): a store with one bad index still opens.
+fn load_indexes(db: &Database) -> Result<LoadedIndexes, OpenError> {
     let txn = db.begin_read()?;
     let mut out = BTreeMap::new();
+    let mut unavailable = BTreeMap::new();
     let table = txn.open_table(INDEXES)?;
     for entry in table.iter()? {
         let (name, value) = entry?;
+        let name = name.value().to_string();
         let record: IndexRecord = decode(value.value(), "index record")?;
-        let state = IndexState::load(&txn, name.value(), record)?;
-        out.insert(name.value().to_string(), Arc::new(state));
+        let id = record.id;
+        // Graph parameters an older folio accepted would fail at the next graph build.
+        let loaded = match record.graph.validate() {
+            Ok(()) => IndexState::load(&txn, &name, record).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("its graph parameter {e}")),
+        };
+        match loaded {
+            Ok(state) => {
+                out.insert(name, Arc::new(state));
+            }
+            Err(reason) => {
+                unavailable.insert(name.clone(), UnavailableIndex { name, id, reason });
+            }
+        }
     }
-    Ok(out)
+    Ok((out, unavailable))
 }

@@ -175,6 +175,7 @@ impl<'s> Batch<'s> {
             validate_op(op)?;
         }
         let store = self.store;
+        store.check_writable()?;
         let _writer = store.lock_writer();
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());

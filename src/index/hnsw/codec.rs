@@ -8,6 +8,7 @@ use super::{Graph, HnswParams};
 use crate::index::metric::Metric;
 use crate::index::pages;
 use crate::index::vectors::{ShapeError, VectorSet};
+use crate::limits::{DIMENSION, GRAPH_M};
 
 const MAGIC: [u8; 4] = *b"FHNS";
 /// The version [`Graph::encode`] writes. Version 1 also stored the 8-bit codes (n · dim
@@ -17,9 +18,6 @@ const VERSION: u32 = 2;
 /// The oldest version [`Graph::decode`] reads.
 const VERSION_WITH_CODES: u32 = 1;
 const HEADER: usize = 44;
-/// Bounds that keep a hostile header from asking for absurd allocations.
-const MAX_DIM: u32 = 1 << 16;
-const MAX_M: u32 = 1 << 10;
 
 /// Why bytes are not a valid graph.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -296,10 +294,12 @@ impl Header {
             other => return Err(bad("metric", other)),
         };
         let (dim, n, m, ef_construction) = (word(12), word(16), word(20), word(24));
-        if dim == 0 || dim > MAX_DIM {
+        // Bounds that keep a hostile header from asking for absurd allocations; the store
+        // refuses parameters outside them before it builds a graph.
+        if !DIMENSION.contains(&dim) {
             return Err(bad("dim", dim));
         }
-        if !(2..=MAX_M).contains(&m) {
+        if !GRAPH_M.contains(&m) {
             return Err(bad("m", m));
         }
         let seed = u64::from(word(28)) | (u64::from(word(32)) << 32);

@@ -171,13 +171,28 @@ fn versions_never_change_and_are_listed() {
             "# Handbook\n\n## Vacation\n\n30 days now.\n",
         ))
         .expect("update");
+    let v2 = answer(&store, "default@2", "deploy vacation lunch");
     store.delete("lunch").expect("delete");
     store.set_acl("runbook", ["eng"]).expect("acl");
-    assert_eq!(answer(&store, "default@1", "deploy vacation lunch"), v1);
+    // Versions keep their content and ranking; a document deleted since leaves them all.
+    let without_lunch = |(version, units): (u64, Vec<(String, String, u32)>)| {
+        let units: Vec<_> = units.into_iter().filter(|u| u.0 != "lunch").collect();
+        (version, units)
+    };
+    assert!(v1.1.iter().any(|u| u.0 == "lunch"));
+    assert_eq!(
+        answer(&store, "default@1", "deploy vacation lunch"),
+        without_lunch(v1.clone())
+    );
+    assert_eq!(
+        answer(&store, "default@2", "deploy vacation lunch"),
+        without_lunch(v2)
+    );
     let head = answer(&store, "default", "deploy vacation lunch");
     assert_eq!(head.0, 4);
     assert_ne!(head, v1);
-    // ACLs are per version too: the runbook was public at version 2.
+    // A revocation reaches older versions too: the runbook was public at version 2, and
+    // is no longer public there.
     let public_v2 = store
         .search(
             &SearchRequest::text("deploy rollback")
@@ -185,7 +200,15 @@ fn versions_never_change_and_are_listed() {
                 .target("default@2"),
         )
         .expect("search");
-    assert!(public_v2.results.iter().any(|h| h.doc_id == "runbook"));
+    assert!(public_v2.results.iter().all(|h| h.doc_id != "runbook"));
+    let eng_v2 = store
+        .search(
+            &SearchRequest::text("deploy rollback")
+                .as_principals(["eng"])
+                .target("default@2"),
+        )
+        .expect("search");
+    assert!(eng_v2.results.iter().any(|h| h.doc_id == "runbook"));
     let public_v4 = store
         .search(&SearchRequest::text("deploy rollback").access(Access::public()))
         .expect("search");

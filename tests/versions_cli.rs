@@ -157,3 +157,52 @@ fn version_commands_end_to_end() {
     assert!(stdout.contains("problem:"), "{stdout}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("inconsistent"));
 }
+
+/// The issue's scenario, through the command line: `acl secret b` after `alias set prod
+/// default@1` must stop `--as a --index prod` from returning secret's text.
+#[test]
+fn cli_acl_change_reaches_an_alias_of_an_older_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("s.folio");
+    let docs = dir.path().join("d.jsonl");
+    std::fs::write(
+        &docs,
+        "{\"doc_id\": \"secret\", \"text\": \"The falcon budget is twelve million.\", \"acl\": [\"a\"]}\n\
+         {\"doc_id\": \"memo\", \"text\": \"A public memo about the falcon budget meeting.\"}\n",
+    )
+    .expect("write docs");
+    let s = store.to_str().expect("utf-8");
+    let search = |who: &str| {
+        ok(&[
+            "search",
+            s,
+            "falcon budget",
+            "--as",
+            who,
+            "--index",
+            "prod",
+            "--json",
+        ])
+    };
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    ok(&["alias", "set", s, "prod", "default@1"]);
+    assert!(
+        search("a").contains("twelve million"),
+        "a sees secret at first"
+    );
+    ok(&["acl", s, "secret", "b"]);
+    let after = search("a");
+    assert!(
+        !after.contains("twelve million"),
+        "revoked, still served: {after}"
+    );
+    assert!(after.contains("memo"), "{after}");
+    // The grant is not retroactive: version 1 never showed secret to b.
+    assert!(!search("b").contains("twelve million"));
+    ok(&["delete", s, "memo"]);
+    assert!(
+        !search("a").contains("public memo"),
+        "deleted, still served"
+    );
+    ok(&["check", s]);
+}

@@ -1,6 +1,6 @@
-//! Files of older and other format versions: read (versions 1 and 2 are upgraded in place,
+//! Files of older and other format versions: read (versions 1 to 3 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format3_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format4_fixture` rewrites
 //! the current one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -187,8 +187,53 @@ fn recorded_answers(format: u32) -> String {
     std::fs::read_to_string(fixture(&format!("format{format}.answers.txt"))).expect("answers")
 }
 
+/// What an upgraded fixture answers: what its own build answered (`recorded`), except that
+/// searches of versions other than the head no longer return documents deleted since, or
+/// whose current ACL excludes the caller (format 4 made revocations and deletions live).
+/// Head answers must come through unchanged.
+fn live_answers(recorded: &str, store: &Store) -> String {
+    let heads: Vec<(String, u64)> = store
+        .list_indexes()
+        .expect("indexes")
+        .into_iter()
+        .map(|i| (i.name, i.head))
+        .collect();
+    let mut out = String::new();
+    // In a search block: whether it searched a head, and who asked (None: unrestricted).
+    let mut block: Option<(bool, Option<String>)> = None;
+    for line in recorded.lines() {
+        if let Some(header) = line.strip_prefix("search ") {
+            let (query, answered) = header.rsplit_once(": ").expect("search header");
+            let (index, version) = answered.rsplit_once(" v").expect("index and version");
+            let head = heads.contains(&(index.to_string(), version.parse().expect("version")));
+            let who = query
+                .split_once("Principals([\"")
+                .map(|(_, p)| p.trim_end_matches("\"])").to_string());
+            block = Some((head, who));
+        } else if !line.starts_with("  ") {
+            block = None;
+        } else if let Some((head, who)) = &block {
+            let doc_id = line.split_whitespace().next().expect("doc id");
+            let admitted = store
+                .document(doc_id)
+                .expect("document")
+                .is_some_and(|d| match who {
+                    None => true,
+                    Some(p) => d.acl.is_empty() || d.acl.contains(p),
+                });
+            if !admitted {
+                assert!(!head, "a head answer changed: {line}");
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format3_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format4_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -208,7 +253,13 @@ fn a_format1_file_is_upgraded_and_reads_as_before() {
     let (_dir, path) = copy("format1.folio");
     assert_eq!(stored_format(&path), 1);
     let mut store = Store::open_with(&path, reader_options()).expect("open v1");
-    assert_eq!(answers(&store), recorded_answers(1));
+    let expected = live_answers(&recorded_answers(1), &store);
+    assert_ne!(
+        expected,
+        recorded_answers(1),
+        "version 1 showed the deleted `lunch`"
+    );
+    assert_eq!(answers(&store), expected);
     let versions = store.versions("default").expect("versions");
     let changes: Vec<&str> = versions.iter().map(|v| v.change.as_str()).collect();
     assert_eq!(changes, ["create", "upsert 3", "upsert 1, delete 1"]);
@@ -236,33 +287,81 @@ fn a_format2_file_is_upgraded_and_reads_as_before() {
     let (_dir, path) = copy("format2.folio");
     assert_eq!(stored_format(&path), 2);
     let store = Store::open_with(&path, reader_options()).expect("open v2");
-    assert_eq!(answers(&store), recorded_answers(2));
-    check_fixture_contents(store);
+    let expected = live_answers(&recorded_answers(2), &store);
+    assert_eq!(answers(&store), expected);
+    check_fixture_contents(store, 2);
     assert_eq!(stored_format(&path), FORMAT_VERSION);
     // Reopening the upgraded file reads it as it is.
     let store = Store::open_with(&path, reader_options()).expect("reopen");
-    assert_eq!(answers(&store), recorded_answers(2));
+    assert_eq!(answers(&store), expected);
+}
+
+#[test]
+fn a_format3_file_is_upgraded_and_reads_as_before_except_what_was_deleted() {
+    let (_dir, path) = copy("format3.folio");
+    assert_eq!(stored_format(&path), 3);
+    let store = Store::open_with(&path, reader_options()).expect("open v3");
+    let expected = live_answers(&recorded_answers(3), &store);
+    // `lunch`, deleted in version 2, was still served by version 1, its tag, the `split`
+    // alias and the pinned `small` index.
+    assert_ne!(expected, recorded_answers(3));
+    assert_eq!(answers(&store), expected);
+    check_fixture_contents(store, 3);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
 }
 
 #[test]
 fn the_current_format_fixture_reads() {
-    let (_dir, path) = copy("format3.folio");
-    assert_eq!(stored_format(&path), 3);
-    let store = Store::open_with(&path, reader_options()).expect("open v3");
-    assert_eq!(answers(&store), recorded_answers(3));
-    check_fixture_contents(store);
-    assert_eq!(stored_format(&path), 3);
+    let (_dir, path) = copy("format4.folio");
+    assert_eq!(stored_format(&path), 4);
+    let store = Store::open_with(&path, reader_options()).expect("open v4");
+    assert_eq!(answers(&store), recorded_answers(4));
+    // The last batch revoked `eng` from `runbook` and brought `lunch` back: no version
+    // shows runbook to eng, and version 1 does not show the deleted lunch.
+    for target in [
+        "default@1",
+        "default@first",
+        "prod",
+        "split",
+        "small",
+        "default",
+    ] {
+        let mut request = SearchRequest::vector(vec![1.0; 8])
+            .as_principals(["eng"])
+            .target(target)
+            .k(100);
+        request.dedup_threshold = 2.0;
+        for hit in store.search(&request).expect("search").results {
+            assert_ne!(hit.doc_id, "runbook", "{target}");
+        }
+    }
+    for target in ["default@1", "small"] {
+        let mut request = SearchRequest::vector(vec![1.0; 8])
+            .access(Access::Unrestricted)
+            .target(target)
+            .k(100);
+        request.dedup_threshold = 2.0;
+        for hit in store.search(&request).expect("search").results {
+            assert_ne!(hit.doc_id, "lunch", "{target}");
+        }
+    }
+    check_fixture_contents(store, 4);
+    assert_eq!(stored_format(&path), 4);
 }
 
-/// What `regenerate_format3_fixture` (and, for format 2, the same function in the format 2
-/// build) wrote.
-fn check_fixture_contents(mut store: Store) {
+/// What `regenerate_format4_fixture` (and, for formats 2 and 3, the same function in those
+/// builds, without the last batch) wrote.
+fn check_fixture_contents(mut store: Store, format: u32) {
     let indexes = store.list_indexes().expect("indexes");
     let names: Vec<(&str, u64, u64)> = indexes
         .iter()
         .map(|i| (i.name.as_str(), i.head, i.serving))
         .collect();
-    assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]);
+    if format < 4 {
+        assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]);
+    } else {
+        assert_eq!(names, [("default", 4, 4), ("small", 3, 1)]);
+    }
     let versions = store.versions("default").expect("versions");
     assert_eq!(versions[1].tags, ["first"]);
     assert_eq!(versions[2].aliases, ["prod", "split"]);
@@ -277,7 +376,12 @@ fn check_fixture_contents(mut store: Store) {
         log[0].request.feedback.as_ref().and_then(|f| f.rating),
         Some(Rating::Up)
     );
-    assert_eq!(store.document_ids().expect("ids"), ["handbook", "runbook"]);
+    let ids = store.document_ids().expect("ids");
+    if format < 4 {
+        assert_eq!(ids, ["handbook", "runbook"]);
+    } else {
+        assert_eq!(ids, ["handbook", "lunch", "runbook"]);
+    }
     for target in ["default@1", "default@first", "prod", "default", "small"] {
         let (_, score) = self_match(&store, target);
         assert!((score - 1.0).abs() < 1e-4, "{target}: {score}");
@@ -288,7 +392,7 @@ fn check_fixture_contents(mut store: Store) {
 
 #[test]
 fn other_format_versions_are_refused_by_name() {
-    let (_dir, path) = copy("format3.folio");
+    let (_dir, path) = copy("format4.folio");
     {
         let db = redb::Database::open(&path).expect("redb open");
         let txn = db.begin_write().expect("write");
@@ -305,7 +409,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 3"),
+        message.contains("format version 99") && message.contains("versions 1 to 4"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -325,10 +429,13 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2] {
+    for format in [1, 2, 3] {
         let name = format!("format{format}.folio");
-        let expected = recorded_answers(format);
         let (_dir, work) = copy(&name);
+        let expected = {
+            let store = Store::open_with(&work, reader_options()).expect("open");
+            live_answers(&recorded_answers(format), &store)
+        };
         let (mut failures, mut upgrade_errors, mut left_new) = (0, 0, 0);
         for n in 0.. {
             std::fs::copy(fixture(&name), &work).expect("copy");
@@ -384,14 +491,14 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format3.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format4.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
-/// a test that upgrades or refuses it). The format 2 build wrote `format2.folio` with the
-/// same steps.
+/// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
+/// and `format3.folio` with the same steps up to the feedback.
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format3_fixture() {
-    let path = fixture("format3.folio");
+fn regenerate_format4_fixture() {
+    let path = fixture("format4.folio");
     let _ = std::fs::remove_file(&path);
     let options = StoreOptions {
         embedder: Arc::new(HashEmbedder::new(8).expect("embedder")),
@@ -462,4 +569,15 @@ fn regenerate_format3_fixture() {
             Some("fixture".into()),
         )
         .expect("feedback");
+    // Format 4: a revocation and a deleted document upserted again.
+    let mut batch = store.batch();
+    batch.set_acl("runbook", ["ops"]);
+    batch.upsert(Document::new(
+        "lunch",
+        SourceFormat::Text,
+        "Lunch is at one now.",
+    ));
+    batch.commit().expect("v4");
+    let mut store = store;
+    store.compact_file().expect("compact the file");
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
+use super::current::read_all;
 use super::error::{CheckError, StorageError};
 use super::records::{
     decode, decode_bitmap, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
-    ParentRecord, VersionRecord,
+    ParentRecord, RevisionRecord, VersionRecord,
 };
 use super::rows::{read_text, slice_text};
 use super::segment::Segment;
@@ -221,7 +222,94 @@ fn check_index(
     report.children += all_live.len();
     check_children(txn, state, &all_live, report)?;
     check_head_acl(txn, state, docs, report)?;
+    check_current(txn, state, docs, report)?;
     Ok(versions)
+}
+
+/// Each document's child runs are its own revisions' children, hold its head children and
+/// no other document's, and the current-ACL bitmaps are exactly the runs of the documents
+/// that admit each principal.
+fn check_current(
+    txn: &ReadTransaction,
+    state: &IndexState,
+    docs: &[(String, DocEntry)],
+    report: &mut IntegrityReport,
+) -> Result<(), StorageError> {
+    let (id, name) = (state.id(), state.name());
+    let doc_chunks = txn.open_table(DOC_CHUNKS)?;
+    let children = txn.open_table(CHILDREN)?;
+    let revisions = txn.open_table(REVISIONS)?;
+    let mut claimed = RoaringBitmap::new();
+    let mut expected: BTreeMap<String, RoaringBitmap> = BTreeMap::new();
+    for (doc_id, entry) in docs {
+        let mine = entry.children_in(id);
+        if !(&claimed & &mine).is_empty() {
+            report.problem(format!(
+                "{name}: document `{doc_id}` lists children another document lists"
+            ));
+        }
+        claimed |= &mine;
+        if let Some(chunks) = doc_chunks_in(&doc_chunks, id, entry.rev)? {
+            if mine.range_cardinality(chunks.child_range()) != u64::from(chunks.children) {
+                report.problem(format!(
+                    "{name}: document `{doc_id}` does not list its head children"
+                ));
+            }
+        }
+        for run in entry.runs(id) {
+            let owner = children
+                .get((id, run.first))?
+                .and_then(|v| decode::<ChildRecord>(v.value(), "child record").ok())
+                .filter(|c| c.ordinal == 0)
+                .and_then(|c| {
+                    let chunks = doc_chunks_in(&doc_chunks, id, c.rev).ok().flatten()?;
+                    let rev = revisions.get(c.rev).ok().flatten()?;
+                    let rev: RevisionRecord = decode(rev.value(), "revision").ok()?;
+                    Some((rev.doc_id, chunks.children))
+                });
+            if owner != Some((doc_id.clone(), run.count)) {
+                report.problem(format!(
+                    "{name}: document `{doc_id}` lists children {}..{}, which are not one \
+                     of its revisions",
+                    run.first,
+                    run.first.saturating_add(run.count)
+                ));
+            }
+        }
+        for principal in principals_of(&entry.acl) {
+            *expected.entry(principal).or_default() |= &mine;
+        }
+    }
+    for (principal, stored) in read_all(&txn.open_table(ACL_CURRENT)?, id)? {
+        let wanted = expected.remove(&principal).unwrap_or_default();
+        if stored != wanted {
+            report.problem(format!(
+                "{name}: current bitmap of {} has {} children, the documents say {}",
+                shown(&principal),
+                stored.len(),
+                wanted.len()
+            ));
+        }
+    }
+    for (principal, wanted) in expected {
+        if !wanted.is_empty() {
+            report.problem(format!(
+                "{name}: current bitmap of {} is missing ({} children)",
+                shown(&principal),
+                wanted.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A principal as problems name it.
+fn shown(principal: &str) -> &str {
+    if principal.is_empty() {
+        "public"
+    } else {
+        principal
+    }
 }
 
 /// Each child live in some version has its record, its parent, its revision and text.
@@ -338,14 +426,10 @@ fn check_head_acl(
         let stored = read_acl(&acl, id, &principal, head.version())?;
         let wanted = expected.remove(&principal).unwrap_or_default();
         if stored != wanted {
-            let who = if principal.is_empty() {
-                "public"
-            } else {
-                &principal
-            };
             report.problem(format!(
-                "{name}@{}: bitmap of {who} has {} children, the ACLs say {}",
+                "{name}@{}: bitmap of {} has {} children, the ACLs say {}",
                 head.version(),
+                shown(&principal),
                 stored.len(),
                 wanted.len()
             ));

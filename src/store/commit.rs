@@ -91,6 +91,7 @@ pub(crate) fn create_index_tables(
     txn.open_table(SEGMENT_VECTORS)?;
     txn.open_table(SEGMENT_GRAPHS)?;
     txn.open_table(ACL)?;
+    txn.open_table(ACL_CURRENT)?;
     Ok(())
 }
 

@@ -14,12 +14,15 @@ use redb::ReadableTable;
 use roaring::RoaringBitmap;
 
 use super::commit::{build_segment, write_version};
+use super::current::CurrentAcl;
 use super::error::{StorageError, WriteError};
 use super::progress::{NoProgress, Progress};
-use super::records::{decode, encode, encode_bitmap, ChildRecord};
+use super::records::{
+    decode, encode, encode_bitmap, ChildRecord, ChildRun, DocEntry, RevisionRecord,
+};
 use super::segment::Segment;
 use super::state::{doc_chunks_in, principals_in, read_acl, IndexState, VersionView, PUBLIC};
-use super::tables::{ACL, CHILDREN, DOC_CHUNKS};
+use super::tables::{ACL, CHILDREN, DOCS, DOC_CHUNKS, REVISIONS};
 use super::Store;
 
 /// When the store merges segments right after a commit.
@@ -210,9 +213,12 @@ fn merge(
     };
     let version = record.head + 1;
     let txn = store.db().begin_write()?;
+    let mut current = CurrentAcl::new(id);
     {
         let mut children = txn.open_table(CHILDREN)?;
         let mut doc_chunks = txn.open_table(DOC_CHUNKS)?;
+        // The documents of the moved revisions: their entries list the copies too.
+        let mut docs: std::collections::BTreeMap<String, DocEntry> = Default::default();
         for (new, old) in (base..end).zip(moved.iter()) {
             let bytes = children
                 .get((id, old))?
@@ -228,8 +234,17 @@ fn merge(
                 })?;
                 chunks.first_child = new;
                 doc_chunks.insert((id, child.rev), encode(&chunks).as_slice())?;
+                let run = ChildRun {
+                    first: new,
+                    count: chunks.children,
+                };
+                copied_run(&txn, &mut docs, &mut current, id, child.rev, run)?;
             }
             children.insert((id, new), bytes.as_slice())?;
+        }
+        let mut table = txn.open_table(DOCS)?;
+        for (doc_id, entry) in &docs {
+            table.insert(doc_id.as_str(), encode(entry).as_slice())?;
         }
         let mut acl = txn.open_table(ACL)?;
         let mut principals = principals_in(&acl, id)?;
@@ -282,8 +297,9 @@ fn merge(
         &change,
         head.documents(),
     )?;
+    let current = current.write(&txn)?;
     txn.commit()?;
-    store.install(vec![Arc::new(state.next(record, view))]);
+    store.install(vec![Arc::new(state.next(record, view, current))]);
     Ok(Compaction {
         index: state.name().to_string(),
         version,
@@ -291,4 +307,40 @@ fn merge(
         rows_kept: kept,
         rows_dropped: rows - kept,
     })
+}
+
+/// Records `run`, a compaction's copy of revision `rev`'s children, in its document's entry
+/// (read into `docs` once) and grants it to the document's current principals: the copies
+/// are the same chunks, so whoever may see the document now may see them.
+fn copied_run(
+    txn: &redb::WriteTransaction,
+    docs: &mut std::collections::BTreeMap<String, DocEntry>,
+    current: &mut CurrentAcl,
+    index: u32,
+    rev: u64,
+    run: ChildRun,
+) -> Result<(), StorageError> {
+    let doc_id = {
+        let revisions = txn.open_table(REVISIONS)?;
+        let value = revisions
+            .get(rev)?
+            .ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
+        decode::<RevisionRecord>(value.value(), "revision")?.doc_id
+    };
+    if !docs.contains_key(&doc_id) {
+        let table = txn.open_table(DOCS)?;
+        let value = table.get(doc_id.as_str())?.ok_or_else(|| {
+            StorageError::corrupt(format!(
+                "revision {rev} is live in the head, but its document `{doc_id}` is gone"
+            ))
+        })?;
+        let entry: DocEntry = decode(value.value(), "doc entry")?;
+        drop(value);
+        docs.insert(doc_id.clone(), entry);
+    }
+    if let Some(entry) = docs.get_mut(&doc_id) {
+        entry.add_run(index, run);
+        current.grant(txn, &run.range().collect(), &entry.acl)?;
+    }
+    Ok(())
 }

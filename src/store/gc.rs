@@ -12,6 +12,7 @@ use std::sync::Arc;
 use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
 use roaring::RoaringBitmap;
 
+use super::current;
 use super::error::{StorageError, WriteError};
 use super::records::{decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, VersionRecord};
 use super::state::IndexState;
@@ -45,6 +46,9 @@ struct IndexGarbage {
     acl: Vec<(String, u64)>,
     /// Revisions the retained versions still use.
     revisions: HashSet<u64>,
+    /// The children live in some retained version: all the current-ACL bitmaps and the
+    /// documents' child runs still need.
+    kept: RoaringBitmap,
 }
 
 impl Store {
@@ -139,6 +143,19 @@ impl Store {
             }
             report.revisions = unused.len() as u64;
         }
+        let kept: HashMap<u32, &RoaringBitmap> = indexes
+            .values()
+            .zip(&garbage)
+            .map(|(state, g)| (state.id(), &g.kept))
+            .collect();
+        for (id, kept) in &kept {
+            current::prune(&txn, *id, kept)?;
+        }
+        // A run is one revision's children, live or dead together in every version.
+        current::retain_doc_runs(&txn, |index, run| {
+            kept.get(&index)
+                .is_none_or(|k| k.range_cardinality(run.range()) > 0)
+        })?;
         let retained: HashMap<String, BTreeSet<u64>> = indexes
             .values()
             .zip(garbage)
@@ -216,6 +233,7 @@ fn plan(
     }
 
     g.revisions = current.clone();
+    g.kept = live.clone();
     for entry in txn
         .open_table(CHILDREN)?
         .range((id, 0u32)..=(id, u32::MAX))?

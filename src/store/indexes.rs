@@ -222,6 +222,9 @@ impl Store {
             .retain_in((id, "", 0u64)..(id.saturating_add(1), "", 0u64), |_, _| {
                 false
             })?;
+        txn.open_table(ACL_CURRENT)?
+            .retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
+        super::current::retain_doc_runs(&txn, |index, _| index != id)?;
         txn.open_table(TAGS)?
             .retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
         txn.open_table(SERVING)?.remove(id)?;

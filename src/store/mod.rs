@@ -8,6 +8,7 @@
 mod check;
 mod commit;
 mod compact;
+mod current;
 mod docs;
 mod error;
 mod file;

@@ -123,13 +123,21 @@ impl Reader<'_> {
         Ok((state, view))
     }
 
-    /// The children `access` may see in `view`.
+    /// The children `access` may see in `view`: what the version showed them, less what
+    /// has been revoked or deleted since (see `current.rs`).
     pub fn visible(
         &self,
         view: &VersionView,
         access: &Access,
     ) -> Result<RoaringBitmap, SearchError> {
-        Ok(view.visible(&self.txn, access)?)
+        let state = self
+            .indexes
+            .values()
+            .find(|s| s.id() == view.index_id())
+            .ok_or_else(|| {
+                StorageError::corrupt(format!("index id {} is gone", view.index_id()))
+            })?;
+        Ok(state.visible(&self.txn, view, access)?)
     }
 
     pub fn child(&self, state: &IndexState, number: u32) -> Result<StoredChild, StorageError> {

@@ -90,9 +90,88 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// `docs` value: where the document's current revision is, and who may see it.
+/// `docs` value: where the document's current revision is, who may see it, and every
+/// child number it has in each index since it was last created (format 4).
 #[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub(crate) struct DocEntry {
+    pub rev: u64,
+    pub acl: Vec<String>,
+    /// Per index (by id, ascending), the runs of child numbers of every revision of this
+    /// document since its last creation, compaction copies included: what a delete or an
+    /// ACL change must withdraw from older versions too (see `current.rs`).
+    pub children: Vec<IndexChildren>,
+}
+
+/// The child numbers one document has in one index: runs in increasing order.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct IndexChildren {
+    pub index: u32,
+    pub runs: Vec<ChildRun>,
+}
+
+/// Children `first..first + count`: one revision's children, as first written or as a
+/// compaction copied them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct ChildRun {
+    pub first: u32,
+    pub count: u32,
+}
+
+impl ChildRun {
+    pub fn range(self) -> std::ops::Range<u32> {
+        self.first..self.first.saturating_add(self.count)
+    }
+}
+
+impl DocEntry {
+    /// Every child number the document has in index `index`.
+    pub fn children_in(&self, index: u32) -> RoaringBitmap {
+        let mut out = RoaringBitmap::new();
+        for run in self.runs(index) {
+            out.insert_range(run.range());
+        }
+        out
+    }
+
+    /// The runs of index `index` (none when the document has no children there).
+    pub fn runs(&self, index: u32) -> &[ChildRun] {
+        self.children
+            .iter()
+            .find(|c| c.index == index)
+            .map_or(&[], |c| c.runs.as_slice())
+    }
+
+    /// Records new children `run` in index `index` (numbers only grow, so it goes last).
+    pub fn add_run(&mut self, index: u32, run: ChildRun) {
+        if run.count == 0 {
+            return;
+        }
+        match self.children.iter_mut().find(|c| c.index == index) {
+            Some(c) => c.runs.push(run),
+            None => {
+                self.children.push(IndexChildren {
+                    index,
+                    runs: vec![run],
+                });
+                self.children.sort_by_key(|c| c.index);
+            }
+        }
+    }
+
+    /// Keeps the runs that `keep(index, run)` accepts; returns whether any went.
+    pub fn retain_runs(&mut self, keep: impl Fn(u32, ChildRun) -> bool) -> bool {
+        let before = self.children.clone();
+        for c in &mut self.children {
+            c.runs.retain(|r| keep(c.index, *r));
+        }
+        self.children.retain(|c| !c.runs.is_empty());
+        before != self.children
+    }
+}
+
+/// `docs` value of formats 1 to 3: without the child runs. Only read, to upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct DocEntryV3 {
     pub rev: u64,
     pub acl: Vec<String>,
 }
@@ -258,6 +337,63 @@ mod tests {
             decode::<ChildRecord>(&bytes, "child").expect("decodes"),
             child
         );
+    }
+
+    /// The `DocEntry` bytes `storage-format.md` shows, and the run bookkeeping.
+    #[test]
+    fn doc_entries_list_their_child_runs() {
+        let mut entry = DocEntry {
+            rev: 9,
+            acl: vec!["eng".into()],
+            children: Vec::new(),
+        };
+        entry.add_run(
+            0,
+            ChildRun {
+                first: 300,
+                count: 2,
+            },
+        );
+        entry.add_run(
+            0,
+            ChildRun {
+                first: 400,
+                count: 0,
+            },
+        );
+        let bytes = encode(&entry);
+        assert_eq!(bytes, [9, 1, 3, b'e', b'n', b'g', 1, 0, 1, 251, 44, 1, 2]);
+        assert_eq!(
+            decode::<DocEntry>(&bytes, "doc entry").expect("decodes"),
+            entry
+        );
+        entry.add_run(2, ChildRun { first: 7, count: 1 });
+        entry.add_run(1, ChildRun { first: 5, count: 3 });
+        entry.add_run(
+            0,
+            ChildRun {
+                first: 500,
+                count: 1,
+            },
+        );
+        let indexes: Vec<u32> = entry.children.iter().map(|c| c.index).collect();
+        assert_eq!(indexes, [0, 1, 2]);
+        assert_eq!(
+            entry.children_in(0).iter().collect::<Vec<_>>(),
+            [300, 301, 500]
+        );
+        assert_eq!(entry.children_in(1).len(), 3);
+        assert!(entry.retain_runs(|index, run| index != 1 && run.first != 300));
+        assert!(!entry.retain_runs(|_, _| true));
+        assert_eq!(entry.children.len(), 2);
+        assert_eq!(entry.children_in(0).iter().collect::<Vec<_>>(), [500]);
+        // A format 3 entry is the first two fields.
+        let v3 = encode(&DocEntryV3 {
+            rev: 9,
+            acl: vec!["eng".into()],
+        });
+        assert_eq!(v3, bytes[..6]);
+        assert!(decode::<DocEntry>(&v3, "doc entry").is_err());
     }
 
     /// Formats 1 and 2 wrote fixed-width integers; only `decode_legacy` reads them.

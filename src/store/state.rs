@@ -7,10 +7,11 @@ use parking_lot::Mutex;
 use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
+use super::current::{read_all, read_current};
 use super::error::{SearchError, StorageError};
 use super::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
 use super::segment::Segment;
-use super::tables::{ACL, DOC_CHUNKS, VERSIONS};
+use super::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::index::exact::{merge_top_k, Neighbor};
 use crate::index::planner::SearchPath;
 
@@ -47,6 +48,14 @@ pub struct IndexState {
     /// Every segment loaded for any version, shared between versions.
     segments: Mutex<HashMap<u32, Arc<Segment>>>,
     older: Mutex<HashMap<u64, Arc<VersionView>>>,
+    /// The current-ACL bitmaps read so far (`current.rs`), by principal. Only commits that
+    /// make a new head change them (`gc` only drops numbers no retained version uses), so
+    /// they hold for as long as this state's head is the file's head; a state built for a
+    /// newer head starts from the bitmaps its commit wrote.
+    current: Mutex<HashMap<String, Arc<RoaringBitmap>>>,
+    /// The union of every current bitmap (children of the documents that exist), for
+    /// unrestricted searches of older versions; read on first use.
+    existing: Mutex<Option<Arc<RoaringBitmap>>>,
 }
 
 /// One immutable version of an index: its live children and its segments.
@@ -76,6 +85,8 @@ impl IndexState {
             head,
             segments: Mutex::new(segments),
             older: Mutex::new(HashMap::new()),
+            current: Mutex::new(HashMap::new()),
+            existing: Mutex::new(None),
         })
     }
 
@@ -94,6 +105,8 @@ impl IndexState {
             head: Arc::new(head),
             segments: Mutex::new(HashMap::new()),
             older: Mutex::new(HashMap::new()),
+            current: Mutex::new(HashMap::new()),
+            existing: Mutex::new(None),
         }
     }
 
@@ -113,11 +126,20 @@ impl IndexState {
             head: self.head.clone(),
             segments: Mutex::new(segments),
             older: Mutex::new(older),
+            // The collection pruned the stored bitmaps: read them again.
+            current: Mutex::new(HashMap::new()),
+            existing: Mutex::new(None),
         }
     }
 
-    /// The state after a commit: `head` is the new newest version; loaded segments carry over.
-    pub(crate) fn next(&self, record: IndexRecord, head: VersionView) -> IndexState {
+    /// The state after a commit: `head` is the new newest version; loaded segments carry
+    /// over, and so do the current-ACL bitmaps except those the commit wrote, `current`.
+    pub(crate) fn next(
+        &self,
+        record: IndexRecord,
+        head: VersionView,
+        current: HashMap<String, RoaringBitmap>,
+    ) -> IndexState {
         let mut segments = self.segments.lock().clone();
         for segment in &head.segments {
             segments
@@ -126,13 +148,80 @@ impl IndexState {
         }
         let mut older = self.older.lock().clone();
         older.insert(self.head.version, self.head.clone());
+        let mut bitmaps = self.current.lock().clone();
+        let existing = if current.is_empty() {
+            self.existing.lock().clone()
+        } else {
+            None
+        };
+        for (principal, bitmap) in current {
+            bitmaps.insert(principal, Arc::new(bitmap));
+        }
         IndexState {
             name: self.name.clone(),
             record,
             head: Arc::new(head),
             segments: Mutex::new(segments),
             older: Mutex::new(older),
+            current: Mutex::new(bitmaps),
+            existing: Mutex::new(existing),
         }
+    }
+
+    /// The children `access` may see in `view`, a version of this index: what the version
+    /// shows them, and, unless it is the head (whose bitmaps are the current ACLs), only
+    /// children whose document still exists and currently admits them.
+    pub(crate) fn visible(
+        &self,
+        txn: &ReadTransaction,
+        view: &VersionView,
+        access: &Access,
+    ) -> Result<RoaringBitmap, StorageError> {
+        let mut visible = view.visible(txn, access)?;
+        if view.version == self.head.version {
+            return Ok(visible);
+        }
+        match access {
+            Access::Unrestricted => visible &= &*self.existing(txn)?,
+            Access::Principals(principals) => {
+                let mut now = (*self.current_bitmap(txn, PUBLIC)?).clone();
+                for principal in principals.iter().filter(|p| !p.is_empty()) {
+                    now |= &*self.current_bitmap(txn, principal)?;
+                }
+                visible &= &now;
+            }
+        }
+        Ok(visible)
+    }
+
+    fn current_bitmap(
+        &self,
+        txn: &ReadTransaction,
+        principal: &str,
+    ) -> Result<Arc<RoaringBitmap>, StorageError> {
+        if let Some(bitmap) = self.current.lock().get(principal) {
+            return Ok(bitmap.clone());
+        }
+        let table = txn.open_table(ACL_CURRENT)?;
+        let bitmap = Arc::new(read_current(&table, self.record.id, principal)?);
+        self.current
+            .lock()
+            .insert(principal.to_string(), bitmap.clone());
+        Ok(bitmap)
+    }
+
+    fn existing(&self, txn: &ReadTransaction) -> Result<Arc<RoaringBitmap>, StorageError> {
+        if let Some(bitmap) = self.existing.lock().as_ref() {
+            return Ok(bitmap.clone());
+        }
+        let table = txn.open_table(ACL_CURRENT)?;
+        let mut all = RoaringBitmap::new();
+        for (_, bitmap) in read_all(&table, self.record.id)? {
+            all |= bitmap;
+        }
+        let all = Arc::new(all);
+        *self.existing.lock() = Some(all.clone());
+        Ok(all)
     }
 
     pub fn name(&self) -> &str {
@@ -261,6 +350,11 @@ impl VersionView {
         self.version
     }
 
+    /// The id of the index this is a version of.
+    pub(crate) fn index_id(&self) -> u32 {
+        self.index_id
+    }
+
     /// The live child numbers.
     pub fn live(&self) -> &RoaringBitmap {
         &self.live
@@ -282,8 +376,9 @@ impl VersionView {
         self.documents
     }
 
-    /// The children `access` may see in this version: the union of the public bitmap and
-    /// the caller's principal bitmaps, intersected with the live children.
+    /// The children `access` could see in this version when it was made: the union of the
+    /// public bitmap and the caller's principal bitmaps, intersected with the live
+    /// children. [`IndexState::visible`] adds what has been revoked or deleted since.
     pub(crate) fn visible(
         &self,
         txn: &ReadTransaction,

@@ -4,7 +4,7 @@ use redb::TableDefinition;
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").
@@ -41,6 +41,11 @@ pub(crate) const VERSIONS: TableDefinition<(u32, u64), &[u8]> = TableDefinition:
 /// (index id, principal, version) -> roaring bitmap of the children the principal sees from
 /// that version on (until a later entry). The public principal is the empty string.
 pub(crate) const ACL: TableDefinition<(u32, &str, u64), &[u8]> = TableDefinition::new("acl");
+/// (index id, principal) -> roaring bitmap of every child number, in any version, whose
+/// document currently admits the principal (format 4; `current.rs`). Older versions are
+/// searched through it, so revocations and deletions reach them.
+pub(crate) const ACL_CURRENT: TableDefinition<(u32, &str), &[u8]> =
+    TableDefinition::new("acl_current");
 /// (index id, tag) -> the version the tag names.
 pub(crate) const TAGS: TableDefinition<(u32, &str), u64> = TableDefinition::new("tags");
 /// alias name -> [`AliasRecord`](super::records::AliasRecord).

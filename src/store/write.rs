@@ -10,11 +10,12 @@ use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
 
 use super::commit::{build_segment, write_version};
+use super::current::CurrentAcl;
 use super::error::{StorageError, WriteError};
 use super::progress::{NoProgress, Progress};
 use super::records::{
-    decode, encode, encode_bitmap, ChildRecord, DocChunks, DocEntry, IndexRecord, ParentRecord,
-    RevisionRecord,
+    decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
+    ParentRecord, RevisionRecord,
 };
 use super::segment::Segment;
 use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
@@ -282,6 +283,10 @@ struct IndexPlan {
     live: RoaringBitmap,
     acl: HashMap<String, RoaringBitmap>,
     changed: Vec<String>,
+    /// The current-ACL bitmaps the commit changes (see `current.rs`).
+    current: CurrentAcl,
+    /// What `finish` wrote of them.
+    current_written: HashMap<String, RoaringBitmap>,
     version: Option<VersionView>,
 }
 
@@ -289,7 +294,7 @@ impl IndexPlan {
     /// The index state to install after the commit (`None` if the plan never finished).
     fn into_state(self) -> Option<IndexState> {
         let head = self.version?;
-        Some(self.state.next(self.record, head))
+        Some(self.state.next(self.record, head, self.current_written))
     }
 }
 
@@ -393,6 +398,8 @@ fn prepare_index(
     Ok(IndexPlan {
         live: state.head().live().clone(),
         state: state.clone(),
+        current: CurrentAcl::new(record.id),
+        current_written: HashMap::new(),
         record,
         chunked: prepared.into_iter().map(|(i, c, _)| (i, c)).collect(),
         segment,
@@ -475,17 +482,29 @@ fn apply(
                 next_rev += 1;
                 write_revision(txn, rev, doc)?;
                 let old = current(&pending, &docs, &doc.doc_id)?;
-                let entry = DocEntry {
+                // A replacement keeps the document's older children (older versions still
+                // show that content), now under the new ACL.
+                let mut entry = DocEntry {
                     rev,
                     acl: doc.acl.clone(),
+                    children: old.as_ref().map(|o| o.children.clone()).unwrap_or_default(),
                 };
-                pending.insert(doc.doc_id.as_str(), Some(entry));
                 for plan in plans.iter_mut() {
                     if let Some(old) = &old {
                         plan.remove_doc(txn, old)?;
+                        let id = plan.record.id;
+                        plan.current.move_children(
+                            txn,
+                            &old.children_in(id),
+                            &old.acl,
+                            &doc.acl,
+                        )?;
                     }
-                    receipt.children += plan.add_doc(txn, position, doc, rev)?;
+                    let run = plan.add_doc(txn, position, doc, rev)?;
+                    receipt.children += run.count as usize;
+                    entry.add_run(plan.record.id, run);
                 }
+                pending.insert(doc.doc_id.as_str(), Some(entry));
                 receipt.upserted += 1;
             }
             Op::Delete(doc_id) => {
@@ -494,6 +513,9 @@ fn apply(
                 pending.insert(doc_id.as_str(), None);
                 for plan in plans.iter_mut() {
                     plan.remove_doc(txn, &old)?;
+                    // Withdrawn from every version; a later upsert starts afresh.
+                    let id = plan.record.id;
+                    plan.current.revoke(txn, &old.children_in(id), &old.acl)?;
                 }
                 receipt.deleted += 1;
             }
@@ -502,6 +524,9 @@ fn apply(
                     .ok_or_else(|| WriteError::UnknownDocument(doc_id.clone()))?;
                 for plan in plans.iter_mut() {
                     plan.move_acl(txn, entry.rev, &entry.acl, acl)?;
+                    let id = plan.record.id;
+                    plan.current
+                        .move_children(txn, &entry.children_in(id), &entry.acl, acl)?;
                 }
                 entry.acl = acl.clone();
                 pending.insert(doc_id.as_str(), Some(entry));
@@ -623,16 +648,21 @@ impl IndexPlan {
         Ok(())
     }
 
-    /// Writes the parents and children of upsert `position` with fresh numbers.
+    /// Writes the parents and children of upsert `position` with fresh numbers and grants
+    /// them to the document's principals; returns the children's run.
     fn add_doc(
         &mut self,
         txn: &WriteTransaction,
         position: usize,
         doc: &Document,
         rev: u64,
-    ) -> Result<usize, StorageError> {
+    ) -> Result<ChildRun, StorageError> {
+        let none = ChildRun {
+            first: self.record.next_child,
+            count: 0,
+        };
         let Some(chunked) = self.chunked.remove(&position) else {
-            return Ok(0);
+            return Ok(none);
         };
         let index = self.record.id;
         let chunks = DocChunks {
@@ -683,7 +713,12 @@ impl IndexPlan {
         for principal in principals_of(&doc.acl) {
             self.acl_mut(txn, &principal)?.insert_range(range.clone());
         }
-        Ok(chunks.children as usize)
+        let children: RoaringBitmap = range.collect();
+        self.current.grant(txn, &children, &doc.acl)?;
+        Ok(ChildRun {
+            first: chunks.first_child,
+            count: chunks.children,
+        })
     }
 
     /// Writes the new segment, the changed principal bitmaps and the new version record.
@@ -711,6 +746,7 @@ impl IndexPlan {
                 )?;
             }
         }
+        self.current_written = self.current.write(txn)?;
         let view = write_version(
             txn,
             self.state.name(),
@@ -763,11 +799,27 @@ impl IndexBuild {
         txn: &WriteTransaction,
         documents: u64,
     ) -> Result<IndexState, WriteError> {
+        let index = self.plan.record.id;
+        let mut docs = txn.open_table(DOCS)?;
         for (position, (op, rev)) in self.ops.iter().zip(&self.revs).enumerate() {
             if let Op::Upsert { doc, .. } = op {
-                self.plan.add_doc(txn, position, doc, *rev)?;
+                let run = self.plan.add_doc(txn, position, doc, *rev)?;
+                // The document's entry lists its children in the new index too.
+                let mut entry: DocEntry = match docs.get(doc.doc_id.as_str())? {
+                    Some(v) => decode(v.value(), "doc entry")?,
+                    None => {
+                        return Err(StorageError::corrupt(format!(
+                            "document `{}` vanished while index {index} was built",
+                            doc.doc_id
+                        ))
+                        .into())
+                    }
+                };
+                entry.add_run(index, run);
+                docs.insert(doc.doc_id.as_str(), encode(&entry).as_slice())?;
             }
         }
+        drop(docs);
         self.plan.finish(txn, documents, "build")?;
         self.plan
             .into_state()

@@ -64,6 +64,10 @@ pub fn parse_format(name: &str) -> Option<SourceFormat> {
     match name.to_ascii_lowercase().as_str() {
         "markdown" | "md" => Some(SourceFormat::Markdown),
         "text" | "txt" | "plain" => Some(SourceFormat::Text),
+        "html" | "htm" => Some(SourceFormat::Html),
+        "csv" => Some(SourceFormat::Csv),
+        "tsv" => Some(SourceFormat::Tsv),
+        "dialog" | "ticket" | "chat" => Some(SourceFormat::Dialog),
         _ => None,
     }
 }
@@ -127,6 +131,9 @@ fn kind_of(path: &Path) -> Option<Kind> {
     match ext.as_str() {
         "md" | "markdown" => Some(Kind::Single(SourceFormat::Markdown)),
         "txt" => Some(Kind::Single(SourceFormat::Text)),
+        "html" | "htm" => Some(Kind::Single(SourceFormat::Html)),
+        "csv" => Some(Kind::Single(SourceFormat::Csv)),
+        "tsv" | "tab" => Some(Kind::Single(SourceFormat::Tsv)),
         "jsonl" | "ndjson" => Some(Kind::Lines),
         _ => None,
     }

@@ -19,16 +19,24 @@ pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chu
 /// strategy works on any tree, whatever its format.
 pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
     let layout = tree_layout::from_tree(text, tree);
+    let mut out = pieces(&layout, spec);
+    if !tree.markup.is_empty() {
+        drop_markup_only(&layout, &mut out);
+    }
+    out
+}
+
+fn pieces(layout: &Layout<'_>, spec: &ChunkSpec) -> Chunked {
     let mut out = Chunked::default();
-    match parents::spans(&layout, spec.parent) {
+    match parents::spans(layout, spec.parent) {
         Some(parents) => {
             for (index, span) in parents.into_iter().enumerate() {
                 out.parents.push(ParentPiece {
                     span,
-                    section_path: path_at(&layout, span.start),
+                    section_path: path_at(layout, span.start),
                 });
-                for (span, oversized) in children(&layout, spec.child, span) {
-                    let section_path = path_at(&layout, span.start);
+                for (span, oversized) in children(layout, spec.child, span) {
+                    let section_path = path_at(layout, span.start);
                     out.children.push(ChildPiece {
                         span,
                         parent: index,
@@ -40,8 +48,8 @@ pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
         }
         None => {
             let regions = layout.regions.iter();
-            for (span, oversized) in regions.flat_map(|r| children(&layout, spec.child, *r)) {
-                let section_path = path_at(&layout, span.start);
+            for (span, oversized) in regions.flat_map(|r| children(layout, spec.child, *r)) {
+                let section_path = path_at(layout, span.start);
                 let parent = out.parents.len();
                 out.parents.push(ParentPiece {
                     span,
@@ -57,6 +65,28 @@ pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
         }
     }
     out
+}
+
+/// Drops pieces that hold nothing but markup (tags between two blocks), and parents left
+/// without children.
+fn drop_markup_only(layout: &Layout<'_>, out: &mut Chunked) {
+    out.children.retain(|c| layout.visible(c.span));
+    let mut used = vec![false; out.parents.len()];
+    for c in &out.children {
+        used[c.parent] = true;
+    }
+    let mut renumber = vec![None; out.parents.len()];
+    let mut kept = Vec::with_capacity(out.parents.len());
+    for (i, parent) in std::mem::take(&mut out.parents).into_iter().enumerate() {
+        if used[i] {
+            renumber[i] = Some(kept.len());
+            kept.push(parent);
+        }
+    }
+    out.parents = kept;
+    for c in &mut out.children {
+        c.parent = renumber[c.parent].unwrap_or(0);
+    }
 }
 
 /// The children inside `range` (a parent, or the whole content), with their oversized flag.
@@ -84,6 +114,53 @@ fn path_at(layout: &Layout<'_>, pos: usize) -> Vec<String> {
         .section_at(pos)
         .map(|s| s.path.clone())
         .unwrap_or_default()
+}
+
+/// The texts to embed for the children of `chunked` (cut from `text` read as `format`), in
+/// order; see [`EmbedTexts`].
+pub fn embed_texts(
+    text: &str,
+    format: SourceFormat,
+    chunked: &Chunked,
+    depth: usize,
+) -> Vec<String> {
+    let texts = EmbedTexts::new(text, format);
+    chunked
+        .children
+        .iter()
+        .map(|c| texts.get(&c.section_path, c.span, depth))
+        .collect()
+}
+
+/// What the embedder sees for the chunks of one document: [`embed_text`] of each chunk's
+/// visible text (for formats with markup, HTML, the text without tags, entities decoded;
+/// for dialogs `speaker (time): text` lines). Reads the document once for all its chunks.
+pub struct EmbedTexts<'a> {
+    text: &'a str,
+    format: SourceFormat,
+    tree: Tree,
+}
+
+impl<'a> EmbedTexts<'a> {
+    /// Reads `text` as `format`.
+    pub fn new(text: &'a str, format: SourceFormat) -> Self {
+        EmbedTexts {
+            text,
+            format,
+            tree: readers::read(text, format),
+        }
+    }
+
+    /// The embedded text of the chunk `span` with `section_path`, prefixed with `depth`
+    /// headings. A span outside the text (or off char bounds) gives an empty body.
+    pub fn get(&self, section_path: &[String], span: Span, depth: usize) -> String {
+        let body = if self.text.get(span.start..span.end).is_some() {
+            readers::visible_text(self.text, self.format, &self.tree, span)
+        } else {
+            String::new()
+        };
+        embed_text(section_path, &body, depth)
+    }
 }
 
 /// The text to embed for a child: the first `depth` headings of its section path joined by

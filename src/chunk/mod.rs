@@ -25,6 +25,6 @@ mod spec;
 pub mod tree;
 mod tree_layout;
 
-pub use cut::{chunk_document, chunk_tree, embed_text};
+pub use cut::{chunk_document, chunk_tree, embed_text, embed_texts, EmbedTexts};
 pub use pieces::{ChildPiece, Chunked, ParentPiece, Span};
 pub use spec::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat};

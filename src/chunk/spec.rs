@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::{check, InvalidParameter, CHUNK_SIZE};
 
-/// The format of a document's source text; decides which chunker reads it.
+/// The format of a document's source text; decides which reader reads it. Stored in records:
+/// the discriminants are the stored values (new formats are appended).
 #[derive(
     Debug,
     Clone,
@@ -21,9 +22,17 @@ use crate::limits::{check, InvalidParameter, CHUNK_SIZE};
 #[serde(rename_all = "lowercase")]
 pub enum SourceFormat {
     /// CommonMark with GitHub tables, parsed by pulldown-cmark.
-    Markdown,
+    Markdown = 0,
     /// Plain text (any language, CJK included): paragraphs, sentences, words.
-    Text,
+    Text = 1,
+    /// An HTML page: its main content without navigation, headers, footers and banners.
+    Html = 2,
+    /// Comma-separated values: the first record is the header, the others rows.
+    Csv = 3,
+    /// Tab-separated values, read like [`SourceFormat::Csv`].
+    Tsv = 4,
+    /// A dialog or ticket thread: JSON Lines of turns (`speaker`, `time`, `text`, `topic`).
+    Dialog = 5,
 }
 
 /// The unit a size is measured in.
@@ -165,6 +174,10 @@ mod tests {
     fn stored_variants_keep_their_bytes() {
         assert_eq!(bytes(SourceFormat::Markdown), [0]);
         assert_eq!(bytes(SourceFormat::Text), [1]);
+        assert_eq!(bytes(SourceFormat::Html), [2]);
+        assert_eq!(bytes(SourceFormat::Csv), [3]);
+        assert_eq!(bytes(SourceFormat::Tsv), [4]);
+        assert_eq!(bytes(SourceFormat::Dialog), [5]);
         assert_eq!(bytes(SizeUnit::Chars), [0]);
         assert_eq!(bytes(SizeUnit::Tokens), [1]);
         let structure = ChildStrategy::Structure {

@@ -12,7 +12,7 @@ use super::pieces::Span;
 pub enum BlockKind {
     /// A heading; at the top level (not inside a list, quote or table) it opens a section.
     Heading {
-        /// 1 is the top level.
+        /// 1 is the top level (an HTML page's `<title>` is 0, above its `h1`).
         level: usize,
         /// The heading's plain text, as it goes into `section_path`.
         title: String,

@@ -79,15 +79,12 @@ fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_lis
             b.cut(end, bound);
             inner_list = true;
         }
-        BlockKind::Row => {
+        BlockKind::Row | BlockKind::Turn { .. } => {
             b.cut(start, Strength::Item);
             b.cut(end, Strength::Item);
             b.hard(start, end);
         }
-        BlockKind::Table { header: Some(_) }
-        | BlockKind::Paragraph
-        | BlockKind::Turn { .. }
-        | BlockKind::Rule => {
+        BlockKind::Table { header: Some(_) } | BlockKind::Paragraph | BlockKind::Rule => {
             b.cut(start, bound);
             b.cut(end, bound);
         }

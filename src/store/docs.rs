@@ -5,7 +5,9 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::error::SearchError;
 use super::records::ChildRecord;
-use super::rows::{read_child_in, read_doc_entry, read_document, read_text, slice_text};
+use super::rows::{
+    read_child_in, read_doc_entry, read_document, read_revision, read_text, slice_text,
+};
 use super::state::{self, IndexState};
 use super::tables::{CHILDREN, DOCS};
 use super::Store;
@@ -72,11 +74,13 @@ impl Store {
             return Ok(Vec::new());
         };
         let text = read_text(&txn, entry.rev)?;
+        let format = read_revision(&txn, entry.rev)?.format;
+        let embed = crate::chunk::EmbedTexts::new(&text, format);
         let children = txn.open_table(CHILDREN)?;
         let mut out = Vec::with_capacity(chunks.children as usize);
         for number in chunks.child_range() {
             let child = read_child_in(&children, state.id(), number)?;
-            out.push(chunk_info(&state, number, doc_id, &child, &text)?);
+            out.push(chunk_info(&state, number, doc_id, &child, &text, &embed)?);
         }
         Ok(out)
     }
@@ -95,19 +99,17 @@ impl Store {
             .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
         let spec = state.record().spec;
         let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
+        let embed = crate::chunk::embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
         Ok(chunked
             .children
             .iter()
+            .zip(embed)
             .enumerate()
-            .map(|(ordinal, c)| PlannedChunk {
+            .map(|(ordinal, (c, embed_text))| PlannedChunk {
                 chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
                 start: c.span.start,
                 end: c.span.end,
-                embed_text: crate::chunk::embed_text(
-                    &c.section_path,
-                    &doc.text[c.span.start..c.span.end],
-                    spec.heading_depth,
-                ),
+                embed_text,
             })
             .collect())
     }
@@ -128,13 +130,14 @@ fn chunk_info(
     doc_id: &str,
     child: &ChildRecord,
     text: &str,
+    embed: &crate::chunk::EmbedTexts<'_>,
 ) -> Result<ChunkInfo, SearchError> {
     let body = slice_text(text, child.start, child.end)?.to_string();
-    let embed_text = crate::chunk::embed_text(
-        &child.section_path,
-        &body,
-        state.record().spec.heading_depth,
-    );
+    let span = crate::chunk::Span {
+        start: child.start as usize,
+        end: child.end as usize,
+    };
+    let embed_text = embed.get(&child.section_path, span, state.record().spec.heading_depth);
     Ok(ChunkInfo {
         number,
         chunk_id: chunk_id(doc_id, child.ordinal),

@@ -21,7 +21,7 @@ use super::segment::Segment;
 use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
 use super::tables::*;
 use super::Store;
-use crate::chunk::{chunk_document, embed_text, Chunked};
+use crate::chunk::{chunk_document, embed_texts, Chunked};
 use crate::document::Document;
 use crate::embed::validate;
 use crate::index::Metric;
@@ -347,11 +347,7 @@ fn prepare_index(
             let mut vectors = match given {
                 Some(v) => (*v).clone(),
                 None => {
-                    let texts: Vec<String> = chunked
-                        .children
-                        .iter()
-                        .map(|c| embed_text(&c.section_path, &doc.text[c.span.start..c.span.end], spec.heading_depth))
-                        .collect();
+                    let texts = embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
                     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                     // Checked above: an upsert without vectors has an embedder.
                     match &embedder {

@@ -76,7 +76,7 @@ fn chars(text: &str, start: usize, end: usize) -> usize {
     text[start..end].chars().count()
 }
 
-fn check_span(text: &str, span: Span, what: &str) -> Result<(), String> {
+pub fn check_span(text: &str, span: Span, what: &str) -> Result<(), String> {
     let ok = span.start < span.end
         && span.end <= text.len()
         && text.is_char_boundary(span.start)
@@ -123,6 +123,7 @@ pub fn check(
             blocks: Vec::new(),
             headings: Vec::new(),
         },
+        other => return Err(format!("{other:?} has checks of its own")),
     };
     check_spans_and_order(text, out)?;
     check_parents(text, spec, out, &facts)?;
@@ -134,7 +135,7 @@ pub fn check(
     Ok(())
 }
 
-fn check_spans_and_order(text: &str, out: &Chunked) -> Result<(), String> {
+pub fn check_spans_and_order(text: &str, out: &Chunked) -> Result<(), String> {
     for p in &out.parents {
         check_span(text, p.span, "parent")?;
     }
@@ -396,4 +397,22 @@ pub fn specs() -> Vec<ChunkSpec> {
             ParentStrategy::Child,
         ),
     ]
+}
+
+/// The format-independent part of the contract, for any reader: under every spec, spans
+/// valid, trimmed and ordered, the same chunks from a second run, and embedded texts made
+/// without a panic.
+pub fn check_any_format(text: &str, format: SourceFormat) -> Result<(), String> {
+    let embed = folio::chunk::EmbedTexts::new(text, format);
+    for spec in specs() {
+        let out = chunk_document(text, format, &spec);
+        check_spans_and_order(text, &out).map_err(|e| format!("{format:?} {spec:?}: {e}"))?;
+        if chunk_document(text, format, &spec) != out {
+            return Err(format!("{format:?} {spec:?}: two runs differ"));
+        }
+        for c in &out.children {
+            let _ = embed.get(&c.section_path, c.span, spec.heading_depth);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,206 @@
+//! The CSV/TSV and dialog readers: a CSV of a few hundred rows (quoted fields, commas and
+//! line breaks inside quotes) and a support ticket thread. Every chunk's embedded text starts
+//! with the table header, rows and turns are never cut, everything is covered, and the
+//! generated inputs keep the span contract.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod chunk_support;
+
+use chunk_support::{check_any_format, check_spans_and_order, specs};
+use folio::chunk::{
+    chunk_document, ChildStrategy, ChunkSpec, Chunked, EmbedTexts, ParentStrategy, SourceFormat,
+    Span,
+};
+use proptest::prelude::*;
+
+const REGIONS: &[&str] = &["eu-west", "us-east", "ap-south", "sa-east"];
+
+/// 300 orders: an id, a customer with a comma in quotes, a region, an amount, and every
+/// tenth row a note with a line break inside quotes.
+fn orders() -> String {
+    let mut csv = String::from("order_id,customer,region,amount_eur,note\n");
+    for i in 0..300u32 {
+        let note = if i % 10 == 0 {
+            format!("\"call back\nbefore {}:00\"", 8 + i % 9)
+        } else {
+            String::new()
+        };
+        csv.push_str(&format!(
+            "{},\"Müller, {}\",{},{}.{:02},{}\n",
+            1000 + i,
+            i * 7 % 97,
+            REGIONS[(i % 4) as usize],
+            (i * 37) % 500,
+            i % 100,
+            note
+        ));
+    }
+    csv
+}
+
+fn spec(target: usize) -> ChunkSpec {
+    ChunkSpec {
+        child: ChildStrategy::Structure { target, overlap: 0 },
+        parent: ParentStrategy::Section { max: target * 4 },
+        heading_depth: 2,
+    }
+}
+
+/// The rows: every record after the header, as the test itself finds them.
+fn rows(csv: &str) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut start = csv.find('\n').map_or(0, |i| i + 1);
+    let mut quoted = false;
+    let first = start;
+    for (i, c) in csv.char_indices().skip_while(|(i, _)| *i < first) {
+        match c {
+            '"' => quoted = !quoted,
+            '\n' if !quoted => {
+                out.push(Span { start, end: i });
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn inside(out: &Chunked, span: Span) -> bool {
+    out.children
+        .iter()
+        .any(|c| c.span.start <= span.start && span.end <= c.span.end)
+}
+
+#[test]
+fn csv_row_groups_repeat_the_header_and_keep_rows_whole() {
+    let csv = orders();
+    let header = "order_id | customer | region | amount_eur | note";
+    for target in [200, 500, 1500] {
+        let out = chunk_document(&csv, SourceFormat::Csv, &spec(target));
+        check_spans_and_order(&csv, &out).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            out.children.len() > 300 * 40 / target / 2,
+            "{target}: too few chunks"
+        );
+        let embed = EmbedTexts::new(&csv, SourceFormat::Csv);
+        for c in &out.children {
+            assert_eq!(c.section_path, vec![header.to_string()]);
+            let text = embed.get(&c.section_path, c.span, 2);
+            assert!(text.starts_with(&format!("{header}\n\n")), "{text:?}");
+            assert!(!csv[c.span.start..c.span.end].contains("order_id"));
+            let rows = csv[c.span.start..c.span.end].matches("Müller").count();
+            assert!(rows >= 1 && (c.span.end - c.span.start <= target * 2 || rows == 1));
+        }
+        for row in rows(&csv) {
+            assert!(
+                inside(&out, row),
+                "{target}: row {:?} cut",
+                &csv[row.start..row.end]
+            );
+        }
+    }
+    let tsv = csv.replace(',', "\t");
+    let out = chunk_document(&tsv, SourceFormat::Tsv, &spec(500));
+    assert!(out.children.iter().all(|c| c.section_path.len() == 1));
+}
+
+const TICKET: &str = r#"{"speaker": "customer:ana", "time": "2024-05-01T09:02:00Z", "topic": "Login fails", "text": "Since this morning I cannot log in. The page says 'session expired' right after I enter my password."}
+{"speaker": "agent:bo", "time": "2024-05-01T09:10:00Z", "topic": "Login fails", "text": "Sorry about that. Which browser are you using, and does a private window work?"}
+{"speaker": "customer:ana", "time": "2024-05-01T09:14:00Z", "topic": "Login fails", "text": "Firefox 125. A private window works."}
+{"speaker": "agent:bo", "time": "2024-05-01T09:20:00Z", "topic": "Login fails", "text": "Then an old cookie is the cause. Please clear the cookies for our domain and log in again."}
+{"speaker": "customer:ana", "time": "2024-05-01T09:31:00Z", "topic": "Invoice copy", "text": "That worked, thanks! While I have you: can I get a copy of the April invoice?"}
+{"speaker": "agent:bo", "time": "2024-05-01T09:35:00Z", "topic": "Invoice copy", "text": "Of course. Invoices are under Account > Billing; I have also emailed the April one to you."}
+{"speaker": "customer:ana", "time": "2024-05-01T09:40:00Z", "topic": "Invoice copy", "text": "Got it. You can close the ticket."}
+"#;
+
+#[test]
+fn ticket_thread_is_cut_at_whole_turns_by_topic() {
+    for target in [120, 300, 2000] {
+        let out = chunk_document(TICKET, SourceFormat::Dialog, &spec(target));
+        check_spans_and_order(TICKET, &out).unwrap_or_else(|e| panic!("{e}"));
+        let embed = EmbedTexts::new(TICKET, SourceFormat::Dialog);
+        for c in &out.children {
+            let text = &TICKET[c.span.start..c.span.end];
+            assert!(text.starts_with('{') && text.ends_with('}'), "{text:?}");
+            let topic = c.section_path.first().cloned().unwrap_or_default();
+            for line in text.lines() {
+                assert!(
+                    line.contains(&format!("\"topic\": \"{topic}\"")),
+                    "{line} not in {topic}"
+                );
+            }
+            let embedded = embed.get(&c.section_path, c.span, 1);
+            assert!(embedded.starts_with(&format!("{topic}\n\n")));
+            assert!(embedded.contains(" (2024-05-01T09:"), "{embedded:?}");
+        }
+        let turns = TICKET.lines().count();
+        let covered: usize = out
+            .children
+            .iter()
+            .map(|c| TICKET[c.span.start..c.span.end].lines().count())
+            .sum();
+        assert_eq!(covered, turns);
+    }
+    let out = chunk_document(TICKET, SourceFormat::Dialog, &spec(2000));
+    let topics: Vec<&str> = out
+        .children
+        .iter()
+        .map(|c| c.section_path[0].as_str())
+        .collect();
+    assert_eq!(topics, vec!["Login fails", "Invoice copy"]);
+}
+
+fn field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z ]{0,12}",
+        "[0-9]{1,6}",
+        Just("\"a, b\"".to_string()),
+        Just("\"x\ny\"".to_string()),
+        Just("\"say \"\"hi\"\"\"".to_string()),
+        Just("é北".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn generated_tables_keep_the_contract(
+        rows in prop::collection::vec(prop::collection::vec(field(), 1..5), 0..30),
+        tab in any::<bool>(),
+    ) {
+        let sep = if tab { "\t" } else { "," };
+        let text: String = rows.iter().map(|r| r.join(sep) + "\n").collect();
+        let format = if tab { SourceFormat::Tsv } else { SourceFormat::Csv };
+        let checked = check_any_format(&text, format);
+        prop_assert!(checked.is_ok(), "{:?}", checked);
+    }
+
+    #[test]
+    fn generated_dialogs_keep_the_contract(
+        turns in prop::collection::vec(("[a-z]{1,5}", "[a-zé北 .]{0,60}", prop::option::of("[a-c]")), 0..20),
+        junk in "[a-z{}\"]{0,10}",
+    ) {
+        let mut text = String::new();
+        for (speaker, words, topic) in &turns {
+            let topic = topic.as_ref().map(|t| format!(", \"topic\": \"{t}\"")).unwrap_or_default();
+            text.push_str(&format!("{{\"speaker\": \"{speaker}\", \"text\": \"{words}\"{topic}}}\n"));
+        }
+        let turns_end = text.len();
+        text.push_str(&junk);
+        for spec in specs() {
+            let out = chunk_document(&text, SourceFormat::Dialog, &spec);
+            prop_assert!(check_spans_and_order(&text, &out).is_ok(), "{:?}", check_spans_and_order(&text, &out));
+            if matches!(spec.child, ChildStrategy::Structure { .. }) {
+                // Whole turns only: every chunk starts and ends at a line bound.
+                for c in out.children.iter().filter(|c| c.span.end <= turns_end) {
+                    let before = &text[..c.span.start];
+                    prop_assert!(before.is_empty() || before.ends_with('\n'));
+                    prop_assert!(text[c.span.end..].is_empty() || text[c.span.end..].starts_with('\n'));
+                }
+            }
+        }
+        let checked = check_any_format(&text, SourceFormat::Dialog);
+        prop_assert!(checked.is_ok(), "{:?}", checked);
+    }
+}

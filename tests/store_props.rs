@@ -88,7 +88,7 @@ proptest! {
         let principals: Vec<String> = principals.into_iter().map(String::from).collect();
         let query = query.join(" ");
         let mut request = SearchRequest::text(&query).as_principals(principals.clone()).k(k);
-        request.dedup_threshold = 2.0;
+        request.dedup = None;
         let response = store.search(&request).expect("search");
 
         let mut visible_parents = BTreeSet::new();

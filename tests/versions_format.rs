@@ -149,7 +149,7 @@ fn answers(store: &Store) -> String {
                     .access(access.clone())
                     .target(&target)
                     .k(100);
-                request.dedup_threshold = 2.0;
+                request.dedup = None;
                 let response = store.search(&request).expect("search");
                 writeln!(
                     out,

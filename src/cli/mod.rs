@@ -73,6 +73,10 @@ enum Command {
         /// Routes a split alias (tenant, user…); the query text when absent.
         #[arg(long)]
         route_key: Option<String>,
+        /// Keep units that repeat a better one nearly word for word (by default they are
+        /// dropped and the answer is topped up from further candidates).
+        #[arg(long)]
+        no_dedup: bool,
         /// Record the search in the store's request log.
         #[arg(long)]
         log: bool,
@@ -207,6 +211,7 @@ fn run(command: Command) -> CliResult {
             expand,
             index,
             route_key,
+            no_dedup,
             log,
             json,
         } => {
@@ -223,6 +228,9 @@ fn run(command: Command) -> CliResult {
             request.token_budget = budget;
             request.target = index;
             request.route_key = route_key;
+            if no_dedup {
+                request.dedup = None;
+            }
             let response = store.search(&request).map_err(err)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&response).map_err(err)?);
@@ -397,6 +405,12 @@ pub(crate) fn print_response(response: &SearchResponse) {
         response.stats.distances,
         response.stats.micros as f64 / 1000.0
     );
+    if response.stats.duplicates_dropped > 0 {
+        println!(
+            "({} near-duplicate units left out; --no-dedup keeps them)",
+            response.stats.duplicates_dropped
+        );
+    }
     for (i, hit) in response.results.iter().enumerate() {
         let section = if hit.section_path.is_empty() {
             String::new()

@@ -97,7 +97,7 @@ fn ask(
         .expand(index.strategy.expand());
     request.token_budget = settings.token_budget;
     // A threshold above 1 turns near-duplicate removal off: every strategy keeps all units.
-    request.dedup_threshold = 2.0;
+    request.dedup = None;
     let started = Instant::now();
     let response = index.store.search(&request)?;
     let millis = started.elapsed().as_secs_f64() * 1000.0;

@@ -34,8 +34,8 @@ impl Neighbor {
     }
 }
 
-/// The best `k` neighbours seen so far: a fixed-capacity binary min-heap (worst at the
-/// root) that allocates once.
+/// The best `k` neighbours seen so far: a binary min-heap (worst at the root) that
+/// allocates once for any `k` up to [`TopK::PREALLOCATED`].
 #[derive(Debug, Clone)]
 pub struct TopK {
     k: usize,
@@ -43,11 +43,15 @@ pub struct TopK {
 }
 
 impl TopK {
+    /// Above this `k` the heap grows with what it is offered: a huge `k` (say
+    /// `usize::MAX`, "everything") must not allocate up front.
+    pub const PREALLOCATED: usize = 4096;
+
     /// An empty collector for the best `k`.
     pub fn new(k: usize) -> Self {
         TopK {
             k,
-            heap: Vec::with_capacity(k),
+            heap: Vec::with_capacity(k.min(Self::PREALLOCATED)),
         }
     }
 

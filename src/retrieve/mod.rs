@@ -49,15 +49,20 @@ impl Expand {
     }
 }
 
+/// The near-duplicate threshold of a new [`SearchRequest`].
+pub const DEFAULT_DEDUP_THRESHOLD: f32 = 0.9;
+
 /// A search: the query, who asks, and how much to return.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     pub query: Query,
     pub access: Access,
-    /// Reading units to return (at most).
+    /// Reading units to return: the answer holds `min(k, distinct visible units)` (fewer
+    /// only when a token budget leaves no room). Any `k` is accepted; it is clamped to what
+    /// the caller may see.
     pub k: usize,
-    /// Children to gather before grouping; by default `max(4k, 20)`, grown until `k` units
-    /// are found or every visible child was seen.
+    /// Children to gather before grouping; by default `max(4k, 20)`, clamped to the visible
+    /// children, and grown until `k` units are found or every visible child was seen.
     pub children: Option<usize>,
     /// Total estimated tokens of the returned texts (see [`crate::tokens`]); units that do
     /// not fit are skipped.
@@ -67,8 +72,11 @@ pub struct SearchRequest {
     pub target: Option<String>,
     /// Graph search breadth; the planner picks one from `k` when `None`.
     pub ef: Option<usize>,
-    /// Drops a unit whose word-shingle Jaccard similarity to a better one reaches this.
-    pub dedup_threshold: f32,
+    /// Drops a unit whose word-shingle Jaccard similarity to a better one reaches this
+    /// threshold (in `0.0..=1.0`; 0.9 by default), and tops the answer up from further
+    /// candidates; `None` keeps every unit. [`SearchStats::duplicates_dropped`] counts the
+    /// units dropped.
+    pub dedup: Option<f32>,
     /// Picks the version when `target` is an alias that splits traffic (tenant, user…);
     /// the query text (or vector) when `None`. The same key always gets the same version.
     pub route_key: Option<String>,
@@ -95,7 +103,7 @@ impl SearchRequest {
             expand: Expand::Parent,
             target: None,
             ef: None,
-            dedup_threshold: 0.9,
+            dedup: Some(DEFAULT_DEDUP_THRESHOLD),
             route_key: None,
         }
     }
@@ -137,6 +145,18 @@ impl SearchRequest {
 
     pub fn ef(mut self, ef: usize) -> Self {
         self.ef = Some(ef);
+        self
+    }
+
+    /// Near-duplicate removal at this similarity threshold (see [`SearchRequest::dedup`]).
+    pub fn dedup_threshold(mut self, threshold: f32) -> Self {
+        self.dedup = Some(threshold);
+        self
+    }
+
+    /// Every unit is kept, however similar to a better one.
+    pub fn no_dedup(mut self) -> Self {
+        self.dedup = None;
         self
     }
 
@@ -184,6 +204,8 @@ pub struct SearchStats {
     /// Children the caller may see in this version.
     pub visible: u64,
     pub children_gathered: usize,
+    /// Units left out as near-duplicates of better ones (see [`SearchRequest::dedup`]).
+    pub duplicates_dropped: usize,
     pub micros: u64,
 }
 
@@ -210,6 +232,9 @@ impl Store {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
         let started = Instant::now();
         request.expand.validate()?;
+        if let Some(threshold) = request.dedup {
+            check_threshold(threshold)?;
+        }
         let target = request
             .target
             .as_deref()
@@ -220,12 +245,23 @@ impl Store {
             .map_err(|e| self.explain_unresolved(target, e))?;
         let query = self.query_vector(&state, &request.query)?;
         let visible = reader.visible(&view, &request.access)?;
-        let k = request.k;
-        let mut n = request.children.unwrap_or((4 * k).max(20)).max(k);
-        let (children, stats) = loop {
+        // Nothing beyond the visible children can be returned: a huge `k` or `children`
+        // must cost no more than "everything".
+        let seen = usize::try_from(visible.len()).unwrap_or(usize::MAX);
+        let k = request.k.min(seen);
+        let mut n = request
+            .children
+            .unwrap_or(k.saturating_mul(4).max(20))
+            .max(k)
+            .min(seen);
+        // Gather children until they hold `k` units, group them; when grouping leaves fewer
+        // than `k` (near-duplicates, merged windows, the budget), gather more.
+        let (assembled, stats, gathered) = loop {
             let search = view.search_children(&query, n, request.ef, &visible);
-            let found = &search.neighbors;
-            let scored = found
+            let found = search.neighbors.len();
+            let exhausted = found >= seen || found < n;
+            let scored = search
+                .neighbors
                 .iter()
                 .map(|n| {
                     Ok(ScoredChild {
@@ -234,15 +270,17 @@ impl Store {
                     })
                 })
                 .collect::<Result<Vec<_>, StorageError>>()?;
-            let units = count_units(&scored, request.expand);
-            let exhausted = (found.len() as u64) >= visible.len() || found.len() < n;
-            if units >= k || exhausted {
-                break (scored, search);
+            if count_units(&scored, request.expand) >= k || exhausted {
+                let assembled = assemble(&reader, &state, scored, request, k)?;
+                // Units the budget had no room for are not replaced: a tight budget would
+                // otherwise read every visible unit.
+                if assembled.hits.len() + assembled.over_budget >= k || exhausted {
+                    break (assembled, search, found);
+                }
             }
-            n = n.saturating_mul(4);
+            n = n.saturating_mul(4).min(seen);
         };
-        let children_len = children.len();
-        let results = assemble(&reader, &state, children, request)?;
+        let results = assembled.hits;
         let mut response = SearchResponse {
             index: state.name().to_string(),
             version: view.version(),
@@ -251,7 +289,8 @@ impl Store {
                 paths: stats.paths,
                 distances: stats.distances,
                 visible: visible.len(),
-                children_gathered: children_len,
+                children_gathered: gathered,
+                duplicates_dropped: assembled.duplicates,
                 micros: started.elapsed().as_micros() as u64,
             },
             request_id: None,
@@ -352,12 +391,29 @@ fn count_units(children: &[ScoredChild], expand: Expand) -> usize {
     keys.len()
 }
 
+/// The units of a search, and how many were left out as near-duplicates or for the budget.
+struct Assembled {
+    hits: Vec<Hit>,
+    duplicates: usize,
+    over_budget: usize,
+}
+
+/// Refuses a near-duplicate threshold that is not a similarity.
+fn check_threshold(threshold: f32) -> Result<(), InvalidParameter> {
+    if (0.0..=1.0).contains(&threshold) {
+        Ok(())
+    } else {
+        Err(InvalidParameter::new("dedup_threshold", threshold, "0..=1"))
+    }
+}
+
 fn assemble(
     reader: &Reader<'_>,
     state: &IndexState,
     children: Vec<ScoredChild>,
     request: &SearchRequest,
-) -> Result<Vec<Hit>, SearchError> {
+    k: usize,
+) -> Result<Assembled, SearchError> {
     // Group by unit, keeping the max score; `children` arrive best first.
     let mut order: Vec<(u64, u32)> = Vec::new();
     let mut groups: HashMap<(u64, u32), Vec<ScoredChild>> = HashMap::new();
@@ -370,9 +426,10 @@ fn assemble(
         group.push(child);
     }
     let mut hits: Vec<Hit> = Vec::new();
+    let (mut duplicates, mut over_budget) = (0, 0);
     let mut spent = 0usize;
     for key in order {
-        if hits.len() >= request.k {
+        if hits.len() >= k {
             break;
         }
         let group = groups.remove(&key).unwrap_or_default();
@@ -390,15 +447,19 @@ fn assemble(
                 .extend(group.iter().map(|c| child_hit(&doc.doc_id, c)));
             continue;
         }
-        if hits
-            .iter()
-            .any(|h| dedup::near_duplicate(&h.text, &text, request.dedup_threshold))
-        {
-            continue;
+        if let Some(threshold) = request.dedup {
+            if hits
+                .iter()
+                .any(|h| dedup::near_duplicate(&h.text, &text, threshold))
+            {
+                duplicates += 1;
+                continue;
+            }
         }
         let tokens = crate::tokens::count(&text);
         if let Some(budget) = request.token_budget {
             if spent + tokens > budget {
+                over_budget += 1;
                 continue;
             }
         }
@@ -417,7 +478,11 @@ fn assemble(
             children: group.iter().map(|c| child_hit(&doc.doc_id, c)).collect(),
         });
     }
-    Ok(hits)
+    Ok(Assembled {
+        hits,
+        duplicates,
+        over_budget,
+    })
 }
 
 fn child_hit(doc_id: &str, child: &ScoredChild) -> ChildHit {

@@ -94,7 +94,7 @@ pub fn everything(store: &Store, target: &str, query: &str) -> SearchResponse {
         .access(Access::Unrestricted)
         .k(100_000)
         .target(target);
-    request.dedup_threshold = 2.0;
+    request.dedup = None;
     store.search(&request).expect("search")
 }
 

@@ -259,7 +259,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     .target(&target)
                     .route_key(format!("user-{key}"))
                     .k(k);
-                request.dedup_threshold = 2.0;
+                request.dedup = None;
                 let response = store.search(&request).expect("search");
                 let allowed = model.visible(response.version, access.as_deref());
                 let got: Vec<&str> = response.results.iter().map(|h| h.doc_id.as_str()).collect();

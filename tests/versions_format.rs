@@ -330,7 +330,7 @@ fn the_current_format_fixture_reads() {
             .as_principals(["eng"])
             .target(target)
             .k(100);
-        request.dedup_threshold = 2.0;
+        request.dedup = None;
         for hit in store.search(&request).expect("search").results {
             assert_ne!(hit.doc_id, "runbook", "{target}");
         }
@@ -340,7 +340,7 @@ fn the_current_format_fixture_reads() {
             .access(Access::Unrestricted)
             .target(target)
             .k(100);
-        request.dedup_threshold = 2.0;
+        request.dedup = None;
         for hit in store.search(&request).expect("search").results {
             assert_ne!(hit.doc_id, "lunch", "{target}");
         }

@@ -31,7 +31,7 @@ fn seen_as(store: &Store, target: &str, access: Access, key: Option<&str>) -> Ve
     if let Some(key) = key {
         request = request.route_key(key);
     }
-    request.dedup_threshold = 2.0;
+    request.dedup = None;
     let mut ids: Vec<String> = store
         .search(&request)
         .expect("search")

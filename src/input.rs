@@ -11,6 +11,7 @@ use crate::document::Document;
 
 /// Why documents could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum InputError {
     #[error("{path}: {source}")]
     Io {

@@ -56,6 +56,7 @@ pub mod chunk;
 pub mod cli;
 pub mod document;
 pub mod embed;
+mod error;
 #[cfg(feature = "eval")]
 pub mod eval;
 pub mod index;
@@ -64,3 +65,5 @@ pub mod limits;
 pub mod retrieve;
 pub mod store;
 pub mod tokens;
+
+pub use error::Error;

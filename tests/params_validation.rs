@@ -16,7 +16,7 @@ use folio::embed::Embedder;
 use folio::index::Metric;
 use folio::retrieve::{Expand, SearchRequest};
 use folio::store::{
-    GraphParams, IndexConfig, IndexEmbedder, OpenError, SearchError, Store, StoreOptions,
+    GraphParams, IndexConfig, IndexEmbedder, IndexError, OpenError, ReadError, Store, StoreOptions,
     WriteError,
 };
 
@@ -48,9 +48,9 @@ fn config(spec: ChunkSpec, graph: GraphParams) -> IndexConfig {
 }
 
 /// The parameter an error names, if it is an `InvalidParameter`.
-fn refused_parameter(e: &WriteError) -> Option<&'static str> {
+fn refused_parameter(e: &IndexError) -> Option<&'static str> {
     match e {
-        WriteError::InvalidParameter(p) => Some(p.name),
+        IndexError::InvalidParameter(p) => Some(p.name),
         _ => None,
     }
 }
@@ -275,7 +275,7 @@ fn the_library_refuses_a_window_that_does_not_fit() {
     let (store, _) = small_store(dir.path());
     let request = SearchRequest::text("falcon").expand(Expand::Window(u32::MAX as usize + 1));
     match store.search(&request) {
-        Err(SearchError::InvalidParameter(p)) => assert_eq!(p.name, "window"),
+        Err(ReadError::InvalidParameter(p)) => assert_eq!(p.name, "window"),
         other => panic!("not refused: {:?}", other.map(|r| r.results.len())),
     }
     let widest = SearchRequest::text("falcon").expand(Expand::Window(u32::MAX as usize));
@@ -315,7 +315,7 @@ fn a_store_whose_index_does_not_load_still_opens() {
     }
     for target in ["wide", "wide@1"] {
         match store.search(&SearchRequest::text("falcon").target(target)) {
-            Err(SearchError::IndexUnavailable { index, .. }) => assert_eq!(index, "wide"),
+            Err(ReadError::IndexUnavailable { index, .. }) => assert_eq!(index, "wide"),
             other => panic!("{target}: {:?}", other.map(|r| r.index)),
         }
     }

@@ -8,8 +8,8 @@ use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SourceFormat};
 use folio::document::Document;
 use folio::retrieve::{Expand, SearchRequest};
 use folio::store::{
-    route_bucket, Access, GraphParams, IndexConfig, IndexEmbedder, MergePolicy, Rating,
-    SearchError, Store, StoreOptions, WriteError,
+    route_bucket, Access, GraphParams, IndexConfig, IndexEmbedder, IndexError, MergePolicy, Rating,
+    ReadError, Store, StoreOptions, WriteError,
 };
 use versions_support::{
     answer, config_like_default, doc, everything, route, small_options, temp_store,
@@ -59,13 +59,13 @@ fn named_indexes_share_one_document_set() {
     );
     assert!(matches!(
         store.create_index("small", config.clone()),
-        Err(WriteError::IndexExists(_))
+        Err(IndexError::IndexExists { .. })
     ));
     for bad in ["", "a@b", "x:y", "12", "has space"] {
         assert!(
             matches!(
                 store.create_index(bad, config.clone()),
-                Err(WriteError::InvalidName { .. })
+                Err(IndexError::InvalidName { .. })
             ),
             "{bad:?}"
         );
@@ -106,18 +106,18 @@ fn named_indexes_share_one_document_set() {
         .expect("alias");
     assert!(matches!(
         store.drop_index("small"),
-        Err(WriteError::IndexInUse { .. })
+        Err(IndexError::IndexInUse { .. })
     ));
     assert!(matches!(
         store.create_index("exp", config.clone()),
-        Err(WriteError::InvalidName { .. })
+        Err(IndexError::NameTaken { .. })
     ));
     store.remove_alias("exp").expect("remove alias");
     store.drop_index("small").expect("drop");
     assert!(store.drop_index("default").is_err());
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("small")),
-        Err(SearchError::UnknownIndex(_))
+        Err(ReadError::UnknownTarget { .. })
     ));
     let mut store = store;
     let report = store.check_integrity().expect("check");
@@ -232,7 +232,7 @@ fn versions_never_change_and_are_listed() {
     assert!(versions[4].head && versions[4].serving);
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("default@9")),
-        Err(SearchError::UnknownVersion { version: 9, .. })
+        Err(ReadError::UnknownVersion { version: 9, .. })
     ));
 }
 
@@ -249,11 +249,11 @@ fn tags_aliases_rollback_and_pins() {
         .expect("same tag again");
     assert!(matches!(
         store.tag("default", 2, "release-2026-11"),
-        Err(WriteError::TagExists { version: 1, .. })
+        Err(IndexError::TagExists { version: 1, .. })
     ));
     assert!(matches!(
         store.tag("default", 7, "later"),
-        Err(WriteError::UnknownVersion { .. })
+        Err(IndexError::UnknownVersion { .. })
     ));
     assert_eq!(
         answer(&store, "default@release-2026-11", "parking lunch"),
@@ -289,7 +289,7 @@ fn tags_aliases_rollback_and_pins() {
     assert_eq!(everything(&store, "default", "garden").version, 3);
     assert!(matches!(
         store.rollback("nothing", 1),
-        Err(WriteError::UnknownTarget(_))
+        Err(IndexError::UnknownTarget { .. })
     ));
 
     let versions = store.versions("default").expect("versions");
@@ -457,7 +457,7 @@ fn gc_keeps_named_versions_and_their_answers() {
     assert_eq!(answer(&store, "prod", "lunch deploy"), aliased);
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("default@3")),
-        Err(SearchError::UnknownVersion { .. })
+        Err(ReadError::UnknownVersion { .. })
     ));
     assert!(store.gc(0).is_err());
     let path = store.path().to_path_buf();
@@ -495,7 +495,7 @@ fn the_request_log_records_searches_and_feedback() {
         .expect("feedback");
     assert!(matches!(
         store.feedback(999, Some(Rating::Up), None),
-        Err(WriteError::UnknownRequest(999))
+        Err(WriteError::UnknownRequest { id: 999 })
     ));
     drop(store);
     // Closing the store made the unsynced entries durable.

@@ -37,6 +37,7 @@ pub const MAX_DIMENSION: usize = 1 << 16;
 
 /// Why a [`HashConfig`] was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HashConfigError {
     #[error("dimension {0} is out of range 1..={MAX_DIMENSION}")]
     Dimension(usize),

@@ -8,6 +8,7 @@ use crate::index::Metric;
 
 /// Why an embedder could not embed a batch.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EmbedError {
     #[error("embedder failed: {0}")]
     Failed(String),
@@ -34,6 +35,7 @@ pub fn default_embedder() -> HashEmbedder {
 
 /// Why a batch of vectors cannot be stored.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VectorError {
     #[error("vector dimension must be at least 1")]
     ZeroDimension,

@@ -42,6 +42,7 @@ impl<'a> Span<'a> {
 
 /// Why a metric could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MetricError {
     #[error("no text for document `{0}`")]
     UnknownDocument(String),

@@ -24,6 +24,7 @@ pub use spec::{SpecError, Strategy, StrategyKind};
 
 /// Why an evaluation could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     #[error(transparent)]
     Spec(#[from] SpecError),
@@ -40,7 +41,7 @@ pub enum EvalError {
     #[error(transparent)]
     Write(#[from] crate::store::WriteError),
     #[error(transparent)]
-    Search(#[from] crate::store::SearchError),
+    Search(#[from] crate::store::ReadError),
     #[error(transparent)]
     Metric(#[from] metrics::MetricError),
     #[error("plot: {0}")]

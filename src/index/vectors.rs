@@ -5,6 +5,7 @@ use super::metric::Metric;
 
 /// Why a set of vectors, a query or a graph does not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShapeError {
     /// Vectors must have at least one dimension.
     #[error("vector dimension must be at least 1")]

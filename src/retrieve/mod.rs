@@ -14,8 +14,8 @@ use crate::index::planner::SearchPath;
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, WINDOW};
 use crate::store::{
-    chunk_id, parent_id, slice_text, Access, IndexState, LoggedQuery, LoggedRequest, Reader,
-    SearchError, StorageError, Store, StoredChild,
+    chunk_id, parent_id, slice_text, Access, IndexState, LoggedQuery, LoggedRequest, ReadError,
+    Reader, StorageError, Store, StoredChild,
 };
 
 /// What a query is.
@@ -229,7 +229,7 @@ struct ScoredChild {
 
 impl Store {
     /// Searches: children by vector, grouped into reading units, best first.
-    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, SearchError> {
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, ReadError> {
         let started = Instant::now();
         request.expand.validate()?;
         if let Some(threshold) = request.dedup {
@@ -301,33 +301,30 @@ impl Store {
         Ok(response)
     }
 
-    fn query_vector(&self, state: &IndexState, query: &Query) -> Result<Vec<f32>, SearchError> {
+    fn query_vector(&self, state: &IndexState, query: &Query) -> Result<Vec<f32>, ReadError> {
         let identity = state.embedder();
         let dim = identity.dimension as usize;
         let mut vector = match query {
             Query::Vector(v) => v.clone(),
             Query::Text(text) => {
                 let embedder = self.embedder(&identity.name).ok_or_else(|| {
-                    SearchError::InvalidQuery(format!(
-                        "index `{}` embeds with `{}`, which is not registered: pass a vector",
-                        state.name(),
-                        identity.name
-                    ))
+                    ReadError::EmbedderNotRegistered {
+                        index: state.name().to_string(),
+                        embedder: identity.name.clone(),
+                    }
                 })?;
                 embedder.embed(&[text.as_str()])?
             }
         };
-        validate(&vector, dim)?;
         if vector.len() != dim {
-            return Err(SearchError::InvalidQuery(format!(
-                "the query vector has {} dimensions, the index {dim}",
-                vector.len()
-            )));
+            return Err(ReadError::DimensionMismatch {
+                expected: dim,
+                found: vector.len(),
+            });
         }
+        validate(&vector, dim)?;
         if identity.metric == Metric::Cosine && !crate::index::distance::normalize(&mut vector) {
-            return Err(SearchError::InvalidQuery(
-                "a zero query vector has no cosine".into(),
-            ));
+            return Err(ReadError::ZeroVector);
         }
         Ok(vector)
     }
@@ -413,7 +410,7 @@ fn assemble(
     children: Vec<ScoredChild>,
     request: &SearchRequest,
     k: usize,
-) -> Result<Assembled, SearchError> {
+) -> Result<Assembled, ReadError> {
     // Group by unit, keeping the max score; `children` arrive best first.
     let mut order: Vec<(u64, u32)> = Vec::new();
     let mut groups: HashMap<(u64, u32), Vec<ScoredChild>> = HashMap::new();

@@ -7,7 +7,7 @@ use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
 use super::current::read_all;
-use super::error::{CheckError, StorageError};
+use super::error::{ReadError, StorageError};
 use super::records::{
     decode, decode_bitmap, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord, VersionRecord,
@@ -75,7 +75,7 @@ impl Store {
     /// row), the segments cover the live children, each live child has its record, parent,
     /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
     /// tag, alias and serving pin names a retained version.
-    pub fn check_integrity(&mut self) -> Result<IntegrityReport, CheckError> {
+    pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
         let mut report = IntegrityReport::default();
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             match inner.db.check_integrity() {

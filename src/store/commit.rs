@@ -6,14 +6,14 @@ use std::sync::Arc;
 use redb::WriteTransaction;
 use roaring::RoaringBitmap;
 
-use super::error::{StorageError, WriteError};
+use super::error::StorageError;
 use super::progress::Progress;
 use super::records::{encode, encode_bitmap, now_ms, IndexRecord, VersionRecord};
 use super::segment::Segment;
 use super::state::VersionView;
 use super::tables::*;
 use crate::index::hnsw::HnswParams;
-use crate::index::SegmentIndex;
+use crate::index::{SegmentIndex, ShapeError};
 
 /// A segment over `data` (row-major), with a graph when it has enough rows.
 pub(crate) fn build_segment(
@@ -22,12 +22,11 @@ pub(crate) fn build_segment(
     base: u32,
     data: Vec<f32>,
     progress: &dyn Progress,
-) -> Result<Segment, WriteError> {
+) -> Result<Segment, ShapeError> {
     let dim = record.embedder.dimension as usize;
     // Construction reads rows at random: huge pages (see `index::pages`).
     let data = crate::index::pages::advised(data);
-    let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)
-        .map_err(|e| WriteError::InvalidArgument(format!("vector matrix: {e}")))?;
+    let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)?;
     if segment.len() >= record.graph.min_graph_size as usize {
         progress.stage("graph", segment.len() as u64);
         let params = HnswParams {

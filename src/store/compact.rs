@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 
 use super::commit::{build_segment, write_version};
 use super::current::CurrentAcl;
-use super::error::{StorageError, WriteError};
+use super::error::{IndexError, StorageError};
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocEntry, RevisionRecord,
@@ -114,7 +114,7 @@ pub struct Compaction {
 impl Store {
     /// Merges every segment of `index`'s head into one holding only its live children, as
     /// a new version; `None` when there is nothing to gain (one segment, no dead rows).
-    pub fn compact(&self, index: &str) -> Result<Option<Compaction>, WriteError> {
+    pub fn compact(&self, index: &str) -> Result<Option<Compaction>, IndexError> {
         self.compact_with(index, &NoProgress)
     }
 
@@ -123,11 +123,11 @@ impl Store {
         &self,
         index: &str,
         progress: &dyn Progress,
-    ) -> Result<Option<Compaction>, WriteError> {
+    ) -> Result<Option<Compaction>, IndexError> {
         let _writer = self.lock_writer();
-        let state = self
-            .index(index)
-            .ok_or_else(|| WriteError::UnknownIndex(index.to_string()))?;
+        let state = self.index(index).ok_or_else(|| IndexError::UnknownIndex {
+            name: index.to_string(),
+        })?;
         let head = state.head();
         let chosen = worth_merging(head.segments(), &head);
         if chosen.is_empty() {
@@ -167,7 +167,7 @@ fn merge(
     state: &Arc<IndexState>,
     mut chosen: Vec<Arc<Segment>>,
     progress: &dyn Progress,
-) -> Result<Compaction, WriteError> {
+) -> Result<Compaction, IndexError> {
     let head = state.head();
     let mut record = state.record().clone();
     let id = record.id;
@@ -194,11 +194,9 @@ fn merge(
     let end = u32::try_from(kept)
         .ok()
         .and_then(|k| base.checked_add(k))
-        .ok_or_else(|| {
-            WriteError::InvalidArgument(format!(
-                "index `{}` ran out of child numbers",
-                state.name()
-            ))
+        .ok_or_else(|| IndexError::Exhausted {
+            index: state.name().to_string(),
+            what: "child numbers",
         })?;
     let segment = if kept == 0 {
         None

@@ -3,7 +3,7 @@
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use super::error::SearchError;
+use super::error::ReadError;
 use super::records::ChildRecord;
 use super::rows::{
     read_child_in, read_doc_entry, read_document, read_revision, read_text, slice_text,
@@ -41,7 +41,7 @@ pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
 
 impl Store {
     /// The ids of the stored documents, sorted.
-    pub fn document_ids(&self) -> Result<Vec<String>, SearchError> {
+    pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
         let txn = self.db().begin_read()?;
         let table = txn.open_table(DOCS)?;
         let mut ids = Vec::new();
@@ -52,7 +52,7 @@ impl Store {
     }
 
     /// The stored document `doc_id` (current revision), or `None`.
-    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, SearchError> {
+    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
         let txn = self.db().begin_read()?;
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(None);
@@ -62,10 +62,10 @@ impl Store {
 
     /// The child chunks of `doc_id` in index `index` (newest version), with their
     /// `embed_text`: what an application embeds itself to bring its own vectors.
-    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, SearchError> {
+    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
         let state = self
             .index(index)
-            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+            .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let txn = self.db().begin_read()?;
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(Vec::new());
@@ -93,10 +93,10 @@ impl Store {
         &self,
         index: &str,
         doc: &crate::document::Document,
-    ) -> Result<Vec<PlannedChunk>, SearchError> {
+    ) -> Result<Vec<PlannedChunk>, ReadError> {
         let state = self
             .index(index)
-            .ok_or_else(|| SearchError::UnknownIndex(index.into()))?;
+            .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let spec = state.record().spec;
         let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
         let embed = crate::chunk::embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
@@ -131,7 +131,7 @@ fn chunk_info(
     child: &ChildRecord,
     text: &str,
     embed: &crate::chunk::EmbedTexts<'_>,
-) -> Result<ChunkInfo, SearchError> {
+) -> Result<ChunkInfo, ReadError> {
     let body = slice_text(text, child.start, child.end)?.to_string();
     let span = crate::chunk::Span {
         start: child.start as usize,

@@ -1,14 +1,19 @@
-//! Typed errors, one enum per operation (open, write, read/search), as in redb.
+//! Typed errors an application can match: one `#[non_exhaustive]` enum per family of
+//! operations (opening, writing documents, managing indexes and versions, reading and
+//! searching), each with structured variants, as in redb. [`crate::Error`] gathers them all.
 
 use std::path::PathBuf;
 
 use super::identity::EmbedderIdentity;
 use crate::embed::{EmbedError, VectorError};
+use crate::index::ShapeError;
 use crate::limits::InvalidParameter;
 
 /// A failure below folio's logic: the file, the disk, or bytes that do not decode.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StorageError {
+    /// redb failed (I/O, a full disk, a damaged page).
     #[error("storage: {0}")]
     Redb(#[from] redb::Error),
     /// The file holds bytes folio cannot decode: it was damaged or written by something else.
@@ -22,13 +27,17 @@ impl StorageError {
     }
 }
 
-/// Opening or creating a store failed.
+/// Opening or creating a store, or registering an embedder with it, failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
+    /// There is no file at the path, and the options did not ask to create one.
     #[error("no store at {0} (create one with `folio ingest`)")]
     NotFound(PathBuf),
+    /// The file is not a redb file, or a redb file without folio's tables.
     #[error("{path} is not a folio store: {reason}")]
     NotAStore { path: PathBuf, reason: String },
+    /// The file's format version is outside `oldest..=supported`.
     #[error(
         "{path} has store format version {found}; this folio reads versions {oldest} to {supported} \
          (a newer folio wrote it, or it is damaged)"
@@ -52,8 +61,10 @@ pub enum OpenError {
         to: u32,
         source: StorageError,
     },
+    /// Another process has the file open.
     #[error("{0} is open in another process")]
     Locked(PathBuf),
+    /// An embedder has the name an index was built with, but would make other vectors.
     #[error(
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
     )]
@@ -63,21 +74,86 @@ pub enum OpenError {
         given: Box<EmbedderIdentity>,
     },
     /// The options a new store would record are out of range; no file was created.
-    #[error("{0}")]
+    #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
 
-/// A write (ingest, delete, ACL change, index or version operation) failed; nothing was written.
+/// What is wrong with a document of a batch (see [`WriteError::InvalidDocument`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DocumentProblem {
+    #[error("the doc_id is empty")]
+    EmptyId,
+    #[error("the doc_id is {len} bytes, more than {max}")]
+    IdTooLong { len: usize, max: usize },
+    #[error("an ACL principal is empty")]
+    EmptyPrincipal,
+    /// An application-cut piece ([`crate::Batch::upsert_chunked`]) is not a span of the text.
+    #[error("{piece} {number} has span {start}..{end} outside the text or inside a character")]
+    BadSpan {
+        piece: Piece,
+        number: usize,
+        start: usize,
+        end: usize,
+    },
+    #[error("chunk {chunk} names parent {parent}, which does not exist")]
+    UnknownParent { chunk: usize, parent: usize },
+    #[error("chunk {chunk} lies outside its parent")]
+    OutsideParent { chunk: usize },
+    /// A cosine index cannot store a zero vector: it has no direction.
+    #[error("chunk {chunk} has a zero vector in index `{index}`, which has no cosine")]
+    ZeroVector { index: String, chunk: usize },
+    /// The vectors given for an index are not one row per chunk.
+    #[error(
+        "it has {chunks} chunks in index `{index}`, so it needs {expected} floats \
+         ({chunks} x {dimension}), got {found}"
+    )]
+    VectorCount {
+        index: String,
+        chunks: usize,
+        dimension: usize,
+        expected: usize,
+        found: usize,
+    },
+}
+
+/// A parent or a child piece (in [`DocumentProblem::BadSpan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Piece {
+    Parent,
+    Chunk,
+}
+
+impl std::fmt::Display for Piece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Piece::Parent => "parent",
+            Piece::Chunk => "chunk",
+        })
+    }
+}
+
+/// Writing documents (a batch of upserts, deletes and ACL changes, or feedback on a logged
+/// request) failed; nothing was written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
-    #[error("document `{doc_id}` is invalid: {reason}")]
-    InvalidDocument { doc_id: String, reason: String },
-    #[error("no document `{0}`")]
-    UnknownDocument(String),
-    #[error("no index `{0}`")]
-    UnknownIndex(String),
+    #[error("document `{doc_id}` is invalid: {problem}")]
+    InvalidDocument {
+        doc_id: String,
+        problem: DocumentProblem,
+    },
+    #[error("no document `{doc_id}`")]
+    UnknownDocument { doc_id: String },
+    /// Chunks of `index` need embedding, but no embedder of that name is registered (see
+    /// [`crate::Store::register_embedder`]); pass vectors, or register it.
+    #[error("index `{index}` embeds with `{embedder}`, which is not registered; register it or pass vectors")]
+    EmbedderNotRegistered { index: String, embedder: String },
+    #[error("no logged request {id}")]
+    UnknownRequest { id: u64 },
     /// An index could not be loaded when the store opened, so a write that updates every
     /// index cannot run; dropping the index makes the store writable again.
     #[error(
@@ -85,60 +161,158 @@ pub enum WriteError {
          (and create it again) before writing"
     )]
     IndexUnavailable { index: String, reason: String },
-    #[error("index `{0}` already exists")]
-    IndexExists(String),
-    #[error("invalid name `{name}`: {reason}")]
-    InvalidName { name: String, reason: String },
-    #[error("index `{index}` has no retained version {version}")]
-    UnknownVersion { index: String, version: u64 },
-    #[error("no alias `{0}`")]
-    UnknownAlias(String),
-    #[error("no index or alias `{0}`")]
-    UnknownTarget(String),
-    #[error("index `{index}` has no tag `{tag}`")]
-    UnknownTag { index: String, tag: String },
-    #[error("tag `{tag}` of index `{index}` already names version {version}")]
-    TagExists {
-        index: String,
-        tag: String,
-        version: u64,
-    },
-    #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
-    IndexInUse { index: String, alias: String },
-    #[error("no logged request {0}")]
-    UnknownRequest(u64),
-    #[error("{0}")]
-    InvalidArgument(String),
     /// A parameter the store would record is out of range.
-    #[error("{0}")]
+    #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
     #[error("vectors refused: {0}")]
     Vectors(#[from] VectorError),
+    #[error("vector matrix refused: {0}")]
+    Shape(#[from] ShapeError),
     #[error("embedding failed: {0}")]
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
 
-/// A read or a search failed.
+/// Managing indexes and versions (create or drop an index, tags, aliases, rollback,
+/// pinning, merging segments, garbage collection) failed; nothing was changed.
 #[derive(Debug, thiserror::Error)]
-pub enum SearchError {
-    #[error("no index or alias `{0}`")]
-    UnknownIndex(String),
-    /// The index could not be loaded when the store opened; the other indexes work.
-    #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
-    IndexUnavailable { index: String, reason: String },
+#[non_exhaustive]
+pub enum IndexError {
+    #[error("no index `{name}`")]
+    UnknownIndex { name: String },
     #[error("index `{index}` has no retained version {version}")]
     UnknownVersion { index: String, version: u64 },
     #[error("index `{index}` has no tag `{tag}`")]
     UnknownTag { index: String, tag: String },
-    #[error("invalid query: {0}")]
-    InvalidQuery(String),
-    /// A search parameter is out of range.
-    #[error("{0}")]
+    #[error("no alias `{name}`")]
+    UnknownAlias { name: String },
+    #[error("no index or alias `{name}`")]
+    UnknownTarget { name: String },
+    #[error("index `{name}` already exists")]
+    IndexExists { name: String },
+    #[error("tag `{tag}` of index `{index}` already names version {version}")]
+    TagExists {
+        index: String,
+        tag: String,
+        version: u64,
+    },
+    /// Index and alias names share one namespace.
+    #[error("`{name}` already names an {other}")]
+    NameTaken { name: String, other: NameKind },
+    #[error("invalid name `{name}`: {kind} {rule}")]
+    InvalidName {
+        name: String,
+        kind: NameKind,
+        rule: NameRule,
+    },
+    #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
+    IndexInUse { index: String, alias: String },
+    /// Searches that name no index use the `default` index.
+    #[error("the default index cannot be dropped (searches without an index use it)")]
+    DefaultIndex,
+    /// A vectors-only index cannot embed the documents already stored.
+    #[error(
+        "index `{index}` has no embedder, and the store has {documents} documents it could not \
+         embed: create it before ingesting, or register an embedder"
+    )]
+    NeedsEmbedder { index: String, documents: usize },
+    /// The new index names an embedder that is not registered with the store.
+    #[error("index `{index}` embeds with `{embedder}`, which is not registered with this store")]
+    EmbedderNotRegistered { index: String, embedder: String },
+    /// An alias route names the same version twice.
+    #[error("alias `{alias}` names {index}@{version} twice")]
+    DuplicateRoute {
+        alias: String,
+        index: String,
+        version: u64,
+    },
+    /// A 32-bit number space of the file (index ids, an index's child numbers) is used up.
+    #[error("index `{index}`: no {what} left")]
+    Exhausted { index: String, what: &'static str },
+    /// A rollback moves an alias to one index's version; this alias routes to several.
+    #[error("alias `{alias}` routes to several indexes: set its routes instead")]
+    SplitAlias { alias: String },
+    /// A parameter the index would record is out of range.
+    #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
+    /// The index could not be loaded when the store opened; dropping it is all that works.
+    #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
+    IndexUnavailable { index: String, reason: String },
+    #[error("vector matrix refused: {0}")]
+    Shape(#[from] ShapeError),
+    /// Building the new index's chunks and vectors from the stored documents failed.
+    #[error("building the index failed: {0}")]
+    Build(Box<WriteError>),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Which namespace a name belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameKind {
+    Index,
+    Alias,
+    Tag,
+}
+
+impl std::fmt::Display for NameKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameKind::Index => "index",
+            NameKind::Alias => "alias",
+            NameKind::Tag => "tag",
+        })
+    }
+}
+
+/// The rule a name broke (in [`IndexError::InvalidName`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameRule {
+    #[error("names cannot be empty")]
+    Empty,
+    #[error("names are at most {max} bytes")]
+    TooLong { max: usize },
+    #[error("names use only letters, digits, `-`, `_` and `.`")]
+    Characters,
+    #[error("names cannot be a number (it would read as a version)")]
+    Number,
+}
+
+/// Reading or searching failed (search, a [`crate::store::Reader`], stats, documents,
+/// chunks, plans, versions, aliases, routes, the request log, the integrity check).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    #[error("no index `{name}`")]
+    UnknownIndex { name: String },
+    #[error("index `{index}` has no retained version {version}")]
+    UnknownVersion { index: String, version: u64 },
+    #[error("index `{index}` has no tag `{tag}`")]
+    UnknownTag { index: String, tag: String },
+    #[error("no alias `{name}`")]
+    UnknownAlias { name: String },
+    #[error("no index or alias `{name}`")]
+    UnknownTarget { name: String },
+    /// A text query on an index whose embedder is not registered: pass a vector instead.
+    #[error("index `{index}` embeds with `{embedder}`, which is not registered: pass a vector")]
+    EmbedderNotRegistered { index: String, embedder: String },
+    /// A query vector's length differs from the index's dimension.
+    #[error("the query vector has {found} dimensions, the index {expected}")]
+    DimensionMismatch { expected: usize, found: usize },
+    /// A cosine index cannot rank against a zero query vector: it has no direction.
+    #[error("a zero query vector has no cosine")]
+    ZeroVector,
+    /// A search parameter is out of range.
+    #[error(transparent)]
+    InvalidParameter(#[from] InvalidParameter),
+    /// The index could not be loaded when the store opened; the other indexes work.
+    #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
+    IndexUnavailable { index: String, reason: String },
     #[error("query vector refused: {0}")]
-    Vector(#[from] VectorError),
+    Vectors(#[from] VectorError),
     #[error("embedding the query failed: {0}")]
     Embed(#[from] EmbedError),
     #[error(transparent)]
@@ -149,6 +323,7 @@ pub enum SearchError {
 /// way (the file is then still a consistent store: see `storage-format.md`, "Giving the
 /// file back its free space").
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CompactFileError {
     /// redb compacts only a database no one else is using: other handles (clones of the
     /// [`crate::store::Store`], including those held by other threads) must be dropped first.
@@ -171,11 +346,23 @@ impl From<redb::CompactionError> for CompactFileError {
     }
 }
 
-/// The integrity check could not run to the end (what it found wrong is in its report).
-#[derive(Debug, thiserror::Error)]
-pub enum CheckError {
-    #[error(transparent)]
-    Storage(#[from] StorageError),
+impl From<WriteError> for IndexError {
+    /// Building a new index runs the write path over the stored documents: what can fail
+    /// there keeps its name, anything else is reported as a failed build.
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::EmbedderNotRegistered { index, embedder } => {
+                IndexError::EmbedderNotRegistered { index, embedder }
+            }
+            WriteError::IndexUnavailable { index, reason } => {
+                IndexError::IndexUnavailable { index, reason }
+            }
+            WriteError::InvalidParameter(e) => IndexError::InvalidParameter(e),
+            WriteError::Shape(e) => IndexError::Shape(e),
+            WriteError::Storage(e) => IndexError::Storage(e),
+            other => IndexError::Build(Box::new(other)),
+        }
+    }
 }
 
 /// redb reports each operation's failure with its own type; folio folds them all into
@@ -196,7 +383,7 @@ from_redb!(OpenError: redb::Error, redb::TransactionError, redb::TableError,
     redb::StorageError, redb::CommitError);
 from_redb!(WriteError: redb::Error, redb::DatabaseError, redb::TransactionError,
     redb::TableError, redb::StorageError, redb::CommitError);
-from_redb!(SearchError: redb::Error, redb::DatabaseError, redb::TransactionError,
+from_redb!(IndexError: redb::Error, redb::DatabaseError, redb::TransactionError,
+    redb::TableError, redb::StorageError, redb::CommitError);
+from_redb!(ReadError: redb::Error, redb::DatabaseError, redb::TransactionError,
     redb::TableError, redb::StorageError, redb::CommitError, redb::SetDurabilityError);
-from_redb!(CheckError: redb::DatabaseError, redb::TransactionError, redb::TableError,
-    redb::StorageError);

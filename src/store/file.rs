@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use redb::{ReadableDatabase, ReadableTableMetadata};
 
-use super::error::{CompactFileError, SearchError};
+use super::error::{CompactFileError, ReadError};
 use super::identity::EmbedderIdentity;
 use super::state;
 use super::tables::{DOCS, FORMAT_VERSION};
@@ -51,7 +51,7 @@ pub struct IndexStats {
 
 impl Store {
     /// Counts and settings, for `folio stats`.
-    pub fn stats(&self) -> Result<StoreStats, SearchError> {
+    pub fn stats(&self) -> Result<StoreStats, ReadError> {
         let txn = self.db().begin_read()?;
         let documents = txn.open_table(DOCS)?.len()?;
         let mut indexes = Vec::new();

@@ -13,12 +13,13 @@ use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
 use roaring::RoaringBitmap;
 
 use super::current;
-use super::error::{StorageError, WriteError};
+use super::error::{IndexError, StorageError};
 use super::records::{decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, VersionRecord};
 use super::state::IndexState;
 use super::tables::*;
 use super::versions::named_versions;
 use super::Store;
+use crate::limits::InvalidParameter;
 
 /// What a garbage collection deleted, and what it kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -55,11 +56,9 @@ impl Store {
     /// Deletes every version of every index except the newest `keep_newest` and those a
     /// tag, alias or serving pin names, and everything only the deleted versions used. A
     /// retained version answers exactly as before.
-    pub fn gc(&self, keep_newest: usize) -> Result<GcReport, WriteError> {
+    pub fn gc(&self, keep_newest: usize) -> Result<GcReport, IndexError> {
         if keep_newest == 0 {
-            return Err(WriteError::InvalidArgument(
-                "gc keeps at least the newest version of each index".into(),
-            ));
+            return Err(InvalidParameter::new("keep_newest", 0, "at least 1").into());
         }
         // An index that did not load would keep nothing it uses.
         self.check_writable()?;

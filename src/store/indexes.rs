@@ -6,7 +6,7 @@ use std::sync::Arc;
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 use super::commit::{create_index_tables, empty_version};
-use super::error::{SearchError, StorageError, WriteError};
+use super::error::{IndexError, NameKind, ReadError, StorageError};
 use super::identity::{identity_of, EmbedderIdentity};
 use super::progress::{NoProgress, Progress};
 use super::records::{decode, DocEntry, IndexRecord};
@@ -87,7 +87,7 @@ pub struct IndexInfo {
 
 impl Store {
     /// Creates index `name` and builds it over every stored document as its version 1.
-    pub fn create_index(&self, name: &str, config: IndexConfig) -> Result<u64, WriteError> {
+    pub fn create_index(&self, name: &str, config: IndexConfig) -> Result<u64, IndexError> {
         self.create_index_with(name, config, &NoProgress)
     }
 
@@ -98,20 +98,23 @@ impl Store {
         name: &str,
         config: IndexConfig,
         progress: &dyn Progress,
-    ) -> Result<u64, WriteError> {
-        validate_name(name, "index")?;
+    ) -> Result<u64, IndexError> {
+        validate_name(name, NameKind::Index)?;
         config.validate()?;
         let _writer = self.lock_writer();
         if self.index(name).is_some() {
-            return Err(WriteError::IndexExists(name.to_string()));
+            return Err(IndexError::IndexExists {
+                name: name.to_string(),
+            });
         }
         let embedder = match &config.embedder {
             IndexEmbedder::Registered(embedder) => {
-                let embedder = self.embedder(embedder).ok_or_else(|| {
-                    WriteError::InvalidArgument(format!(
-                        "no embedder `{embedder}` is registered with this store"
-                    ))
-                })?;
+                let embedder =
+                    self.embedder(embedder)
+                        .ok_or_else(|| IndexError::EmbedderNotRegistered {
+                            index: name.to_string(),
+                            embedder: embedder.clone(),
+                        })?;
                 check_dimension(embedder.as_ref())?;
                 identity_of(embedder.as_ref())
             }
@@ -129,9 +132,9 @@ impl Store {
         let (docs, id) = {
             let txn = self.db().begin_read()?;
             if txn.open_table(ALIASES)?.get(name)?.is_some() {
-                return Err(WriteError::InvalidName {
+                return Err(IndexError::NameTaken {
                     name: name.to_string(),
-                    reason: "an alias has this name".into(),
+                    other: NameKind::Alias,
                 });
             }
             let docs = stored_documents(&txn)?;
@@ -139,15 +142,15 @@ impl Store {
             (docs, id)
         };
         if matches!(config.embedder, IndexEmbedder::VectorsOnly { .. }) && !docs.is_empty() {
-            return Err(WriteError::InvalidArgument(format!(
-                "index `{name}` has no embedder, and the store has {} documents it could not \
-                 embed: create it before ingesting, or register an embedder",
-                docs.len()
-            )));
+            return Err(IndexError::NeedsEmbedder {
+                index: name.to_string(),
+                documents: docs.len(),
+            });
         }
-        let next = id
-            .checked_add(1)
-            .ok_or_else(|| WriteError::InvalidArgument("no index ids left".into()))?;
+        let next = id.checked_add(1).ok_or_else(|| IndexError::Exhausted {
+            index: name.to_string(),
+            what: "index ids",
+        })?;
         let record = IndexRecord {
             id,
             spec: config.spec,
@@ -180,11 +183,9 @@ impl Store {
     /// Deletes index `name` and everything only it holds (chunks, segments, versions,
     /// bitmaps, tags, its serving pin). Documents stay; revisions only its versions used
     /// go at the next `gc`. Refused for `default` and while an alias routes to it.
-    pub fn drop_index(&self, name: &str) -> Result<(), WriteError> {
+    pub fn drop_index(&self, name: &str) -> Result<(), IndexError> {
         if name == DEFAULT_INDEX {
-            return Err(WriteError::InvalidArgument(
-                "the default index cannot be dropped (searches without an index use it)".into(),
-            ));
+            return Err(IndexError::DefaultIndex);
         }
         let _writer = self.lock_writer();
         // An index that failed to load is dropped by its id all the same.
@@ -192,13 +193,15 @@ impl Store {
             Some(state) => state.id(),
             None => {
                 self.unavailable(name)
-                    .ok_or_else(|| WriteError::UnknownIndex(name.to_string()))?
+                    .ok_or_else(|| IndexError::UnknownIndex {
+                        name: name.to_string(),
+                    })?
                     .id
             }
         };
         let txn = self.db().begin_write()?;
         if let Some(alias) = self.aliases_of(&txn, id)?.into_iter().next() {
-            return Err(WriteError::IndexInUse {
+            return Err(IndexError::IndexInUse {
                 index: name.to_string(),
                 alias,
             });
@@ -253,7 +256,7 @@ impl Store {
     }
 
     /// Every index with its settings, head and number of retained versions, by name.
-    pub fn list_indexes(&self) -> Result<Vec<IndexInfo>, SearchError> {
+    pub fn list_indexes(&self) -> Result<Vec<IndexInfo>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
         let versions = txn.open_table(VERSIONS)?;
         let mut out = Vec::with_capacity(indexes.len());

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use redb::{Durability, ReadableDatabase, ReadableTable};
 
-use super::error::{SearchError, StorageError, WriteError};
+use super::error::{ReadError, StorageError, WriteError};
 use super::records::now_ms;
 use super::records::{decode, encode};
 use super::tables::{META, REQUEST_LOG};
@@ -124,7 +124,7 @@ impl Store {
             let mut log = txn.open_table(REQUEST_LOG)?;
             let mut request: LoggedRequest = match log.get(request_id)? {
                 Some(v) => decode(v.value(), "logged request")?,
-                None => return Err(WriteError::UnknownRequest(request_id)),
+                None => return Err(WriteError::UnknownRequest { id: request_id }),
             };
             request.feedback = Some(Feedback {
                 rating,
@@ -138,7 +138,7 @@ impl Store {
     }
 
     /// Every logged request, oldest first.
-    pub fn log_entries(&self) -> Result<Vec<LogEntry>, SearchError> {
+    pub fn log_entries(&self) -> Result<Vec<LogEntry>, ReadError> {
         let txn = self.db().begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(REQUEST_LOG)?.iter()? {

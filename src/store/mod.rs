@@ -41,7 +41,10 @@ use redb::{
 pub use check::IntegrityReport;
 pub use compact::{Compaction, MergePolicy};
 pub use docs::{chunk_id, parent_id, ChunkInfo, PlannedChunk};
-pub use error::{CheckError, CompactFileError, OpenError, SearchError, StorageError, WriteError};
+pub use error::{
+    CompactFileError, DocumentProblem, IndexError, NameKind, NameRule, OpenError, Piece, ReadError,
+    StorageError, WriteError,
+};
 pub use file::{FileCompaction, IndexStats, StoreStats};
 pub use gc::GcReport;
 pub use identity::EmbedderIdentity;

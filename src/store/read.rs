@@ -10,7 +10,7 @@ use std::sync::Arc;
 use redb::{ReadOnlyTable, ReadTransaction};
 use roaring::RoaringBitmap;
 
-use super::error::{SearchError, StorageError};
+use super::error::{ReadError, StorageError};
 use super::records::{ChildRecord, DocChunks, ParentRecord};
 use super::rows::{read_child_in, read_parent_in, read_revision, read_text};
 use super::state::{read_doc_chunks, Access, IndexState, VersionView};
@@ -76,7 +76,7 @@ pub struct Reader<'s> {
 
 impl Store {
     /// Begins a read: everything read through it comes from one committed state.
-    pub fn reader(&self) -> Result<Reader<'_>, SearchError> {
+    pub fn reader(&self) -> Result<Reader<'_>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
         let children = txn.open_table(CHILDREN)?;
         let parents = txn.open_table(PARENTS)?;
@@ -95,10 +95,7 @@ impl Reader<'_> {
     /// `name`, `name@version`, `name@tag` or an alias: the index and version it names. A
     /// bare index name means its serving version (the head unless rolled back); an alias
     /// with several routes picks one by the empty key (see [`Reader::resolve_for`]).
-    pub fn resolve(
-        &self,
-        target: &str,
-    ) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
+    pub fn resolve(&self, target: &str) -> Result<(Arc<IndexState>, Arc<VersionView>), ReadError> {
         self.resolve_for(target, b"")
     }
 
@@ -108,7 +105,7 @@ impl Reader<'_> {
         &self,
         target: &str,
         route_key: &[u8],
-    ) -> Result<(Arc<IndexState>, Arc<VersionView>), SearchError> {
+    ) -> Result<(Arc<IndexState>, Arc<VersionView>), ReadError> {
         let Target { index, version } =
             versions::resolve(&self.txn, &self.indexes, target, route_key)?;
         let state = self
@@ -125,11 +122,7 @@ impl Reader<'_> {
 
     /// The children `access` may see in `view`: what the version showed them, less what
     /// has been revoked or deleted since (see `current.rs`).
-    pub fn visible(
-        &self,
-        view: &VersionView,
-        access: &Access,
-    ) -> Result<RoaringBitmap, SearchError> {
+    pub fn visible(&self, view: &VersionView, access: &Access) -> Result<RoaringBitmap, ReadError> {
         let state = self
             .indexes
             .values()

@@ -8,7 +8,7 @@ use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
 use super::current::{read_all, read_current};
-use super::error::{SearchError, StorageError};
+use super::error::{ReadError, StorageError};
 use super::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
 use super::segment::Segment;
 use super::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
@@ -256,7 +256,7 @@ impl IndexState {
         &self,
         txn: &ReadTransaction,
         version: u64,
-    ) -> Result<Arc<VersionView>, SearchError> {
+    ) -> Result<Arc<VersionView>, ReadError> {
         if version == self.head.version {
             return Ok(self.head.clone());
         }
@@ -267,7 +267,7 @@ impl IndexState {
             .get((self.record.id, version))?
             .is_some();
         if !exists {
-            return Err(SearchError::UnknownVersion {
+            return Err(ReadError::UnknownVersion {
                 index: self.name.clone(),
                 version,
             });

@@ -4,7 +4,7 @@
 
 use redb::ReadableDatabase;
 
-use super::error::{SearchError, WriteError};
+use super::error::{ReadError, WriteError};
 use super::versions::read_alias;
 use super::Store;
 
@@ -46,7 +46,7 @@ impl Store {
 
     /// Explains a failed resolution of `target` (`index`, `index@version`, `index@tag` or an
     /// alias) when what it names is an unavailable index; otherwise returns `error`.
-    pub(crate) fn explain_unresolved(&self, target: &str, error: SearchError) -> SearchError {
+    pub(crate) fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
         let unavailable = self.inner.unavailable.read();
         if unavailable.is_empty() {
             return error;
@@ -61,7 +61,7 @@ impl Store {
                 .cloned()
         });
         match found {
-            Some(bad) => SearchError::IndexUnavailable {
+            Some(bad) => ReadError::IndexUnavailable {
                 index: bad.name,
                 reason: bad.reason,
             },

@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use redb::{ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
 
-use super::error::{SearchError, StorageError, WriteError};
+use super::error::{IndexError, NameKind, NameRule, ReadError, StorageError};
 use super::records::{decode, decode_bitmap, encode, AliasRecord, AliasRoute, VersionRecord};
 use super::state::IndexState;
 use super::tables::{ALIASES, REQUEST_LOG, SERVING, TAGS, VERSIONS};
 use super::Store;
+use crate::limits::InvalidParameter;
 
 /// The longest index, alias or tag name.
 const MAX_NAME: usize = 128;
@@ -81,32 +82,26 @@ pub(crate) fn create_tables(txn: &WriteTransaction) -> Result<(), StorageError> 
 
 /// Refuses names that could not be told apart in a target (`index@version`, `alias` routes
 /// `index@version:weight,…`) or on a command line.
-pub(crate) fn validate_name(name: &str, what: &str) -> Result<(), WriteError> {
-    let reason = if name.is_empty() {
-        Some(format!("an empty {what} name"))
+pub(crate) fn validate_name(name: &str, kind: NameKind) -> Result<(), IndexError> {
+    let rule = if name.is_empty() {
+        NameRule::Empty
     } else if name.len() > MAX_NAME {
-        Some(format!("{what} names are at most {MAX_NAME} bytes"))
+        NameRule::TooLong { max: MAX_NAME }
     } else if !name
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        Some(format!(
-            "{what} names use only letters, digits, `-`, `_` and `.`"
-        ))
+        NameRule::Characters
     } else if name.parse::<u64>().is_ok() {
-        Some(format!(
-            "a {what} name cannot be a number (it would read as a version)"
-        ))
+        NameRule::Number
     } else {
-        None
+        return Ok(());
     };
-    match reason {
-        Some(reason) => Err(WriteError::InvalidName {
-            name: name.to_string(),
-            reason,
-        }),
-        None => Ok(()),
-    }
+    Err(IndexError::InvalidName {
+        name: name.to_string(),
+        kind,
+        rule,
+    })
 }
 
 /// Which bucket (0..100) of alias `alias` a route key falls in: FNV-1a 64 over the alias
@@ -161,18 +156,18 @@ pub(crate) fn resolve(
     indexes: &BTreeMap<String, Arc<IndexState>>,
     target: &str,
     route_key: &[u8],
-) -> Result<Target, SearchError> {
+) -> Result<Target, ReadError> {
     if let Some((name, after)) = target.rsplit_once('@') {
-        let state = indexes
-            .get(name)
-            .ok_or_else(|| SearchError::UnknownIndex(name.to_string()))?;
+        let state = indexes.get(name).ok_or_else(|| ReadError::UnknownIndex {
+            name: name.to_string(),
+        })?;
         let version = match after.parse::<u64>() {
             Ok(version) => version,
             Err(_) => txn
                 .open_table(TAGS)?
                 .get((state.id(), after))?
                 .map(|v| v.value())
-                .ok_or_else(|| SearchError::UnknownTag {
+                .ok_or_else(|| ReadError::UnknownTag {
                     index: name.to_string(),
                     tag: after.to_string(),
                 })?,
@@ -189,8 +184,9 @@ pub(crate) fn resolve(
             version,
         });
     }
-    let alias =
-        read_alias(txn, target)?.ok_or_else(|| SearchError::UnknownIndex(target.to_string()))?;
+    let alias = read_alias(txn, target)?.ok_or_else(|| ReadError::UnknownTarget {
+        name: target.to_string(),
+    })?;
     let route = pick(&alias.routes, route_bucket(target, route_key))
         .ok_or_else(|| StorageError::corrupt(format!("alias `{target}` has no routes")))?;
     Ok(Target {
@@ -231,9 +227,10 @@ fn version_exists(txn: &WriteTransaction, index: u32, version: u64) -> Result<bo
 }
 
 impl Store {
-    fn state_of(&self, index: &str) -> Result<Arc<IndexState>, WriteError> {
-        self.index(index)
-            .ok_or_else(|| WriteError::UnknownIndex(index.to_string()))
+    fn state_of(&self, index: &str) -> Result<Arc<IndexState>, IndexError> {
+        self.index(index).ok_or_else(|| IndexError::UnknownIndex {
+            name: index.to_string(),
+        })
     }
 
     fn name_of(&self, id: u32) -> Option<String> {
@@ -245,13 +242,13 @@ impl Store {
 
     /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
     /// version with a taken tag is refused (remove it first); the same version is a no-op.
-    pub fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), WriteError> {
-        validate_name(tag, "tag")?;
+    pub fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), IndexError> {
+        validate_name(tag, NameKind::Tag)?;
         let _writer = self.lock_writer();
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
         if !version_exists(&txn, state.id(), version)? {
-            return Err(WriteError::UnknownVersion {
+            return Err(IndexError::UnknownVersion {
                 index: index.to_string(),
                 version,
             });
@@ -262,7 +259,7 @@ impl Store {
                 if existing == version {
                     return Ok(());
                 }
-                return Err(WriteError::TagExists {
+                return Err(IndexError::TagExists {
                     index: index.to_string(),
                     tag: tag.to_string(),
                     version: existing,
@@ -275,7 +272,7 @@ impl Store {
     }
 
     /// Removes a tag; returns the version it named (which a later `gc` may now delete).
-    pub fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, WriteError> {
+    pub fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, IndexError> {
         let _writer = self.lock_writer();
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
@@ -283,7 +280,7 @@ impl Store {
             .open_table(TAGS)?
             .remove((state.id(), tag))?
             .map(|v| v.value())
-            .ok_or_else(|| WriteError::UnknownTag {
+            .ok_or_else(|| IndexError::UnknownTag {
                 index: index.to_string(),
                 tag: tag.to_string(),
             })?;
@@ -294,24 +291,26 @@ impl Store {
     /// Points `alias` at one version (weight 100) or splits its traffic between several
     /// (weights 1..=100 summing to 100), atomically: a search sees the old routes or the
     /// new ones. Routes may name versions of different indexes.
-    pub fn set_alias(&self, alias: &str, routes: &[Route]) -> Result<(), WriteError> {
-        validate_name(alias, "alias")?;
+    pub fn set_alias(&self, alias: &str, routes: &[Route]) -> Result<(), IndexError> {
+        validate_name(alias, NameKind::Alias)?;
         if self.index(alias).is_some() {
-            return Err(WriteError::InvalidName {
+            return Err(IndexError::NameTaken {
                 name: alias.to_string(),
-                reason: "an index has this name".into(),
+                other: NameKind::Index,
             });
         }
         if routes.is_empty() {
-            return Err(WriteError::InvalidArgument(format!(
-                "alias `{alias}` needs at least one route"
-            )));
+            return Err(InvalidParameter::new("routes", "none", "at least one route").into());
         }
         let total: u32 = routes.iter().map(|r| r.weight).sum();
         if routes.iter().any(|r| r.weight == 0 || r.weight > 100) || total != 100 {
-            return Err(WriteError::InvalidArgument(format!(
-                "alias `{alias}`: weights must be 1..=100 and sum to 100 (they sum to {total})"
-            )));
+            let weights: Vec<String> = routes.iter().map(|r| r.weight.to_string()).collect();
+            return Err(InvalidParameter::new(
+                "weights",
+                format_args!("{} (sum {total})", weights.join(",")),
+                "1..=100 each, summing to 100",
+            )
+            .into());
         }
         let _writer = self.lock_writer();
         let txn = self.db().begin_write()?;
@@ -319,7 +318,7 @@ impl Store {
         for route in routes {
             let state = self.state_of(&route.index)?;
             if !version_exists(&txn, state.id(), route.version)? {
-                return Err(WriteError::UnknownVersion {
+                return Err(IndexError::UnknownVersion {
                     index: route.index.clone(),
                     version: route.version,
                 });
@@ -333,10 +332,11 @@ impl Store {
                 .iter()
                 .any(|r: &AliasRoute| (r.index, r.version) == (entry.index, entry.version))
             {
-                return Err(WriteError::InvalidArgument(format!(
-                    "alias `{alias}` names {}@{} twice",
-                    route.index, route.version
-                )));
+                return Err(IndexError::DuplicateRoute {
+                    alias: alias.to_string(),
+                    index: route.index.clone(),
+                    version: route.version,
+                });
             }
             stored.push(entry);
         }
@@ -348,18 +348,20 @@ impl Store {
     }
 
     /// Deletes an alias (the versions it named stay until a `gc` finds them unnamed).
-    pub fn remove_alias(&self, alias: &str) -> Result<(), WriteError> {
+    pub fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
         let _writer = self.lock_writer();
         let txn = self.db().begin_write()?;
         if txn.open_table(ALIASES)?.remove(alias)?.is_none() {
-            return Err(WriteError::UnknownAlias(alias.to_string()));
+            return Err(IndexError::UnknownAlias {
+                name: alias.to_string(),
+            });
         }
         txn.commit()?;
         Ok(())
     }
 
     /// Every alias and its routes, by name.
-    pub fn aliases(&self) -> Result<Vec<AliasInfo>, SearchError> {
+    pub fn aliases(&self) -> Result<Vec<AliasInfo>, ReadError> {
         let txn = self.db().begin_read()?;
         let mut out = Vec::new();
         for entry in txn.open_table(ALIASES)?.iter()? {
@@ -390,12 +392,12 @@ impl Store {
     /// Serves an earlier (or any retained) version, in O(1): for an alias, all its traffic
     /// goes to `version` of its index; for an index name, `version` becomes the version its
     /// bare name serves (writes still build on the head; [`Store::unpin`] undoes it).
-    pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, WriteError> {
+    pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
         let _writer = self.lock_writer();
         let txn = self.db().begin_write()?;
         let result = if let Some(state) = self.index(target) {
             if !version_exists(&txn, state.id(), version)? {
-                return Err(WriteError::UnknownVersion {
+                return Err(IndexError::UnknownVersion {
                     index: target.to_string(),
                     version,
                 });
@@ -412,7 +414,9 @@ impl Store {
                 let table = txn.open_table(ALIASES)?;
                 let value = table
                     .get(target)?
-                    .ok_or_else(|| WriteError::UnknownTarget(target.to_string()))?;
+                    .ok_or_else(|| IndexError::UnknownTarget {
+                        name: target.to_string(),
+                    })?;
                 decode::<AliasRecord>(value.value(), "alias record")?
             };
             let index = record
@@ -420,16 +424,14 @@ impl Store {
                 .first()
                 .map(|r| r.index)
                 .filter(|i| record.routes.iter().all(|r| r.index == *i))
-                .ok_or_else(|| {
-                    WriteError::InvalidArgument(format!(
-                        "alias `{target}` routes to several indexes: set its routes instead"
-                    ))
+                .ok_or_else(|| IndexError::SplitAlias {
+                    alias: target.to_string(),
                 })?;
             let name = self.name_of(index).ok_or_else(|| {
                 StorageError::corrupt(format!("alias `{target}` names index id {index}"))
             })?;
             if !version_exists(&txn, index, version)? {
-                return Err(WriteError::UnknownVersion {
+                return Err(IndexError::UnknownVersion {
                     index: name,
                     version,
                 });
@@ -455,7 +457,7 @@ impl Store {
     }
 
     /// Makes the bare index name serve the head again; returns the version it was pinned to.
-    pub fn unpin(&self, index: &str) -> Result<Option<u64>, WriteError> {
+    pub fn unpin(&self, index: &str) -> Result<Option<u64>, IndexError> {
         let _writer = self.lock_writer();
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
@@ -468,10 +470,11 @@ impl Store {
     }
 
     /// The route of `alias` that `key` takes (what a search with that route key uses).
-    pub fn route(&self, alias: &str, key: &str) -> Result<Route, SearchError> {
+    pub fn route(&self, alias: &str, key: &str) -> Result<Route, ReadError> {
         let txn = self.db().begin_read()?;
-        let record =
-            read_alias(&txn, alias)?.ok_or_else(|| SearchError::UnknownIndex(alias.to_string()))?;
+        let record = read_alias(&txn, alias)?.ok_or_else(|| ReadError::UnknownAlias {
+            name: alias.to_string(),
+        })?;
         let routes = self.routes_of(&record);
         let bucket = route_bucket(alias, key.as_bytes());
         let position = pick(&record.routes, bucket)
@@ -481,11 +484,11 @@ impl Store {
     }
 
     /// The retained versions of `index`, oldest first.
-    pub fn versions(&self, index: &str) -> Result<Vec<VersionInfo>, SearchError> {
+    pub fn versions(&self, index: &str) -> Result<Vec<VersionInfo>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
-        let state = indexes
-            .get(index)
-            .ok_or_else(|| SearchError::UnknownIndex(index.to_string()))?;
+        let state = indexes.get(index).ok_or_else(|| ReadError::UnknownIndex {
+            name: index.to_string(),
+        })?;
         let id = state.id();
         let head = state.head().version();
         let serving = read_serving(&txn, id)?.unwrap_or(head);

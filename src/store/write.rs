@@ -11,7 +11,7 @@ use roaring::RoaringBitmap;
 
 use super::commit::{build_segment, write_version};
 use super::current::CurrentAcl;
-use super::error::{StorageError, WriteError};
+use super::error::{DocumentProblem, Piece, StorageError, WriteError};
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
@@ -198,10 +198,13 @@ impl<'s> Batch<'s> {
     }
 }
 
-fn invalid(doc_id: &str, reason: impl Into<String>) -> WriteError {
+/// The longest doc_id a store takes, in bytes.
+const MAX_DOC_ID_BYTES: usize = 1024;
+
+fn invalid(doc_id: &str, problem: DocumentProblem) -> WriteError {
     WriteError::InvalidDocument {
         doc_id: doc_id.to_string(),
-        reason: reason.into(),
+        problem,
     }
 }
 
@@ -211,7 +214,7 @@ fn validate_op(op: &Op) -> Result<(), WriteError> {
         Op::Upsert { doc, chunks, .. } => {
             if let Some(chunks) = chunks {
                 validate_chunks(&doc.text, chunks)
-                    .map_err(|reason| invalid(&doc.doc_id, reason))?;
+                    .map_err(|problem| invalid(&doc.doc_id, problem))?;
             }
             (&doc.doc_id, &doc.acl)
         }
@@ -221,7 +224,7 @@ fn validate_op(op: &Op) -> Result<(), WriteError> {
     validate_doc_id(doc_id)?;
     for principal in acl {
         if principal.trim().is_empty() {
-            return Err(invalid(doc_id, "an ACL principal is empty"));
+            return Err(invalid(doc_id, DocumentProblem::EmptyPrincipal));
         }
     }
     Ok(())
@@ -229,34 +232,37 @@ fn validate_op(op: &Op) -> Result<(), WriteError> {
 
 /// Application-cut chunks must be stored faithfully: real spans of the text, children
 /// inside existing parents.
-fn validate_chunks(text: &str, chunks: &Chunked) -> Result<(), String> {
+fn validate_chunks(text: &str, chunks: &Chunked) -> Result<(), DocumentProblem> {
     let span_ok = |s: &crate::chunk::Span| {
         s.start < s.end
             && s.end <= text.len()
             && text.is_char_boundary(s.start)
             && text.is_char_boundary(s.end)
     };
+    let bad_span = |piece, number, span: &crate::chunk::Span| DocumentProblem::BadSpan {
+        piece,
+        number,
+        start: span.start,
+        end: span.end,
+    };
     for (i, p) in chunks.parents.iter().enumerate() {
         if !span_ok(&p.span) {
-            return Err(format!(
-                "parent {i} has span {}..{} outside the text or inside a character",
-                p.span.start, p.span.end
-            ));
+            return Err(bad_span(Piece::Parent, i, &p.span));
         }
     }
     for (i, c) in chunks.children.iter().enumerate() {
         if !span_ok(&c.span) {
-            return Err(format!(
-                "chunk {i} has span {}..{} outside the text or inside a character",
-                c.span.start, c.span.end
-            ));
+            return Err(bad_span(Piece::Chunk, i, &c.span));
         }
         let parent = chunks
             .parents
             .get(c.parent)
-            .ok_or_else(|| format!("chunk {i} names parent {}, which does not exist", c.parent))?;
+            .ok_or(DocumentProblem::UnknownParent {
+                chunk: i,
+                parent: c.parent,
+            })?;
         if c.span.start < parent.span.start || c.span.end > parent.span.end {
-            return Err(format!("chunk {i} lies outside its parent"));
+            return Err(DocumentProblem::OutsideParent { chunk: i });
         }
     }
     Ok(())
@@ -264,10 +270,14 @@ fn validate_chunks(text: &str, chunks: &Chunked) -> Result<(), String> {
 
 fn validate_doc_id(doc_id: &str) -> Result<(), WriteError> {
     if doc_id.is_empty() {
-        return Err(invalid(doc_id, "the doc_id is empty"));
+        return Err(invalid(doc_id, DocumentProblem::EmptyId));
     }
-    if doc_id.len() > 1024 {
-        return Err(invalid(doc_id, "the doc_id is longer than 1024 bytes"));
+    if doc_id.len() > MAX_DOC_ID_BYTES {
+        let problem = DocumentProblem::IdTooLong {
+            len: doc_id.len(),
+            max: MAX_DOC_ID_BYTES,
+        };
+        return Err(invalid(doc_id, problem));
     }
     Ok(())
 }
@@ -327,11 +337,10 @@ fn prepare_index(
         .collect();
     let embedder = store.embedder(&record.embedder.name);
     if embedder.is_none() && upserts.iter().any(|(_, _, v, _)| v.is_none()) {
-        return Err(WriteError::InvalidArgument(format!(
-            "index `{}` embeds with `{}`, which is not registered; register it or pass vectors",
-            state.name(),
-            record.embedder.name
-        )));
+        return Err(WriteError::EmbedderNotRegistered {
+            index: state.name().to_string(),
+            embedder: record.embedder.name.clone(),
+        });
     }
     progress.stage(
         &format!("chunk+embed [{}]", state.name()),
@@ -357,19 +366,25 @@ fn prepare_index(
                 }
             };
             if vectors.len() != chunked.children.len() * dim {
-                return Err(WriteError::InvalidArgument(format!(
-                    "document `{}` has {} chunks in index `{}`, so it needs {} floats ({} x {dim}), got {}",
-                    doc.doc_id,
-                    chunked.children.len(),
-                    state.name(),
-                    chunked.children.len() * dim,
-                    chunked.children.len(),
-                    vectors.len()
-                )));
+                let problem = DocumentProblem::VectorCount {
+                    index: state.name().to_string(),
+                    chunks: chunked.children.len(),
+                    dimension: dim,
+                    expected: chunked.children.len() * dim,
+                    found: vectors.len(),
+                };
+                return Err(invalid(&doc.doc_id, problem));
             }
             validate(&vectors, dim)?;
-            normalise_rows(&mut vectors, dim, record.embedder.metric)
-                .map_err(|row| invalid(&doc.doc_id, format!("chunk {row} has a zero vector, which has no cosine")))?;
+            normalise_rows(&mut vectors, dim, record.embedder.metric).map_err(|chunk| {
+                invalid(
+                    &doc.doc_id,
+                    DocumentProblem::ZeroVector {
+                        index: state.name().to_string(),
+                        chunk,
+                    },
+                )
+            })?;
             progress.advance(1);
             Ok((*i, chunked, vectors))
         })
@@ -504,8 +519,11 @@ fn apply(
                 receipt.upserted += 1;
             }
             Op::Delete(doc_id) => {
-                let old = current(&pending, &docs, doc_id)?
-                    .ok_or_else(|| WriteError::UnknownDocument(doc_id.clone()))?;
+                let old = current(&pending, &docs, doc_id)?.ok_or_else(|| {
+                    WriteError::UnknownDocument {
+                        doc_id: doc_id.clone(),
+                    }
+                })?;
                 pending.insert(doc_id.as_str(), None);
                 for plan in plans.iter_mut() {
                     plan.remove_doc(txn, &old)?;
@@ -516,8 +534,11 @@ fn apply(
                 receipt.deleted += 1;
             }
             Op::SetAcl(doc_id, acl) => {
-                let mut entry = current(&pending, &docs, doc_id)?
-                    .ok_or_else(|| WriteError::UnknownDocument(doc_id.clone()))?;
+                let mut entry = current(&pending, &docs, doc_id)?.ok_or_else(|| {
+                    WriteError::UnknownDocument {
+                        doc_id: doc_id.clone(),
+                    }
+                })?;
                 for plan in plans.iter_mut() {
                     plan.move_acl(txn, entry.rev, &entry.acl, acl)?;
                     let id = plan.record.id;

@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use super::files::FileError;
-use crate::store::{OpenError, SearchError, StorageError, WriteError};
+use crate::store::{OpenError, ReadError, StorageError, WriteError};
 
 /// The benchmark could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AnnError {
     #[error(transparent)]
     File(#[from] FileError),
@@ -39,7 +40,7 @@ pub enum AnnError {
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
-    Search(#[from] SearchError),
+    Search(#[from] ReadError),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }

@@ -9,6 +9,7 @@ use memmap2::Mmap;
 
 /// A kit file that could not be read, or does not have the kit's layout.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileError {
     #[error("{path}: {source}")]
     Io {

@@ -21,6 +21,7 @@ const HEADER: usize = 44;
 
 /// Why bytes are not a valid graph.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GraphDecodeError {
     #[error("graph blob too short for its header ({0} bytes)")]
     TooShort(usize),

@@ -1,0 +1,323 @@
+//! [`Error`]: every failure of every operation in one matchable enum, for applications
+//! that handle them in one place. Each operation returns the error of its family
+//! ([`OpenError`], [`WriteError`], [`IndexError`], [`ReadError`], [`CompactFileError`]);
+//! `?` turns any of them into an [`Error`] with the same variant name and fields, as redb's
+//! `Error` gathers its per-operation errors.
+
+use std::path::PathBuf;
+
+use crate::embed::{EmbedError, VectorError};
+use crate::index::ShapeError;
+use crate::limits::InvalidParameter;
+use crate::store::{
+    CompactFileError, DocumentProblem, EmbedderIdentity, IndexError, NameKind, NameRule, OpenError,
+    ReadError, StorageError, WriteError,
+};
+
+/// Any failure of a folio operation. The variants carry the same fields as those of the
+/// per-operation enums they come from; see those for when each occurs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// [`OpenError::NotFound`].
+    #[error("no store at {0} (create one with `folio ingest`)")]
+    NotFound(PathBuf),
+    /// [`OpenError::NotAStore`].
+    #[error("{path} is not a folio store: {reason}")]
+    NotAStore { path: PathBuf, reason: String },
+    /// [`OpenError::UnsupportedFormat`].
+    #[error(
+        "{path} has store format version {found}; this folio reads versions {oldest} to {supported} \
+         (a newer folio wrote it, or it is damaged)"
+    )]
+    UnsupportedFormat {
+        path: PathBuf,
+        found: u32,
+        oldest: u32,
+        supported: u32,
+    },
+    /// [`OpenError::Upgrade`].
+    #[error(
+        "upgrading {path} from store format version {from} to {to} failed (the file still \
+         holds a whole store of one of the two; opening it again retries): {source}"
+    )]
+    Upgrade {
+        path: PathBuf,
+        from: u32,
+        to: u32,
+        source: StorageError,
+    },
+    /// [`OpenError::Locked`].
+    #[error("{0} is open in another process")]
+    Locked(PathBuf),
+    /// [`OpenError::EmbedderMismatch`].
+    #[error(
+        "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
+    )]
+    EmbedderMismatch {
+        index: String,
+        stored: Box<EmbedderIdentity>,
+        given: Box<EmbedderIdentity>,
+    },
+    /// [`IndexError::UnknownIndex`], [`ReadError::UnknownIndex`].
+    #[error("no index `{name}`")]
+    UnknownIndex { name: String },
+    /// [`IndexError::UnknownVersion`], [`ReadError::UnknownVersion`].
+    #[error("index `{index}` has no retained version {version}")]
+    UnknownVersion { index: String, version: u64 },
+    /// [`IndexError::UnknownTag`], [`ReadError::UnknownTag`].
+    #[error("index `{index}` has no tag `{tag}`")]
+    UnknownTag { index: String, tag: String },
+    /// [`IndexError::UnknownAlias`], [`ReadError::UnknownAlias`].
+    #[error("no alias `{name}`")]
+    UnknownAlias { name: String },
+    /// [`IndexError::UnknownTarget`], [`ReadError::UnknownTarget`].
+    #[error("no index or alias `{name}`")]
+    UnknownTarget { name: String },
+    /// [`WriteError::UnknownDocument`].
+    #[error("no document `{doc_id}`")]
+    UnknownDocument { doc_id: String },
+    /// [`WriteError::UnknownRequest`].
+    #[error("no logged request {id}")]
+    UnknownRequest { id: u64 },
+    /// [`IndexError::IndexExists`].
+    #[error("index `{name}` already exists")]
+    IndexExists { name: String },
+    /// [`IndexError::TagExists`].
+    #[error("tag `{tag}` of index `{index}` already names version {version}")]
+    TagExists {
+        index: String,
+        tag: String,
+        version: u64,
+    },
+    /// [`IndexError::NameTaken`].
+    #[error("`{name}` already names an {other}")]
+    NameTaken { name: String, other: NameKind },
+    /// [`IndexError::InvalidName`].
+    #[error("invalid name `{name}`: {kind} {rule}")]
+    InvalidName {
+        name: String,
+        kind: NameKind,
+        rule: NameRule,
+    },
+    /// [`IndexError::IndexInUse`].
+    #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
+    IndexInUse { index: String, alias: String },
+    /// [`IndexError::DefaultIndex`].
+    #[error("the default index cannot be dropped (searches without an index use it)")]
+    DefaultIndex,
+    /// [`IndexError::NeedsEmbedder`].
+    #[error(
+        "index `{index}` has no embedder, and the store has {documents} documents it could not \
+         embed: create it before ingesting, or register an embedder"
+    )]
+    NeedsEmbedder { index: String, documents: usize },
+    /// [`IndexError::DuplicateRoute`].
+    #[error("alias `{alias}` names {index}@{version} twice")]
+    DuplicateRoute {
+        alias: String,
+        index: String,
+        version: u64,
+    },
+    /// [`IndexError::SplitAlias`].
+    #[error("alias `{alias}` routes to several indexes: set its routes instead")]
+    SplitAlias { alias: String },
+    /// [`IndexError::Exhausted`].
+    #[error("index `{index}`: no {what} left")]
+    Exhausted { index: String, what: &'static str },
+    /// [`WriteError::InvalidDocument`].
+    #[error("document `{doc_id}` is invalid: {problem}")]
+    InvalidDocument {
+        doc_id: String,
+        problem: DocumentProblem,
+    },
+    /// [`WriteError::EmbedderNotRegistered`], [`IndexError::EmbedderNotRegistered`],
+    /// [`ReadError::EmbedderNotRegistered`].
+    #[error("index `{index}` embeds with `{embedder}`, which is not registered")]
+    EmbedderNotRegistered { index: String, embedder: String },
+    /// [`ReadError::DimensionMismatch`].
+    #[error("the query vector has {found} dimensions, the index {expected}")]
+    DimensionMismatch { expected: usize, found: usize },
+    /// [`ReadError::ZeroVector`].
+    #[error("a zero query vector has no cosine")]
+    ZeroVector,
+    /// `InvalidParameter` of every family.
+    #[error(transparent)]
+    InvalidParameter(#[from] InvalidParameter),
+    /// `IndexUnavailable` of [`WriteError`], [`IndexError`] and [`ReadError`].
+    #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
+    IndexUnavailable { index: String, reason: String },
+    /// [`CompactFileError::InUse`].
+    #[error("the store has {others} other open handle(s); drop them before compacting the file")]
+    StoreInUse { others: usize },
+    /// [`CompactFileError::TransactionInProgress`].
+    #[error("a transaction is still in progress; finish it before compacting the file")]
+    TransactionInProgress,
+    /// `Vectors` of [`WriteError`] and [`ReadError`].
+    #[error("vectors refused: {0}")]
+    Vectors(#[from] VectorError),
+    /// `Shape` of [`WriteError`] and [`IndexError`].
+    #[error("vector matrix refused: {0}")]
+    Shape(#[from] ShapeError),
+    /// `Embed` of [`WriteError`] and [`ReadError`].
+    #[error("embedding failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl From<OpenError> for Error {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::NotFound(path) => Error::NotFound(path),
+            OpenError::NotAStore { path, reason } => Error::NotAStore { path, reason },
+            OpenError::UnsupportedFormat {
+                path,
+                found,
+                oldest,
+                supported,
+            } => Error::UnsupportedFormat {
+                path,
+                found,
+                oldest,
+                supported,
+            },
+            OpenError::Upgrade {
+                path,
+                from,
+                to,
+                source,
+            } => Error::Upgrade {
+                path,
+                from,
+                to,
+                source,
+            },
+            OpenError::Locked(path) => Error::Locked(path),
+            OpenError::EmbedderMismatch {
+                index,
+                stored,
+                given,
+            } => Error::EmbedderMismatch {
+                index,
+                stored,
+                given,
+            },
+            OpenError::InvalidParameter(e) => Error::InvalidParameter(e),
+            OpenError::Storage(e) => Error::Storage(e),
+        }
+    }
+}
+
+impl From<WriteError> for Error {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::InvalidDocument { doc_id, problem } => {
+                Error::InvalidDocument { doc_id, problem }
+            }
+            WriteError::UnknownDocument { doc_id } => Error::UnknownDocument { doc_id },
+            WriteError::EmbedderNotRegistered { index, embedder } => {
+                Error::EmbedderNotRegistered { index, embedder }
+            }
+            WriteError::UnknownRequest { id } => Error::UnknownRequest { id },
+            WriteError::IndexUnavailable { index, reason } => {
+                Error::IndexUnavailable { index, reason }
+            }
+            WriteError::InvalidParameter(e) => Error::InvalidParameter(e),
+            WriteError::Vectors(e) => Error::Vectors(e),
+            WriteError::Shape(e) => Error::Shape(e),
+            WriteError::Embed(e) => Error::Embed(e),
+            WriteError::Storage(e) => Error::Storage(e),
+        }
+    }
+}
+
+impl From<IndexError> for Error {
+    fn from(e: IndexError) -> Self {
+        match e {
+            IndexError::UnknownIndex { name } => Error::UnknownIndex { name },
+            IndexError::UnknownVersion { index, version } => {
+                Error::UnknownVersion { index, version }
+            }
+            IndexError::UnknownTag { index, tag } => Error::UnknownTag { index, tag },
+            IndexError::UnknownAlias { name } => Error::UnknownAlias { name },
+            IndexError::UnknownTarget { name } => Error::UnknownTarget { name },
+            IndexError::IndexExists { name } => Error::IndexExists { name },
+            IndexError::TagExists {
+                index,
+                tag,
+                version,
+            } => Error::TagExists {
+                index,
+                tag,
+                version,
+            },
+            IndexError::NameTaken { name, other } => Error::NameTaken { name, other },
+            IndexError::InvalidName { name, kind, rule } => Error::InvalidName { name, kind, rule },
+            IndexError::IndexInUse { index, alias } => Error::IndexInUse { index, alias },
+            IndexError::DefaultIndex => Error::DefaultIndex,
+            IndexError::NeedsEmbedder { index, documents } => {
+                Error::NeedsEmbedder { index, documents }
+            }
+            IndexError::EmbedderNotRegistered { index, embedder } => {
+                Error::EmbedderNotRegistered { index, embedder }
+            }
+            IndexError::DuplicateRoute {
+                alias,
+                index,
+                version,
+            } => Error::DuplicateRoute {
+                alias,
+                index,
+                version,
+            },
+            IndexError::Exhausted { index, what } => Error::Exhausted { index, what },
+            IndexError::SplitAlias { alias } => Error::SplitAlias { alias },
+            IndexError::InvalidParameter(e) => Error::InvalidParameter(e),
+            IndexError::IndexUnavailable { index, reason } => {
+                Error::IndexUnavailable { index, reason }
+            }
+            IndexError::Shape(e) => Error::Shape(e),
+            IndexError::Build(e) => Error::from(*e),
+            IndexError::Storage(e) => Error::Storage(e),
+        }
+    }
+}
+
+impl From<ReadError> for Error {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::UnknownIndex { name } => Error::UnknownIndex { name },
+            ReadError::UnknownVersion { index, version } => {
+                Error::UnknownVersion { index, version }
+            }
+            ReadError::UnknownTag { index, tag } => Error::UnknownTag { index, tag },
+            ReadError::UnknownAlias { name } => Error::UnknownAlias { name },
+            ReadError::UnknownTarget { name } => Error::UnknownTarget { name },
+            ReadError::EmbedderNotRegistered { index, embedder } => {
+                Error::EmbedderNotRegistered { index, embedder }
+            }
+            ReadError::DimensionMismatch { expected, found } => {
+                Error::DimensionMismatch { expected, found }
+            }
+            ReadError::ZeroVector => Error::ZeroVector,
+            ReadError::InvalidParameter(e) => Error::InvalidParameter(e),
+            ReadError::IndexUnavailable { index, reason } => {
+                Error::IndexUnavailable { index, reason }
+            }
+            ReadError::Vectors(e) => Error::Vectors(e),
+            ReadError::Embed(e) => Error::Embed(e),
+            ReadError::Storage(e) => Error::Storage(e),
+        }
+    }
+}
+
+impl From<CompactFileError> for Error {
+    fn from(e: CompactFileError) -> Self {
+        match e {
+            CompactFileError::InUse { others } => Error::StoreInUse { others },
+            CompactFileError::TransactionInProgress => Error::TransactionInProgress,
+            CompactFileError::Storage(e) => Error::Storage(e),
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Filtered search: the exact scan over 100k x 384 vectors (the planner's fallback and its
 //! cost floor), and planner searches over an HNSW graph at 100%, 10% and 1% of ids
-//! visible, on synthetic clustered data.
+//! visible, on synthetic clustered data; and the cost of the live permission check (an
+//! older version is filtered by the documents' current ACLs, the head is not), on a store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hint::black_box;
@@ -90,5 +91,83 @@ fn graph_search(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, exact_scan, graph_search);
+/// The live permission check: the same 20k one-chunk documents (10% public, the rest
+/// shared with 2 of 100 principals) searched at the head, which uses only its own bitmaps
+/// (the search as it was before format 4), and at version 1, identical in content, which
+/// also intersects with the current-ACL bitmaps. `visible` is the bitmap work alone,
+/// `search` a whole store search for 10 units.
+fn live_acl(c: &mut Criterion) {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use folio::chunk::SourceFormat;
+    use folio::document::Document;
+    use folio::embed::HashEmbedder;
+    use folio::retrieve::SearchRequest;
+    use folio::store::{Access, MergePolicy, Store, StoreOptions};
+
+    let (n, dim) = (20_000, 64);
+    let (data, queries) = clustered(n, 64, dim);
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        embedder: Arc::new(HashEmbedder::new(dim).unwrap()),
+        merge: MergePolicy::never(),
+        ..StoreOptions::create()
+    };
+    let store = Store::open_with(dir.path().join("s.folio"), options).unwrap();
+    let acl = |i: usize| -> Vec<String> {
+        if i.is_multiple_of(10) {
+            Vec::new()
+        } else {
+            vec![format!("p{}", i % 100), format!("p{}", (i * 7 + 3) % 100)]
+        }
+    };
+    let mut batch = store.batch();
+    for (i, row) in data.chunks_exact(dim).enumerate() {
+        let doc = Document::new(format!("d{i}"), SourceFormat::Text, format!("Item {i}."));
+        let vectors = BTreeMap::from([("default".to_string(), row.to_vec())]);
+        batch.upsert_with_vectors(doc.with_acl(acl(i)), vectors);
+    }
+    batch.commit().unwrap();
+    // Version 2: the same documents and ACLs.
+    store.set_acl("d1", acl(1)).unwrap();
+    let access = Access::principals(["p3"]);
+    let mut group = c.benchmark_group("live_acl/20k_x_64");
+    {
+        let reader = store.reader().unwrap();
+        let (_, head) = reader.resolve("default").unwrap();
+        let (_, older) = reader.resolve("default@1").unwrap();
+        assert_eq!(
+            reader.visible(&head, &access).unwrap(),
+            reader.visible(&older, &access).unwrap()
+        );
+        group.bench_function("visible/head (own bitmaps)", |b| {
+            b.iter(|| reader.visible(black_box(&head), &access).unwrap())
+        });
+        group.bench_function("visible/@1 (+ current ACL)", |b| {
+            b.iter(|| reader.visible(black_box(&older), &access).unwrap())
+        });
+    }
+    // `@2` names the head by number, so it resolves like `@1` (the bare name reads the
+    // serving pin instead); all three answer the same units.
+    for (label, target) in [
+        ("@1 (+ current ACL)", "default@1"),
+        ("@2 = head (own bitmaps)", "default@2"),
+        ("head (own bitmaps)", "default"),
+    ] {
+        let mut q = queries.iter().cycle();
+        group.bench_function(format!("search/{label}"), |b| {
+            b.iter(|| {
+                let request = SearchRequest::vector(q.next().unwrap().clone())
+                    .access(access.clone())
+                    .target(target)
+                    .k(10);
+                store.search(black_box(&request)).unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, exact_scan, graph_search, live_acl);
 criterion_main!(benches);

@@ -56,7 +56,13 @@ pub struct IndexState {
     /// The union of every current bitmap (children of the documents that exist), for
     /// unrestricted searches of older versions; read on first use.
     existing: Mutex<Option<Arc<RoaringBitmap>>>,
+    /// Per principal list asked so far: the union of its current bitmaps and the public
+    /// one, so a search of an older version by a caller seen before costs one intersection.
+    masks: Mutex<HashMap<Vec<String>, Arc<RoaringBitmap>>>,
 }
+
+/// At most this many principal lists keep a mask; the cache starts over when full.
+const MASKS: usize = 256;
 
 /// One immutable version of an index: its live children and its segments.
 pub struct VersionView {
@@ -87,6 +93,7 @@ impl IndexState {
             older: Mutex::new(HashMap::new()),
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
+            masks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -107,6 +114,7 @@ impl IndexState {
             older: Mutex::new(HashMap::new()),
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
+            masks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -129,6 +137,7 @@ impl IndexState {
             // The collection pruned the stored bitmaps: read them again.
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
+            masks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -165,6 +174,7 @@ impl IndexState {
             older: Mutex::new(older),
             current: Mutex::new(bitmaps),
             existing: Mutex::new(existing),
+            masks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -183,15 +193,31 @@ impl IndexState {
         }
         match access {
             Access::Unrestricted => visible &= &*self.existing(txn)?,
-            Access::Principals(principals) => {
-                let mut now = (*self.current_bitmap(txn, PUBLIC)?).clone();
-                for principal in principals.iter().filter(|p| !p.is_empty()) {
-                    now |= &*self.current_bitmap(txn, principal)?;
-                }
-                visible &= &now;
-            }
+            Access::Principals(principals) => visible &= &*self.mask(txn, principals)?,
         }
         Ok(visible)
+    }
+
+    /// What `principals` may see now: the union of their current bitmaps and the public one.
+    fn mask(
+        &self,
+        txn: &ReadTransaction,
+        principals: &[String],
+    ) -> Result<Arc<RoaringBitmap>, StorageError> {
+        if let Some(mask) = self.masks.lock().get(principals) {
+            return Ok(mask.clone());
+        }
+        let mut now = (*self.current_bitmap(txn, PUBLIC)?).clone();
+        for principal in principals.iter().filter(|p| !p.is_empty()) {
+            now |= &*self.current_bitmap(txn, principal)?;
+        }
+        let now = Arc::new(now);
+        let mut masks = self.masks.lock();
+        if masks.len() >= MASKS {
+            masks.clear();
+        }
+        masks.insert(principals.to_vec(), now.clone());
+        Ok(now)
     }
 
     fn current_bitmap(

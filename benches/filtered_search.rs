@@ -104,17 +104,16 @@ fn live_acl(c: &mut Criterion) {
     use folio::document::Document;
     use folio::embed::HashEmbedder;
     use folio::retrieve::SearchRequest;
-    use folio::store::{Access, MergePolicy, Store, StoreOptions};
+    use folio::store::{Access, MergePolicy, Store};
 
     let (n, dim) = (20_000, 64);
     let (data, queries) = clustered(n, 64, dim);
     let dir = tempfile::tempdir().unwrap();
-    let options = StoreOptions {
-        embedder: Arc::new(HashEmbedder::new(dim).unwrap()),
-        merge: MergePolicy::never(),
-        ..StoreOptions::create()
-    };
-    let store = Store::open_with(dir.path().join("s.folio"), options).unwrap();
+    let options = Store::builder()
+        .create(true)
+        .embedder(Arc::new(HashEmbedder::new(dim).unwrap()))
+        .merge(MergePolicy::never());
+    let store = options.open(dir.path().join("s.folio")).unwrap();
     let acl = |i: usize| -> Vec<String> {
         if i.is_multiple_of(10) {
             Vec::new()

@@ -11,8 +11,9 @@ use versions_support::{rollback_setup, small_options};
 
 fn build(chunks: usize) -> (tempfile::TempDir, Store, u64) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store =
-        Store::open_with(dir.path().join("s.folio"), small_options()).expect("create store");
+    let store = small_options()
+        .open(dir.path().join("s.folio"))
+        .expect("create store");
     let head = rollback_setup(&store, chunks);
     (dir, store, head)
 }

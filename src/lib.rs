@@ -14,15 +14,13 @@
 //! - [`eval`] measures chunking strategies on questions with gold evidence.
 //!
 //! ```
-//! use folio::chunk::SourceFormat;
-//! use folio::document::Document;
-//! use folio::retrieve::SearchRequest;
-//! use folio::store::Store;
+//! use folio::{Document, SearchRequest, SourceFormat, Store};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
-//! // Open (or create) a store: one file, the built-in embedder, no model files.
-//! let store = Store::open_or_create(dir.path().join("kb.folio"))?;
+//! // Create a store: one file, the built-in embedder, no model files, every setting at its
+//! // default (see "Defaults" in the docs of `StoreBuilder`).
+//! let store = Store::builder().create(true).open(dir.path().join("kb.folio"))?;
 //!
 //! // Ingest: documents are chunked, embedded and committed atomically.
 //! let mut batch = store.batch();
@@ -66,4 +64,19 @@ pub mod retrieve;
 pub mod store;
 pub mod tokens;
 
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+pub use chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat};
+pub use document::Document;
+pub use embed::{EmbedError, Embedder, VectorError};
 pub use error::Error;
+pub use limits::InvalidParameter;
+pub use retrieve::{Expand, Hit, SearchRequest, SearchResponse};
+pub use store::{
+    Access, Batch, CommitReceipt, CompactFileError, DocumentProblem, GraphParams, IndexConfig,
+    IndexEmbedder, IndexError, MergePolicy, OpenError, ReadError, StorageError, Store,
+    StoreBuilder, WriteError,
+};

@@ -133,17 +133,16 @@ fn a_store_of_another_hash_configuration_opens_with_it() {
     use folio::chunk::SourceFormat;
     use folio::document::Document;
     use folio::embed::HashEmbedder;
-    use folio::store::{Store, StoreOptions};
+    use folio::store::Store;
 
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("eval.folio");
     // What `folio eval --store-dir` leaves behind: the built-in embedder at 2,048 dims.
-    let options = StoreOptions {
-        embedder: Arc::new(HashEmbedder::new(2048).expect("config")),
-        ..StoreOptions::create()
-    };
+    let options = Store::builder()
+        .create(true)
+        .embedder(Arc::new(HashEmbedder::new(2048).expect("config")));
     {
-        let store = Store::open_with(&path, options).expect("create");
+        let store = options.open(&path).expect("create");
         let mut batch = store.batch();
         batch.upsert(Document::new(
             "runbook",

@@ -80,7 +80,7 @@ fn state(store: &Store) -> String {
 }
 
 fn base(path: &Path) {
-    let store = Store::open_with(path, small_options()).expect("create");
+    let store = small_options().open(path).expect("create");
     for round in 0..3 {
         let mut batch = store.batch();
         for i in 0..4 {
@@ -107,7 +107,7 @@ fn a_failed_commit_leaves_the_previous_state() {
         // The state the operation leads to, on a copy with the real backend.
         std::fs::copy(&pristine, &work).expect("copy");
         let after = {
-            let store = Store::open_with(&work, small_options()).expect("open");
+            let store = small_options().open(&work).expect("open");
             operation(&store).expect("operation succeeds without faults");
             state(&store)
         };
@@ -117,7 +117,9 @@ fn a_failed_commit_leaves_the_previous_state() {
             std::fs::copy(&pristine, &work).expect("copy");
             let backend = TestBackend::open(&work);
             let (budget, failed) = (backend.budget.clone(), backend.failed.clone());
-            let store = Store::open_with_backend(&work, backend, small_options()).expect("open");
+            let store = small_options()
+                .open_with_backend(&work, backend)
+                .expect("open");
             let before = state(&store);
             budget.store(n, Ordering::SeqCst);
             let result = operation(&store);
@@ -129,7 +131,8 @@ fn a_failed_commit_leaves_the_previous_state() {
             }
             assert_ne!(hit, 0, "{name} failed without a fault: {result:?}");
             failures += 1;
-            let mut reopened = Store::open_with(&work, small_options())
+            let mut reopened = small_options()
+                .open(&work)
                 .unwrap_or_else(|e| panic!("{name}, fault at call {n}: reopen: {e}"));
             let report = reopened.check_integrity().expect("check");
             assert!(

@@ -15,21 +15,19 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, MergePolicy, Store, StoreOptions};
+use folio::store::{Access, MergePolicy, Store, StoreBuilder};
 use versions_support::{doc, everything, route, small_options};
 
 const PER_BATCH: usize = 4;
 const KILLS: usize = 120;
 
-fn options() -> StoreOptions {
-    StoreOptions {
-        merge: MergePolicy {
+fn options() -> StoreBuilder {
+    small_options()
+        .merge(MergePolicy {
             max_segments: 4,
             max_dead_fraction: 0.3,
-        },
-        log_requests: true,
-        ..small_options()
-    }
+        })
+        .log_requests(true)
 }
 
 fn doc_id(batch: u64, item: usize) -> String {
@@ -46,7 +44,7 @@ fn crash_child() {
     let Ok(path) = std::env::var("FOLIO_CRASH_CHILD") else {
         return;
     };
-    let store = Store::open_with(&path, options()).expect("child open");
+    let store = options().open(&path).expect("child open");
     let ids = store.document_ids().expect("ids");
     let mut b = ids.iter().map(|id| batch_of(id)).max().unwrap_or(0);
     let present: BTreeSet<u64> = ids.iter().map(|id| batch_of(id)).collect();
@@ -118,7 +116,7 @@ fn killed_writers_leave_whole_batches() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("crash.folio");
-    drop(Store::open_with(&path, options()).expect("create"));
+    drop(options().open(&path).expect("create"));
     let exe = std::env::current_exe().expect("test binary");
     let mut committed: BTreeSet<u64> = BTreeSet::new();
     // Batches a child announced it was deleting (the deletion may or may not have committed).
@@ -174,7 +172,7 @@ fn killed_writers_leave_whole_batches() {
         }
         mid_run += usize::from(committed.len() > commits_before);
 
-        let mut store = Store::open_with(&path, options()).expect("the file opens after a kill");
+        let mut store = options().open(&path).expect("the file opens after a kill");
         let report = store.check_integrity().expect("integrity check runs");
         assert!(
             report.is_consistent(),

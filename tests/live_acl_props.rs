@@ -165,7 +165,7 @@ fn pick(list: &[u64], i: usize) -> u64 {
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("s.folio");
-    let mut store = Store::open_with(&path, small_options()).expect("create");
+    let mut store = small_options().open(&path).expect("create");
     let mut model = Model::default();
     model.versions.insert(0, BTreeMap::new());
     let mut aliases: Vec<bool> = vec![false, false];
@@ -239,7 +239,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Reopen => {
                 drop(store);
-                store = Store::open_with(&path, small_options()).expect("reopen");
+                store = small_options().open(&path).expect("reopen");
             }
             Op::Search(t, access, k, key) => {
                 let list = retained(&store);
@@ -300,7 +300,9 @@ proptest! {
 #[test]
 fn the_model_texts_are_one_chunk_each() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open_with(dir.path().join("s.folio"), small_options()).expect("create");
+    let store = small_options()
+        .open(dir.path().join("s.folio"))
+        .expect("create");
     let longest = WORDS.iter().take(5).copied().collect::<Vec<_>>().join(" ");
     store.upsert(doc("d0", &longest)).expect("upsert");
     assert_eq!(store.chunks("default", "d0").expect("chunks").len(), 1);

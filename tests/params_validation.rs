@@ -16,8 +16,7 @@ use folio::embed::Embedder;
 use folio::index::Metric;
 use folio::retrieve::{Expand, SearchRequest};
 use folio::store::{
-    GraphParams, IndexConfig, IndexEmbedder, IndexError, OpenError, ReadError, Store, StoreOptions,
-    WriteError,
+    GraphParams, IndexConfig, IndexEmbedder, IndexError, OpenError, ReadError, Store, WriteError,
 };
 
 /// A store with two small documents in a temporary directory.
@@ -197,14 +196,11 @@ impl CheckOk for Store {
 fn a_new_store_with_out_of_range_options_is_refused_before_the_file_exists() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("new.folio");
-    let options = StoreOptions {
-        graph: GraphParams {
-            m: 5000,
-            ..GraphParams::default()
-        },
-        ..StoreOptions::create()
-    };
-    match Store::open_with(&path, options) {
+    let options = Store::builder().create(true).graph(GraphParams {
+        m: 5000,
+        ..GraphParams::default()
+    });
+    match options.open(&path) {
         Err(OpenError::InvalidParameter(p)) => assert_eq!(p.name, "m"),
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("a store with m = 5000 was created"),

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::retrieve::{Expand, SearchRequest};
-use folio::store::{ReadError, Store, StoreOptions};
+use folio::store::{ReadError, Store};
 use proptest::prelude::*;
 
 const PRINCIPALS: &[&str] = &["a", "b"];
@@ -23,8 +23,10 @@ fn text(i: usize) -> String {
 
 /// One public document per `(text, acl)` pair, in order.
 fn store_with(dir: &tempfile::TempDir, docs: &[(usize, Vec<String>)]) -> Store {
-    let store =
-        Store::open_with(dir.path().join("s.folio"), StoreOptions::create()).expect("create");
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("s.folio"))
+        .expect("create");
     let mut batch = store.batch();
     for (n, (i, acl)) in docs.iter().enumerate() {
         batch.upsert(

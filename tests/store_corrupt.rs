@@ -4,11 +4,11 @@
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, OpenError, Store, StoreOptions};
+use folio::store::{Access, OpenError, Store};
 
 fn pristine(dir: &std::path::Path) -> Vec<u8> {
     let path = dir.join("pristine.folio");
-    let store = Store::open_with(&path, StoreOptions::create()).expect("create");
+    let store = Store::builder().create(true).open(&path).expect("create");
     let mut batch = store.batch();
     for i in 0..20 {
         let text =

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use folio::index::{search, Graph, GraphDecodeError, HnswParams, Metric, SearchPath, VectorSet};
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, CompactFileError, GraphParams, Store, StoreOptions};
+use folio::store::{Access, CompactFileError, GraphParams, Store, StoreBuilder};
 use versions_support::{answer, bulk_with_vectors, small_options, temp_store, TestBackend};
 
 /// Rows and dimension of the graph in `tests/fixtures/graph_v1.bin` (odd sizes, so the
@@ -148,14 +148,11 @@ fn a_version_1_blob_still_decodes_and_its_codes_equal_the_recomputed_ones() {
 }
 
 /// Options for a store whose segments get graphs from 16 rows on.
-fn graph_options() -> StoreOptions {
-    StoreOptions {
-        graph: GraphParams {
-            min_graph_size: 16,
-            ..GraphParams::default()
-        },
-        ..small_options()
-    }
+fn graph_options() -> StoreBuilder {
+    small_options().graph(GraphParams {
+        min_graph_size: 16,
+        ..GraphParams::default()
+    })
 }
 
 /// The graphs of the head version's segments, in segment order.
@@ -220,7 +217,9 @@ fn reopened_stores_get_the_built_codes_back() {
         .iter()
         .any(|(_, paths)| paths.iter().any(|p| *p != SearchPath::Exact)));
     drop(store);
-    let store = Store::open_with(dir.path().join("s.folio"), graph_options()).expect("reopen");
+    let store = graph_options()
+        .open(dir.path().join("s.folio"))
+        .expect("reopen");
     assert_eq!(graphs(&store), built);
     assert_eq!(answers(&store), before);
 }
@@ -260,7 +259,7 @@ fn compacting_the_file_keeps_every_answer_and_never_grows_it() {
     bulk_with_vectors(&store, "c", 50, 8, 50);
     let after_write = answers(&store);
     drop(store);
-    let mut store = Store::open_with(&path, graph_options()).expect("reopen");
+    let mut store = graph_options().open(&path).expect("reopen");
     assert_eq!(answers(&store), after_write);
     assert_eq!(
         store.stats().expect("stats").documents,
@@ -285,18 +284,20 @@ fn a_compaction_interrupted_anywhere_leaves_the_same_store() {
     let dir = tempfile::tempdir().expect("temp dir");
     let pristine = dir.path().join("base.folio");
     {
-        let store = Store::open_with(&pristine, graph_options()).expect("create");
+        let store = graph_options().open(&pristine).expect("create");
         fill(&store);
         store.gc(1).expect("gc");
     }
-    let expected = state(&Store::open_with(&pristine, graph_options()).expect("open"));
+    let expected = state(&graph_options().open(&pristine).expect("open"));
     let work = dir.path().join("work.folio");
     let mut failures = 0;
     for n in 0.. {
         std::fs::copy(&pristine, &work).expect("copy");
         let backend = TestBackend::open(&work);
         let (budget, failed) = (backend.budget.clone(), backend.failed.clone());
-        let mut store = Store::open_with_backend(&work, backend, graph_options()).expect("open");
+        let mut store = graph_options()
+            .open_with_backend(&work, backend)
+            .expect("open");
         budget.store(n, Ordering::SeqCst);
         let result = store.compact_file();
         let hit = failed.load(Ordering::SeqCst);
@@ -307,7 +308,8 @@ fn a_compaction_interrupted_anywhere_leaves_the_same_store() {
         }
         assert_ne!(hit, 0, "failed without a fault: {result:?}");
         failures += 1;
-        let mut reopened = Store::open_with(&work, graph_options())
+        let mut reopened = graph_options()
+            .open(&work)
             .unwrap_or_else(|e| panic!("fault at call {n}: reopen: {e}"));
         let report = reopened.check_integrity().expect("check");
         assert!(

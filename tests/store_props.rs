@@ -7,7 +7,7 @@ use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{default_embedder, Embedder};
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, Store, StoreOptions};
+use folio::store::{Access, Store};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -42,8 +42,10 @@ fn documents() -> impl Strategy<Value = Vec<Document>> {
 
 fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store =
-        Store::open_with(dir.path().join("s.folio"), StoreOptions::create()).expect("create store");
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("s.folio"))
+        .expect("create store");
     (dir, store)
 }
 

@@ -9,7 +9,7 @@ use folio::document::Document;
 use folio::retrieve::{Expand, SearchRequest};
 use folio::store::{
     route_bucket, Access, GraphParams, IndexConfig, IndexEmbedder, IndexError, MergePolicy, Rating,
-    ReadError, Store, StoreOptions, WriteError,
+    ReadError, Store, WriteError,
 };
 use versions_support::{
     answer, config_like_default, doc, everything, route, small_options, temp_store,
@@ -50,7 +50,7 @@ fn small_spec() -> ChunkSpec {
 
 #[test]
 fn named_indexes_share_one_document_set() {
-    let (_dir, store) = temp_store(StoreOptions::create());
+    let (_dir, store) = temp_store(Store::builder().create(true));
     seed(&store);
     let config = config_like_default(&store, small_spec());
     assert_eq!(
@@ -406,10 +406,7 @@ fn compaction_renumbers_but_answers_the_same() {
 
 #[test]
 fn the_merge_policy_runs_after_commits() {
-    let options = StoreOptions {
-        merge: MergePolicy::default(),
-        ..small_options()
-    };
+    let options = small_options().merge(MergePolicy::default());
     let (_dir, store) = temp_store(options);
     let mut merged = 0;
     for round in 0..30 {
@@ -462,7 +459,7 @@ fn gc_keeps_named_versions_and_their_answers() {
     assert!(store.gc(0).is_err());
     let path = store.path().to_path_buf();
     drop(store);
-    let mut store = Store::open_with(&path, small_options()).expect("reopen");
+    let mut store = small_options().open(&path).expect("reopen");
     assert_eq!(answer(&store, "default@kept", "lunch deploy"), kept);
     let report = store.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
@@ -472,11 +469,8 @@ fn gc_keeps_named_versions_and_their_answers() {
 fn the_request_log_records_searches_and_feedback() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("s.folio");
-    let options = StoreOptions {
-        log_requests: true,
-        ..small_options()
-    };
-    let store = Store::open_with(&path, options.clone()).expect("create");
+    let options = small_options().log_requests(true);
+    let store = options.clone().open(&path).expect("create");
     seed(&store);
     let response = store
         .search(
@@ -499,7 +493,7 @@ fn the_request_log_records_searches_and_feedback() {
     ));
     drop(store);
     // Closing the store made the unsynced entries durable.
-    let store = Store::open_with(&path, options).expect("reopen");
+    let store = options.open(&path).expect("reopen");
     let log = store.log_entries().expect("log");
     assert_eq!(log.len(), 2);
     let first = &log[0];
@@ -528,7 +522,7 @@ fn the_request_log_records_searches_and_feedback() {
     assert_eq!(line["request_id"], id);
     // Logging is opt-in.
     drop(store);
-    let quiet = Store::open_with(&path, small_options()).expect("reopen");
+    let quiet = small_options().open(&path).expect("reopen");
     assert_eq!(
         quiet
             .search(&SearchRequest::text("vacation"))

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use folio::store::{MergePolicy, StoreOptions};
+use folio::store::MergePolicy;
 use versions_support::{doc, everything, route, small_options, temp_store};
 
 const BATCHES: usize = 40;
@@ -17,13 +17,10 @@ const PER_BATCH: usize = 3;
 
 #[test]
 fn readers_see_whole_versions_while_a_writer_commits() {
-    let options = StoreOptions {
-        merge: MergePolicy {
-            max_segments: 4,
-            max_dead_fraction: 0.3,
-        },
-        ..small_options()
-    };
+    let options = small_options().merge(MergePolicy {
+        max_segments: 4,
+        max_dead_fraction: 0.3,
+    });
     let (_dir, store) = temp_store(options);
     // version -> batches it holds, recorded by the writer.
     let made: Arc<Mutex<HashMap<u64, usize>>> = Arc::new(Mutex::new(HashMap::from([(0, 0)])));

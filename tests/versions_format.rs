@@ -15,7 +15,7 @@ use folio::document::Document;
 use folio::embed::{EmbedError, Embedder, HashEmbedder};
 use folio::index::Metric;
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, GraphParams, OpenError, Rating, Store, StoreOptions, FORMAT_VERSION};
+use folio::store::{Access, GraphParams, OpenError, Rating, Store, StoreBuilder, FORMAT_VERSION};
 use redb::{ReadableDatabase, TableDefinition};
 use versions_support::{config_like_default, route, TestBackend};
 
@@ -48,11 +48,8 @@ impl Embedder for NoEmbedder {
     }
 }
 
-fn reader_options() -> StoreOptions {
-    StoreOptions {
-        embedder: Arc::new(NoEmbedder),
-        ..StoreOptions::default()
-    }
+fn reader_options() -> StoreBuilder {
+    Store::builder().embedder(Arc::new(NoEmbedder))
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -240,7 +237,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 #[ignore = "writes the fixture's answers"]
 fn record_fixture_answers() {
     let (_dir, path) = copy(&format!("format{FORMAT_VERSION}.folio"));
-    let store = Store::open_with(&path, reader_options()).expect("open");
+    let store = reader_options().open(&path).expect("open");
     std::fs::write(
         fixture(&format!("format{FORMAT_VERSION}.answers.txt")),
         answers(&store),
@@ -252,7 +249,7 @@ fn record_fixture_answers() {
 fn a_format1_file_is_upgraded_and_reads_as_before() {
     let (_dir, path) = copy("format1.folio");
     assert_eq!(stored_format(&path), 1);
-    let mut store = Store::open_with(&path, reader_options()).expect("open v1");
+    let mut store = reader_options().open(&path).expect("open v1");
     let expected = live_answers(&recorded_answers(1), &store);
     assert_ne!(
         expected,
@@ -286,13 +283,13 @@ fn a_format1_file_is_upgraded_and_reads_as_before() {
 fn a_format2_file_is_upgraded_and_reads_as_before() {
     let (_dir, path) = copy("format2.folio");
     assert_eq!(stored_format(&path), 2);
-    let store = Store::open_with(&path, reader_options()).expect("open v2");
+    let store = reader_options().open(&path).expect("open v2");
     let expected = live_answers(&recorded_answers(2), &store);
     assert_eq!(answers(&store), expected);
     check_fixture_contents(store, 2);
     assert_eq!(stored_format(&path), FORMAT_VERSION);
     // Reopening the upgraded file reads it as it is.
-    let store = Store::open_with(&path, reader_options()).expect("reopen");
+    let store = reader_options().open(&path).expect("reopen");
     assert_eq!(answers(&store), expected);
 }
 
@@ -300,7 +297,7 @@ fn a_format2_file_is_upgraded_and_reads_as_before() {
 fn a_format3_file_is_upgraded_and_reads_as_before_except_what_was_deleted() {
     let (_dir, path) = copy("format3.folio");
     assert_eq!(stored_format(&path), 3);
-    let store = Store::open_with(&path, reader_options()).expect("open v3");
+    let store = reader_options().open(&path).expect("open v3");
     let expected = live_answers(&recorded_answers(3), &store);
     // `lunch`, deleted in version 2, was still served by version 1, its tag, the `split`
     // alias and the pinned `small` index.
@@ -314,7 +311,7 @@ fn a_format3_file_is_upgraded_and_reads_as_before_except_what_was_deleted() {
 fn the_current_format_fixture_reads() {
     let (_dir, path) = copy("format4.folio");
     assert_eq!(stored_format(&path), 4);
-    let store = Store::open_with(&path, reader_options()).expect("open v4");
+    let store = reader_options().open(&path).expect("open v4");
     assert_eq!(answers(&store), recorded_answers(4));
     // The last batch revoked `eng` from `runbook` and brought `lunch` back: no version
     // shows runbook to eng, and version 1 does not show the deleted lunch.
@@ -402,7 +399,7 @@ fn other_format_versions_are_refused_by_name() {
             .expect("insert");
         txn.commit().expect("commit");
     }
-    let refused = Store::open_with(&path, reader_options());
+    let refused = reader_options().open(&path);
     let Err(e) = refused else {
         panic!("a format 99 file was opened")
     };
@@ -418,7 +415,7 @@ fn other_format_versions_are_refused_by_name() {
     let plain = path.with_file_name("plain.redb");
     drop(redb::Database::create(&plain).expect("plain redb"));
     assert!(matches!(
-        Store::open_with(&plain, reader_options()),
+        reader_options().open(&plain),
         Err(OpenError::NotAStore { .. })
     ));
 }
@@ -433,7 +430,7 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
-            let store = Store::open_with(&work, reader_options()).expect("open");
+            let store = reader_options().open(&work).expect("open");
             live_answers(&recorded_answers(format), &store)
         };
         let (mut failures, mut upgrade_errors, mut left_new) = (0, 0, 0);
@@ -442,7 +439,7 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
             let backend = TestBackend::open(&work);
             let (budget, failed) = (backend.budget.clone(), backend.failed.clone());
             budget.store(n, Ordering::SeqCst);
-            let opened = Store::open_with_backend(&work, backend, reader_options());
+            let opened = reader_options().open_with_backend(&work, backend);
             let hit = failed.load(Ordering::SeqCst);
             match opened {
                 Ok(store) => {
@@ -468,7 +465,8 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
             if found == FORMAT_VERSION {
                 left_new += 1;
             }
-            let mut reopened = Store::open_with(&work, reader_options())
+            let mut reopened = reader_options()
+                .open(&work)
                 .unwrap_or_else(|e| panic!("format {format}, fault at call {n}: reopen: {e}"));
             assert_eq!(
                 answers(&reopened),
@@ -500,17 +498,16 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
 fn regenerate_format4_fixture() {
     let path = fixture("format4.folio");
     let _ = std::fs::remove_file(&path);
-    let options = StoreOptions {
-        embedder: Arc::new(HashEmbedder::new(8).expect("embedder")),
-        graph: GraphParams {
+    let options = Store::builder()
+        .create(true)
+        .embedder(Arc::new(HashEmbedder::new(8).expect("embedder")))
+        .graph(GraphParams {
             min_graph_size: u32::MAX,
             ..GraphParams::default()
-        },
-        merge: folio::store::MergePolicy::never(),
-        log_requests: true,
-        ..StoreOptions::create()
-    };
-    let store = Store::open_with(&path, options).expect("create");
+        })
+        .merge(folio::store::MergePolicy::never())
+        .log_requests(true);
+    let store = options.open(&path).expect("create");
     let mut batch = store.batch();
     batch.upsert(
         Document::new(

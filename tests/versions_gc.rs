@@ -4,7 +4,7 @@
 
 mod versions_support;
 
-use folio::store::{MergePolicy, StoreOptions};
+use folio::store::MergePolicy;
 use versions_support::{answer, doc, small_options, temp_store};
 
 const DOCS: usize = 150;
@@ -20,10 +20,7 @@ fn text(doc: usize, round: usize) -> String {
 
 #[test]
 fn the_file_plateaus_and_retained_versions_answer_the_same() {
-    let options = StoreOptions {
-        merge: MergePolicy::default(),
-        ..small_options()
-    };
+    let options = small_options().merge(MergePolicy::default());
     let (dir, store) = temp_store(options);
     let path = dir.path().join("s.folio");
     let mut batch = store.batch();

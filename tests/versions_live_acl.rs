@@ -198,7 +198,7 @@ fn revocations_survive_compaction_gc_and_reopen() {
     store.gc(1).expect("gc");
     let path = dir.path().join("s.folio");
     drop(store);
-    let store = Store::open_with(&path, small_options()).expect("reopen");
+    let store = small_options().open(&path).expect("reopen");
     for target in ["default@first", "default@merged", "second@built"] {
         assert!(
             !seen(&store, target, &["a"]).contains(&"secret".to_string()),

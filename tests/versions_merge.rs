@@ -6,7 +6,7 @@
 mod versions_support;
 
 use folio::embed::{Embedder, HashEmbedder};
-use folio::store::{Access, GraphParams, MergePolicy, Store, StoreOptions};
+use folio::store::{Access, GraphParams, MergePolicy, Store};
 use versions_support::{doc, temp_store};
 
 const DOCS: usize = 300;
@@ -36,16 +36,17 @@ fn words(seed: &mut u64, n: usize) -> String {
 }
 
 fn run(policy: MergePolicy) -> Measure {
-    let options = StoreOptions {
-        embedder: std::sync::Arc::new(HashEmbedder::new(16).expect("embedder")),
-        graph: GraphParams {
+    let options = Store::builder()
+        .create(true)
+        .embedder(std::sync::Arc::new(
+            HashEmbedder::new(16).expect("embedder"),
+        ))
+        .graph(GraphParams {
             min_graph_size: 64,
             m: 8,
             ef_construction: 64,
-        },
-        merge: policy,
-        ..StoreOptions::create()
-    };
+        })
+        .merge(policy);
     let (_dir, store) = temp_store(options);
     let mut seed = 0x1234_5678_9abc_def1u64;
     let mut batch = store.batch();

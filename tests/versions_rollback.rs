@@ -26,7 +26,9 @@ fn indexed(chunks: usize) -> Indexed {
     let path = dir.path().join("s.folio");
     let backend = TestBackend::open(&path);
     let written = backend.written.clone();
-    let store = Store::open_with_backend(&path, backend, small_options()).expect("create");
+    let store = small_options()
+        .open_with_backend(&path, backend)
+        .expect("create");
     let head = rollback_setup(&store, chunks);
     assert_eq!(version_of(&store, "prod"), head);
     Indexed {

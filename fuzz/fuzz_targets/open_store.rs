@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, Store, StoreOptions};
+use folio::store::{Access, Store};
 use libfuzzer_sys::fuzz_target;
 
 /// A small valid store, built once.
@@ -16,7 +16,7 @@ fn pristine() -> &'static [u8] {
     BYTES.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("s.folio");
-        let store = Store::open_with(&path, StoreOptions::create()).expect("create");
+        let store = Store::builder().create(true).open(&path).expect("create");
         let mut batch = store.batch();
         batch.upsert(Document::new(
             "a",

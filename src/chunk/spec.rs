@@ -126,15 +126,32 @@ pub struct ChunkSpec {
     pub heading_depth: usize,
 }
 
+/// The characters a structure-aware child aims at, by default.
+pub const DEFAULT_CHILD_TARGET: usize = 300;
+
+/// The characters consecutive children share, by default.
+pub const DEFAULT_CHILD_OVERLAP: usize = 0;
+
+/// The most characters of a section parent, by default (longer sections are split).
+pub const DEFAULT_SECTION_MAX: usize = 2000;
+
+/// The heading levels prefixed to a child's `embed_text`, by default.
+pub const DEFAULT_HEADING_DEPTH: usize = 2;
+
+/// Structure-aware children of [`DEFAULT_CHILD_TARGET`] characters with
+/// [`DEFAULT_CHILD_OVERLAP`], section parents of at most [`DEFAULT_SECTION_MAX`], and
+/// [`DEFAULT_HEADING_DEPTH`] heading levels in `embed_text`.
 impl Default for ChunkSpec {
     fn default() -> Self {
         ChunkSpec {
             child: ChildStrategy::Structure {
-                target: 300,
-                overlap: 0,
+                target: DEFAULT_CHILD_TARGET,
+                overlap: DEFAULT_CHILD_OVERLAP,
             },
-            parent: ParentStrategy::Section { max: 2000 },
-            heading_depth: 2,
+            parent: ParentStrategy::Section {
+                max: DEFAULT_SECTION_MAX,
+            },
+            heading_depth: DEFAULT_HEADING_DEPTH,
         }
     }
 }

@@ -37,10 +37,10 @@ pub(crate) struct AnnArgs {
     #[arg(long, default_value_t = 10)]
     k: usize,
     /// Links per node (layer 0 keeps twice as many).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = crate::index::DEFAULT_M)]
     m: u32,
     /// Candidate list size while building the graph.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = crate::index::DEFAULT_EF_CONSTRUCTION)]
     efc: u32,
     #[arg(long, default_value_t = 2)]
     build_threads: usize,

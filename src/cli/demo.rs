@@ -9,7 +9,7 @@ use super::{err, print_response};
 use crate::chunk::SourceFormat;
 use crate::document::Document;
 use crate::retrieve::SearchRequest;
-use crate::store::{Access, Store, StoreOptions};
+use crate::store::{Access, Store};
 
 const MANIFEST: &str = include_str!("../../demo/manifest.json");
 
@@ -84,7 +84,7 @@ pub(crate) fn run(store_path: Option<PathBuf>) -> Result<(), String> {
     if path.exists() {
         std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let store = Store::open_with(&path, StoreOptions::create()).map_err(err)?;
+    let store = Store::builder().create(true).open(&path).map_err(err)?;
     let docs = corpus()?;
     println!(
         "folio demo: {} Markdown documents, two principals (engineering, finance)\n",

@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 
 use crate::embed::{Embedder, HashEmbedder};
 use crate::retrieve::{Expand, SearchRequest, SearchResponse};
-use crate::store::{Access, OpenError, Store, StoreOptions};
+use crate::store::{Access, OpenError, Store, StoreBuilder};
 
 #[derive(Parser)]
 #[command(
@@ -56,7 +56,7 @@ enum Command {
         #[arg(long = "as", value_name = "PRINCIPAL")]
         principals: Vec<String>,
         /// Reading units to return.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = crate::retrieve::DEFAULT_K)]
         k: usize,
         /// Children to gather before grouping (default max(4k, 20)).
         #[arg(long)]
@@ -165,8 +165,8 @@ fn err(e: impl std::fmt::Display) -> String {
 /// Opens the store at `path` with the built-in embedder. A store whose indexes it made in
 /// another configuration (`folio eval --store-dir` embeds in 2,048 dimensions) opens with
 /// that configuration, read back from the fingerprint the store records.
-fn open_store(path: &Path, options: StoreOptions) -> Result<Store, String> {
-    let refused = match Store::open_with(path, options.clone()) {
+fn open_store(path: &Path, options: StoreBuilder) -> Result<Store, String> {
+    let refused = match options.clone().open(path) {
         Ok(store) => return Ok(store),
         Err(e) => e,
     };
@@ -175,14 +175,7 @@ fn open_store(path: &Path, options: StoreOptions) -> Result<Store, String> {
             .filter(|e| e.name() == stored.name && options.embedder.name() == stored.name);
         if let Some(embedder) = recorded {
             let embedder = Arc::new(embedder);
-            return Store::open_with(
-                path,
-                StoreOptions {
-                    embedder,
-                    ..options
-                },
-            )
-            .map_err(err);
+            return options.embedder(embedder).open(path).map_err(err);
         }
     }
     Err(err(refused))
@@ -215,10 +208,7 @@ fn run(command: Command) -> CliResult {
             log,
             json,
         } => {
-            let options = StoreOptions {
-                log_requests: log,
-                ..StoreOptions::default()
-            };
+            let options = Store::builder().log_requests(log);
             let store = open_store(&store, options)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
@@ -243,9 +233,7 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Stats { store, json } => {
-            let stats = open_store(&store, StoreOptions::default())?
-                .stats()
-                .map_err(err)?;
+            let stats = open_store(&store, Store::builder())?.stats().map_err(err)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&stats).map_err(err)?);
                 return Ok(());
@@ -273,7 +261,7 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Delete { store, doc_ids } => {
-            let store = open_store(&store, StoreOptions::default())?;
+            let store = open_store(&store, Store::builder())?;
             let mut batch = store.batch();
             for id in &doc_ids {
                 batch.delete(id);
@@ -290,7 +278,7 @@ fn run(command: Command) -> CliResult {
             doc_id,
             principals,
         } => {
-            let store = open_store(&store, StoreOptions::default())?;
+            let store = open_store(&store, Store::builder())?;
             store
                 .set_acl(&doc_id, principals.iter().cloned())
                 .map_err(err)?;
@@ -308,7 +296,7 @@ fn run(command: Command) -> CliResult {
             index,
             json,
         } => {
-            let store = open_store(&store, StoreOptions::default())?;
+            let store = open_store(&store, Store::builder())?;
             let chunks = store.chunks(&index, &doc_id).map_err(err)?;
             if chunks.is_empty() {
                 return Err(format!("no document `{doc_id}` in index `{index}`"));
@@ -343,7 +331,7 @@ fn ingest(path: PathBuf, paths: &[PathBuf], acl: &[String], batch_size: usize) -
             doc.acl = acl.to_vec();
         }
     }
-    let store = open_store(&path, StoreOptions::create())?;
+    let store = open_store(&path, Store::builder().create(true))?;
     let bar = progress::Bar::new();
     let total = docs.len();
     let mut chunks = 0;

@@ -13,9 +13,7 @@ use crate::embed::{default_embedder, Embedder};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
 use crate::retrieve::Expand;
-use crate::store::{
-    GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, StoreOptions, VersionInfo,
-};
+use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, VersionInfo};
 
 #[derive(Subcommand)]
 pub(crate) enum VersionsCommand {
@@ -492,7 +490,7 @@ fn log(command: LogCommand) -> CliResult {
 }
 
 fn open(path: &Path) -> Result<Store, String> {
-    super::open_store(path, StoreOptions::default())
+    super::open_store(path, Store::builder())
 }
 
 fn file_size(path: &PathBuf) -> u64 {

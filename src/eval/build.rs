@@ -13,7 +13,7 @@ use super::EvalError;
 use crate::chunk::{chunk_document, ChunkSpec, Chunked};
 use crate::embed::HashEmbedder;
 use crate::input::InputError;
-use crate::store::{GraphParams, Progress, Store, StoreOptions};
+use crate::store::{GraphParams, Progress, Store};
 
 /// Where the scratch stores live: a directory the caller keeps, or a temporary one removed
 /// when this is dropped.
@@ -113,17 +113,16 @@ pub fn build_index(
             Some(read_external_chunks(path, corpus)?),
         ),
     };
-    let options = StoreOptions {
-        embedder: Arc::new(HashEmbedder::new(embed_dim)?),
-        spec,
-        graph: GraphParams {
+    let options = Store::builder()
+        .create(true)
+        .embedder(Arc::new(HashEmbedder::new(embed_dim)?))
+        .spec(spec)
+        .graph(GraphParams {
             min_graph_size: u32::MAX,
             ..GraphParams::default()
-        },
-        ..StoreOptions::create()
-    };
+        });
     let started = Instant::now();
-    let store = Store::open_with(&path, options)?;
+    let store = options.open(&path)?;
     let mut batch = store.batch();
     for (i, doc) in corpus.docs().iter().enumerate() {
         match &external {

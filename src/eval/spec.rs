@@ -7,9 +7,6 @@ use std::path::PathBuf;
 use crate::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit};
 use crate::retrieve::Expand;
 
-/// The largest parent of `parent-child:section/N` (the default spec's section limit).
-const SECTION_MAX: usize = 2000;
-
 /// One chunking strategy under evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Strategy {
@@ -177,7 +174,9 @@ fn parent_child(args: &str) -> Result<StrategyKind, String> {
         .ok_or("expected parent-child:PARENT/CHILD, e.g. 1200/300 or section/300")?;
     let child_size = number(child, "child size")?;
     let parent = match parent.strip_prefix("section") {
-        Some("") => ParentStrategy::Section { max: SECTION_MAX },
+        Some("") => ParentStrategy::Section {
+            max: crate::chunk::DEFAULT_SECTION_MAX,
+        },
         Some(max) => ParentStrategy::Section {
             max: number(max, "section size")?,
         },

@@ -15,7 +15,7 @@ pub mod vectors;
 mod visited;
 
 pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
-pub use hnsw::{Graph, GraphDecodeError, HnswParams};
+pub use hnsw::{Graph, GraphDecodeError, HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};
 pub use segment::SegmentIndex;

@@ -52,7 +52,33 @@ impl Expand {
 /// The near-duplicate threshold of a new [`SearchRequest`].
 pub const DEFAULT_DEDUP_THRESHOLD: f32 = 0.9;
 
+/// The reading units a new [`SearchRequest`] returns.
+pub const DEFAULT_K: usize = 5;
+
+/// Children gathered per unit asked for, when [`SearchRequest::children`] is `None`.
+pub const CHILDREN_PER_UNIT: usize = 4;
+
+/// The fewest children gathered, when [`SearchRequest::children`] is `None`.
+pub const MIN_CHILDREN: usize = 20;
+
+/// What a new [`SearchRequest`] returns around its matching children.
+pub const DEFAULT_EXPAND: Expand = Expand::Parent;
+
 /// A search: the query, who asks, and how much to return.
+///
+/// # Defaults
+///
+/// [`SearchRequest::text`] and [`SearchRequest::vector`] start from these (public access,
+/// the `default` index, no token budget, the planner's graph breadth); `tests/defaults.rs`
+/// keeps this table equal to the constants:
+///
+/// | setting | default | constant |
+/// |---|---|---|
+/// | reading units (`k`) | 5 | [`DEFAULT_K`] |
+/// | children gathered per unit | 4 | [`CHILDREN_PER_UNIT`] |
+/// | fewest children gathered | 20 | [`MIN_CHILDREN`] |
+/// | expansion | `Parent` | [`DEFAULT_EXPAND`] |
+/// | near-duplicate threshold | 0.9 | [`DEFAULT_DEDUP_THRESHOLD`] |
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     pub query: Query,
@@ -61,7 +87,8 @@ pub struct SearchRequest {
     /// only when a token budget leaves no room). Any `k` is accepted; it is clamped to what
     /// the caller may see.
     pub k: usize,
-    /// Children to gather before grouping; by default `max(4k, 20)`, clamped to the visible
+    /// Children to gather before grouping; by default `max(4k, 20)` ([`CHILDREN_PER_UNIT`],
+    /// [`MIN_CHILDREN`]), clamped to the visible
     /// children, and grown until `k` units are found or every visible child was seen.
     pub children: Option<usize>,
     /// Total estimated tokens of the returned texts (see [`crate::tokens`]); units that do
@@ -83,12 +110,12 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
-    /// A text query with defaults: public access, k = 5, parents, no budget.
+    /// A text query with the defaults above.
     pub fn text(query: impl Into<String>) -> Self {
         Self::new(Query::Text(query.into()))
     }
 
-    /// A vector query with defaults.
+    /// A vector query with the defaults above.
     pub fn vector(query: Vec<f32>) -> Self {
         Self::new(Query::Vector(query))
     }
@@ -97,10 +124,10 @@ impl SearchRequest {
         SearchRequest {
             query,
             access: Access::public(),
-            k: 5,
+            k: DEFAULT_K,
             children: None,
             token_budget: None,
-            expand: Expand::Parent,
+            expand: DEFAULT_EXPAND,
             target: None,
             ef: None,
             dedup: Some(DEFAULT_DEDUP_THRESHOLD),
@@ -251,7 +278,7 @@ impl Store {
         let k = request.k.min(seen);
         let mut n = request
             .children
-            .unwrap_or(k.saturating_mul(4).max(20))
+            .unwrap_or(k.saturating_mul(CHILDREN_PER_UNIT).max(MIN_CHILDREN))
             .max(k)
             .min(seen);
         // Gather children until they hold `k` units, group them; when grouping leaves fewer

@@ -16,6 +16,7 @@ use roaring::RoaringBitmap;
 use super::commit::{build_segment, write_version};
 use super::current::CurrentAcl;
 use super::error::{IndexError, StorageError};
+use super::options::MergePolicy;
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocEntry, RevisionRecord,
@@ -25,37 +26,7 @@ use super::state::{doc_chunks_in, principals_in, read_acl, IndexState, VersionVi
 use super::tables::{ACL, CHILDREN, DOCS, DOC_CHUNKS, REVISIONS};
 use super::Store;
 
-/// When the store merges segments right after a commit.
-///
-/// Defaults (8 segments, 30% dead), measured in `tests/versions_merge.rs` under a steady
-/// update load: at most 8 segments per version, each row rewritten about 2 times over
-/// its life, and a head whose rows are at least ~70% live.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct MergePolicy {
-    /// More segments than this in the head: the smallest are merged until half remain.
-    pub max_segments: usize,
-    /// A segment with a larger fraction of dead rows is rewritten with its live rows only.
-    pub max_dead_fraction: f32,
-}
-
-impl Default for MergePolicy {
-    fn default() -> Self {
-        MergePolicy {
-            max_segments: 8,
-            max_dead_fraction: 0.3,
-        }
-    }
-}
-
 impl MergePolicy {
-    /// Never merges after commits ([`Store::compact`] still does, on demand).
-    pub fn never() -> Self {
-        MergePolicy {
-            max_segments: usize::MAX,
-            max_dead_fraction: f32::INFINITY,
-        }
-    }
-
     /// The segments of `head` to merge now (none when the policy is content).
     fn choose(&self, head: &VersionView) -> Vec<Arc<Segment>> {
         let segments = head.segments();

@@ -8,6 +8,7 @@ use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use super::commit::{create_index_tables, empty_version};
 use super::error::{IndexError, NameKind, ReadError, StorageError};
 use super::identity::{identity_of, EmbedderIdentity};
+use super::options::check_dimension;
 use super::progress::{NoProgress, Progress};
 use super::records::{decode, DocEntry, IndexRecord};
 use super::records::{now_ms, GraphParams};
@@ -16,7 +17,7 @@ use super::state::IndexState;
 use super::tables::*;
 use super::versions::{read_serving, validate_name};
 use super::write::IndexBuild;
-use super::{check_dimension, Store, DEFAULT_INDEX};
+use super::{Store, DEFAULT_INDEX};
 use crate::chunk::ChunkSpec;
 use crate::document::Document;
 use crate::index::Metric;
@@ -25,7 +26,7 @@ use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M
 /// Who makes a new index's vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndexEmbedder {
-    /// An embedder registered with the store ([`super::StoreOptions::embedder`] or
+    /// An embedder registered with the store ([`super::StoreBuilder::embedder`] or
     /// [`Store::register_embedder`]), by name.
     Registered(String),
     /// None: every upsert brings this index's vectors ([`super::Batch::upsert_with_vectors`])

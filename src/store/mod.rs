@@ -16,6 +16,7 @@ mod gc;
 mod identity;
 mod indexes;
 mod log;
+mod options;
 mod progress;
 mod read;
 mod records;
@@ -39,7 +40,7 @@ use redb::{
 };
 
 pub use check::IntegrityReport;
-pub use compact::{Compaction, MergePolicy};
+pub use compact::Compaction;
 pub use docs::{chunk_id, parent_id, ChunkInfo, PlannedChunk};
 pub use error::{
     CompactFileError, DocumentProblem, IndexError, NameKind, NameRule, OpenError, Piece, ReadError,
@@ -50,9 +51,10 @@ pub use gc::GcReport;
 pub use identity::EmbedderIdentity;
 pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
 pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
+pub use options::{MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS};
 pub use progress::{NoProgress, Progress};
 pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
-pub use records::GraphParams;
+pub use records::{GraphParams, DEFAULT_MIN_GRAPH_SIZE};
 pub use rows::slice_text;
 pub use segment::Segment;
 pub use state::{Access, ChildSearch, IndexState, VersionView};
@@ -63,8 +65,7 @@ pub(crate) use records::now_ms;
 pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
 pub use write::{Batch, CommitReceipt};
 
-use crate::chunk::ChunkSpec;
-use crate::embed::{default_embedder, Embedder};
+use crate::embed::Embedder;
 use identity::identity_of;
 use records::{decode, IndexRecord};
 use tables::*;
@@ -76,63 +77,6 @@ const REDB_CACHE_BYTES: usize = 64 << 20;
 
 /// The index every store starts with.
 pub const DEFAULT_INDEX: &str = "default";
-
-/// How to open or create a store.
-#[derive(Clone)]
-pub struct StoreOptions {
-    /// Used for text queries and ingest of indexes built with an embedder of the same name.
-    pub embedder: Arc<dyn Embedder>,
-    /// The chunking of the `default` index, when the store is created.
-    pub spec: ChunkSpec,
-    /// The graph parameters of the `default` index, when the store is created.
-    pub graph: GraphParams,
-    /// Create the file when it does not exist.
-    pub create: bool,
-    /// When segments are merged after a commit (see [`MergePolicy`]).
-    pub merge: MergePolicy,
-    /// Record every search in the file's request log (see [`Store::log_entries`]).
-    pub log_requests: bool,
-}
-
-impl Default for StoreOptions {
-    fn default() -> Self {
-        StoreOptions {
-            embedder: Arc::new(default_embedder()),
-            spec: ChunkSpec::default(),
-            graph: GraphParams::default(),
-            create: false,
-            merge: MergePolicy::default(),
-            log_requests: false,
-        }
-    }
-}
-
-impl StoreOptions {
-    /// Default options that create the file when it is missing.
-    pub fn create() -> Self {
-        StoreOptions {
-            create: true,
-            ..Self::default()
-        }
-    }
-
-    /// Refuses what a new store would record but could not load back (checked before a
-    /// store is created): the `default` index's chunking, graph and embedder dimension.
-    pub fn validate(&self) -> Result<(), crate::limits::InvalidParameter> {
-        self.spec.validate()?;
-        self.graph.validate()?;
-        check_dimension(self.embedder.as_ref())
-    }
-}
-
-/// An embedder's dimension must be one the store can decode (see [`crate::limits::DIMENSION`]).
-pub(crate) fn check_dimension(
-    embedder: &dyn Embedder,
-) -> Result<(), crate::limits::InvalidParameter> {
-    let allowed = crate::limits::DIMENSION;
-    let allowed = *allowed.start() as usize..=*allowed.end() as usize;
-    crate::limits::check("dimension", embedder.dimension(), &allowed).map(drop)
-}
 
 /// A handle on an open store. Cheap to clone; share it across threads.
 #[derive(Clone)]
@@ -169,20 +113,44 @@ impl Drop for Inner {
     }
 }
 
+impl StoreBuilder {
+    /// Opens the store at `path` (creates it, when [`StoreBuilder::create`] says so).
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::open_with(path.as_ref(), self)
+    }
+
+    /// Opens (or creates, when its storage is empty) a store on a redb storage backend of
+    /// your own: a wrapper that injects faults or counts bytes, say. `path` only labels the
+    /// store (errors, [`Store::path`], the file size in [`Store::stats`]).
+    pub fn open_with_backend(
+        self,
+        path: impl AsRef<Path>,
+        backend: impl StorageBackend,
+    ) -> Result<Store, OpenError> {
+        Store::open_with_backend(path.as_ref(), backend, self)
+    }
+}
+
 impl Store {
-    /// Opens the store at `path` with the default (built-in) embedder; the file must exist.
+    /// How to open or create a store, with every setting at its default (see
+    /// [`StoreBuilder`]'s "Defaults").
+    pub fn builder() -> StoreBuilder {
+        StoreBuilder::default()
+    }
+
+    /// Opens the store at `path` with the default settings; the file must exist.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, OpenError> {
-        Store::open_with(path, StoreOptions::default())
+        Store::builder().open(path)
     }
 
     /// Opens the store at `path`, creating it with the default settings when missing.
     pub fn open_or_create(path: impl AsRef<Path>) -> Result<Store, OpenError> {
-        Store::open_with(path, StoreOptions::create())
+        Store::builder().create(true).open(path)
     }
 
     /// Opens (or, with `options.create`, creates) the store at `path`.
-    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
-        let path = path.as_ref().to_path_buf();
+    fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
+        let path = path.to_path_buf();
         let exists = path.exists();
         if !exists && !options.create {
             return Err(OpenError::NotFound(path));
@@ -206,15 +174,12 @@ impl Store {
         Store::from_db(db, path, !exists, options)
     }
 
-    /// Opens (or creates, when its storage is empty) a store on a redb storage backend of
-    /// your own: a wrapper that injects faults or counts bytes, say. `path` only labels the
-    /// store (errors, [`Store::path`], the file size in [`Store::stats`]).
-    pub fn open_with_backend(
-        path: impl AsRef<Path>,
+    fn open_with_backend(
+        path: &Path,
         backend: impl StorageBackend,
-        options: StoreOptions,
+        options: StoreBuilder,
     ) -> Result<Store, OpenError> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.to_path_buf();
         let fresh = backend.len().map_err(|e| open_error(&path, e.into()))? == 0;
         if fresh && !options.create {
             return Err(OpenError::NotFound(path));
@@ -233,7 +198,7 @@ impl Store {
         db: Database,
         path: PathBuf,
         fresh: bool,
-        options: StoreOptions,
+        options: StoreBuilder,
     ) -> Result<Store, OpenError> {
         if fresh {
             initialise(&db, &options)?;
@@ -375,7 +340,7 @@ fn open_error(path: &Path, e: redb::DatabaseError) -> OpenError {
 }
 
 /// Writes the meta table and the empty `default` index (version 0) of a new file.
-fn initialise(db: &Database, options: &StoreOptions) -> Result<(), OpenError> {
+fn initialise(db: &Database, options: &StoreBuilder) -> Result<(), OpenError> {
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(META)?;

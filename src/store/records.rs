@@ -16,6 +16,7 @@ use roaring::RoaringBitmap;
 use super::error::StorageError;
 use super::identity::EmbedderIdentity;
 use crate::chunk::{ChunkSpec, SourceFormat};
+use crate::index::{DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 
 /// No record may claim more than this many bytes; a corrupted length fails before allocating.
 const MAX_RECORD: usize = 1 << 30;
@@ -198,12 +199,16 @@ pub struct GraphParams {
     pub min_graph_size: u32,
 }
 
+/// Segments of fewer vectors get no graph, by default.
+pub const DEFAULT_MIN_GRAPH_SIZE: u32 = 4096;
+
+/// [`DEFAULT_M`], [`DEFAULT_EF_CONSTRUCTION`] and [`DEFAULT_MIN_GRAPH_SIZE`].
 impl Default for GraphParams {
     fn default() -> Self {
         GraphParams {
-            m: 16,
-            ef_construction: 200,
-            min_graph_size: 4096,
+            m: DEFAULT_M,
+            ef_construction: DEFAULT_EF_CONSTRUCTION,
+            min_graph_size: DEFAULT_MIN_GRAPH_SIZE,
         }
     }
 }

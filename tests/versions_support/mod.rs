@@ -13,7 +13,7 @@ use folio::document::Document;
 use folio::embed::HashEmbedder;
 use folio::retrieve::{SearchRequest, SearchResponse};
 use folio::store::{
-    Access, GraphParams, IndexConfig, IndexEmbedder, MergePolicy, Route, Store, StoreOptions,
+    Access, GraphParams, IndexConfig, IndexEmbedder, MergePolicy, Route, Store, StoreBuilder,
 };
 use redb::backends::FileBackend;
 use redb::{BackendError, StorageBackend};
@@ -47,21 +47,22 @@ pub fn config_like_default(store: &Store, spec: ChunkSpec) -> IndexConfig {
 
 /// Options for small fast stores: an 8-dimension hashing embedder, exact search only, and
 /// no merges unless asked.
-pub fn small_options() -> StoreOptions {
-    StoreOptions {
-        embedder: Arc::new(HashEmbedder::new(8).expect("embedder")),
-        graph: GraphParams {
+pub fn small_options() -> StoreBuilder {
+    Store::builder()
+        .create(true)
+        .embedder(Arc::new(HashEmbedder::new(8).expect("embedder")))
+        .graph(GraphParams {
             min_graph_size: u32::MAX,
             ..GraphParams::default()
-        },
-        merge: MergePolicy::never(),
-        ..StoreOptions::create()
-    }
+        })
+        .merge(MergePolicy::never())
 }
 
-pub fn temp_store(options: StoreOptions) -> (tempfile::TempDir, Store) {
+pub fn temp_store(options: StoreBuilder) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open_with(dir.path().join("s.folio"), options).expect("create store");
+    let store = options
+        .open(dir.path().join("s.folio"))
+        .expect("create store");
     (dir, store)
 }
 

@@ -17,7 +17,7 @@ use crate::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
 use crate::document::Document;
 use crate::embed::{EmbedError, Embedder};
 use crate::index::Metric;
-use crate::store::{CompactFileError, GraphParams, Progress, Store, StoreOptions, DEFAULT_INDEX};
+use crate::store::{CompactFileError, GraphParams, Progress, Store, StoreBuilder, DEFAULT_INDEX};
 
 /// The principal every document carries: filter `none` searches as it.
 pub(crate) const ALL: &str = "all";
@@ -101,7 +101,7 @@ pub(crate) fn prepare(
     };
     let options = options(dataset, config);
     let (store, record) = if config.reuse_store {
-        (Store::open_with(&path, options)?, None)
+        (options.open(&path)?, None)
     } else {
         let (store, record) = build(dataset, config, &path, options, progress)?;
         (store, Some(record))
@@ -114,21 +114,19 @@ pub(crate) fn prepare(
     })
 }
 
-fn options(dataset: &Dataset, config: &AnnConfig) -> StoreOptions {
-    StoreOptions {
-        embedder: Arc::new(ExternalVectors::new(
+fn options(dataset: &Dataset, config: &AnnConfig) -> StoreBuilder {
+    Store::builder()
+        .embedder(Arc::new(ExternalVectors::new(
             &dataset.name,
             dataset.base.dim(),
             dataset.metric,
-        )),
-        graph: GraphParams {
+        )))
+        .graph(GraphParams {
             m: config.m,
             ef_construction: config.ef_construction,
             // The one batch makes one segment, which must get a graph whatever its size.
             min_graph_size: 1,
-        },
-        ..StoreOptions::default()
-    }
+        })
 }
 
 /// Ingests the dataset into a new store at `path`, gives the file back its free space
@@ -138,7 +136,7 @@ fn build(
     dataset: &Dataset,
     config: &AnnConfig,
     path: &Path,
-    options: StoreOptions,
+    options: StoreBuilder,
     progress: &dyn Progress,
 ) -> Result<(Store, BuildRecord), AnnError> {
     if path.exists() {
@@ -147,13 +145,7 @@ fn build(
     let load_before = load1();
     let rss_before = rss_mb();
     let started = Instant::now();
-    let store = Store::open_with(
-        path,
-        StoreOptions {
-            create: true,
-            ..options.clone()
-        },
-    )?;
+    let store = options.clone().create(true).open(path)?;
     let timed = Timed::new(progress);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.build_threads)
@@ -177,7 +169,7 @@ fn build(
 
     let rss_before = rss_mb();
     let started = Instant::now();
-    let store = Store::open_with(path, options)?;
+    let store = options.open(path)?;
     let reopen_seconds = started.elapsed().as_secs_f64();
     let record = BuildRecord {
         threads: config.build_threads,

@@ -16,7 +16,7 @@ pub(crate) mod quant;
 pub(crate) mod search;
 
 pub use codec::GraphDecodeError;
-pub use params::HnswParams;
+pub use params::{HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 
 use super::metric::Metric;
 use super::vectors::{ShapeError, VectorSet};

@@ -1,5 +1,11 @@
 //! The graph's construction parameters.
 
+/// Links per node on upper layers, by default (layer 0 keeps twice as many).
+pub const DEFAULT_M: u32 = 16;
+
+/// The candidate list of graph construction, by default.
+pub const DEFAULT_EF_CONSTRUCTION: u32 = 200;
+
 /// Graph construction parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HnswParams {
@@ -11,11 +17,12 @@ pub struct HnswParams {
     pub seed: u64,
 }
 
+/// [`DEFAULT_M`] and [`DEFAULT_EF_CONSTRUCTION`].
 impl Default for HnswParams {
     fn default() -> Self {
         HnswParams {
-            m: 16,
-            ef_construction: 200,
+            m: DEFAULT_M as usize,
+            ef_construction: DEFAULT_EF_CONSTRUCTION as usize,
             seed: 0x5eed_f011_0000_0001,
         }
     }

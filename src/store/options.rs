@@ -1,0 +1,164 @@
+//! How a store is opened: [`StoreBuilder`] (start from [`super::Store::builder`]) and the
+//! merge policy, each default a named constant.
+
+use std::sync::Arc;
+
+use super::records::GraphParams;
+use crate::chunk::ChunkSpec;
+use crate::embed::{default_embedder, Embedder};
+use crate::limits::{check, InvalidParameter, DIMENSION};
+
+/// How to open or create a store: start from [`Store::builder`](super::Store::builder),
+/// change what you need, then [`open`](StoreBuilder::open) a path.
+///
+/// ```
+/// use folio::{MergePolicy, Store};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let store = Store::builder()
+///     .create(true)
+///     .merge(MergePolicy::never())
+///     .open(dir.path().join("kb.folio"))?;
+/// assert_eq!(store.index_names(), ["default"]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Defaults
+///
+/// The settings a store is created with unless changed here, and the constants that hold
+/// them (`tests/defaults.rs` keeps this table equal to the constants):
+///
+/// | setting | default | constant |
+/// |---|---|---|
+/// | embedder: the built-in hashing embedder, dimensions | 512 | [`DEFAULT_DIMENSION`](crate::embed::DEFAULT_DIMENSION) |
+/// | `default` index: child chunk target, characters | 300 | [`DEFAULT_CHILD_TARGET`](crate::chunk::DEFAULT_CHILD_TARGET) |
+/// | `default` index: child overlap, characters | 0 | [`DEFAULT_CHILD_OVERLAP`](crate::chunk::DEFAULT_CHILD_OVERLAP) |
+/// | `default` index: section parents of at most, characters | 2000 | [`DEFAULT_SECTION_MAX`](crate::chunk::DEFAULT_SECTION_MAX) |
+/// | `default` index: heading levels in `embed_text` | 2 | [`DEFAULT_HEADING_DEPTH`](crate::chunk::DEFAULT_HEADING_DEPTH) |
+/// | graph: links per node (`m`) | 16 | [`DEFAULT_M`](crate::index::DEFAULT_M) |
+/// | graph: construction candidates (`ef_construction`) | 200 | [`DEFAULT_EF_CONSTRUCTION`](crate::index::DEFAULT_EF_CONSTRUCTION) |
+/// | graph: smallest segment with a graph | 4096 | [`DEFAULT_MIN_GRAPH_SIZE`](super::DEFAULT_MIN_GRAPH_SIZE) |
+/// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
+/// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
+///
+/// The file is not created unless [`create`](StoreBuilder::create) says so, and searches
+/// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so.
+#[derive(Clone)]
+pub struct StoreBuilder {
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) spec: ChunkSpec,
+    pub(crate) graph: GraphParams,
+    pub(crate) create: bool,
+    pub(crate) merge: MergePolicy,
+    pub(crate) log_requests: bool,
+}
+
+impl Default for StoreBuilder {
+    fn default() -> Self {
+        StoreBuilder {
+            embedder: Arc::new(default_embedder()),
+            spec: ChunkSpec::default(),
+            graph: GraphParams::default(),
+            create: false,
+            merge: MergePolicy::default(),
+            log_requests: false,
+        }
+    }
+}
+
+impl StoreBuilder {
+    /// The embedder for text queries and for ingest into indexes built with an embedder of
+    /// the same name; a new store's `default` index is built with it.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = embedder;
+        self
+    }
+
+    /// The chunking of the `default` index, when the store is created.
+    pub fn spec(mut self, spec: ChunkSpec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// The graph parameters of the `default` index, when the store is created.
+    pub fn graph(mut self, graph: GraphParams) -> Self {
+        self.graph = graph;
+        self
+    }
+
+    /// Whether to create the file when it does not exist.
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// When segments are merged after a commit.
+    pub fn merge(mut self, merge: MergePolicy) -> Self {
+        self.merge = merge;
+        self
+    }
+
+    /// Whether to record every search in the file's request log (see
+    /// [`Store::log_entries`](super::Store::log_entries)).
+    pub fn log_requests(mut self, log: bool) -> Self {
+        self.log_requests = log;
+        self
+    }
+
+    /// Refuses what a new store would record but could not load back (checked before a
+    /// store is created): the `default` index's chunking, graph and embedder dimension.
+    pub(super) fn validate(&self) -> Result<(), InvalidParameter> {
+        self.spec.validate()?;
+        self.graph.validate()?;
+        check_dimension(self.embedder.as_ref())
+    }
+}
+
+/// An embedder's dimension must be one the store can decode (see [`crate::limits::DIMENSION`]).
+pub(crate) fn check_dimension(embedder: &dyn Embedder) -> Result<(), InvalidParameter> {
+    let allowed = *DIMENSION.start() as usize..=*DIMENSION.end() as usize;
+    check("dimension", embedder.dimension(), &allowed).map(drop)
+}
+
+/// When the store merges segments right after a commit.
+///
+/// The defaults ([`DEFAULT_MAX_SEGMENTS`], [`DEFAULT_MAX_DEAD_FRACTION`]) were measured in
+/// `tests/versions_merge.rs` under a steady update load: at most 8 segments per version,
+/// each row rewritten about 2 times over its life, and a head whose rows are at least
+/// ~70% live.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MergePolicy {
+    /// More segments than this in the head: the smallest are merged until half remain.
+    pub max_segments: usize,
+    /// A segment with a larger fraction of dead rows is rewritten with its live rows only.
+    pub max_dead_fraction: f32,
+}
+
+/// More segments than this in a head make the smallest merge, by default.
+pub const DEFAULT_MAX_SEGMENTS: usize = 8;
+
+/// A segment with a larger fraction of dead rows is rewritten, by default.
+pub const DEFAULT_MAX_DEAD_FRACTION: f32 = 0.3;
+
+/// [`DEFAULT_MAX_SEGMENTS`] and [`DEFAULT_MAX_DEAD_FRACTION`].
+impl Default for MergePolicy {
+    fn default() -> Self {
+        MergePolicy {
+            max_segments: DEFAULT_MAX_SEGMENTS,
+            max_dead_fraction: DEFAULT_MAX_DEAD_FRACTION,
+        }
+    }
+}
+
+impl MergePolicy {
+    /// Never merges after commits ([`Store::compact`](super::Store::compact) still does, on
+    /// demand).
+    pub fn never() -> Self {
+        MergePolicy {
+            max_segments: usize::MAX,
+            max_dead_fraction: f32::INFINITY,
+        }
+    }
+}

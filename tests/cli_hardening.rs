@@ -289,6 +289,13 @@ fn every_command_that_changes_the_store_prints_json() {
         json(&["alias", "set", s, "prod", "default@1"])["routes"][0]["version"],
         1
     );
+    assert_eq!(json(&["route", s, "prod", "alice"])["version"], 1);
+    let logged = json(&["search", s, "alpha", "--log"])["request_id"].clone();
+    let logged = logged.as_u64().expect("request id").to_string();
+    assert_eq!(
+        json(&["log", "feedback", s, &logged, "up"])["rating"],
+        "thumb_up"
+    );
     assert_eq!(json(&["rollback", s, "prod", "2"])["version"], 2);
     assert_eq!(json(&["rollback", s, "default", "1"])["version"], 1);
     assert_eq!(

@@ -73,6 +73,9 @@ pub(crate) enum VersionsCommand {
         alias: String,
         /// The route key (what `search --route-key` would pass).
         key: String,
+        /// Print the route as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Delete old versions (tagged, aliased and pinned ones stay) and all only they used.
     Gc {
@@ -228,6 +231,9 @@ pub(crate) enum LogCommand {
         /// A note kept with the rating.
         #[arg(long)]
         note: Option<String>,
+        /// Print what was recorded as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -316,8 +322,16 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             }
             Ok(())
         }
-        VersionsCommand::Route { store, alias, key } => {
+        VersionsCommand::Route {
+            store,
+            alias,
+            key,
+            json,
+        } => {
             let route = open(&store)?.route(&alias, &key).map_err(err)?;
+            if json {
+                return print_json(&route);
+            }
             println!(
                 "{alias} routes `{}` to {}@{} (weight {})",
                 super::output::escape(&key),
@@ -609,10 +623,16 @@ fn log(command: LogCommand) -> CliResult {
             request_id,
             rating,
             note,
+            json,
         } => {
             open(&store)?
-                .feedback(request_id, Some(rating), note)
+                .feedback(request_id, Some(rating), note.clone())
                 .map_err(err)?;
+            if json {
+                return print_json(&serde_json::json!({
+                    "request_id": request_id, "rating": rating, "note": note,
+                }));
+            }
             println!("feedback recorded on request {request_id}");
             Ok(())
         }

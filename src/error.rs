@@ -22,6 +22,9 @@ pub enum Error {
     /// [`OpenError::NotFound`].
     #[error("no store at {0} (create one with `folio ingest`)")]
     NotFound(PathBuf),
+    /// [`OpenError::MissingFolder`].
+    #[error("cannot create {path}: the folder {folder} does not exist")]
+    MissingFolder { path: PathBuf, folder: PathBuf },
     /// [`OpenError::NotAStore`].
     #[error("{path} is not a folio store: {reason}")]
     NotAStore { path: PathBuf, reason: String },
@@ -170,6 +173,7 @@ impl From<OpenError> for Error {
     fn from(e: OpenError) -> Self {
         match e {
             OpenError::NotFound(path) => Error::NotFound(path),
+            OpenError::MissingFolder { path, folder } => Error::MissingFolder { path, folder },
             OpenError::NotAStore { path, reason } => Error::NotAStore { path, reason },
             OpenError::UnsupportedFormat {
                 path,

@@ -1,7 +1,7 @@
 //! Reading documents from the file system: Markdown and text files, directories of them,
 //! and JSON Lines in the format of the shared data sets.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -170,58 +170,91 @@ pub fn read_file(path: &Path, id: String) -> Result<Document, InputError> {
 }
 
 /// Reads every document under `paths`: files as given, directories recursively (files of
-/// other types inside directories are skipped; named explicitly, they are an error).
-/// File documents get their path relative to the directory given as `doc_id`.
-pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Document>, InputError> {
-    let mut docs = Vec::new();
+/// other types inside directories are skipped; named explicitly, they are an error). A
+/// directory reached twice (a symlink loop, or named twice) is read once, and so is a file.
+///
+/// File documents get as `doc_id` their real path (symlinks resolved) relative to `base`,
+/// components joined by `/`, or their absolute real path when they lie outside `base`:
+/// however a file is named (`a.md`, `./docs/../a.md`, an absolute path, a symlink, or
+/// found by walking a directory) it gets the same id. `folio ingest` passes the folder
+/// that holds the store. JSON Lines records keep the `doc_id` they carry.
+pub fn read_paths(paths: &[PathBuf], base: &Path) -> Result<Vec<Document>, InputError> {
+    let base = real_path(base)?;
+    let mut read = Reading {
+        base: &base,
+        dirs: HashSet::new(),
+        files: HashSet::new(),
+        docs: Vec::new(),
+    };
     for path in paths {
-        if path.is_dir() {
+        let meta = std::fs::metadata(path).map_err(|source| InputError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
             let mut files = Vec::new();
-            walk(path, &mut files)?;
+            walk(path, &mut files, &mut read.dirs)?;
             files.sort();
             for file in files {
-                let id = file
-                    .strip_prefix(path)
-                    .unwrap_or(&file)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                read_into(&file, id, &mut docs)?;
+                read.file(&file)?;
             }
+        } else if kind_of(path).is_some() {
+            read.file(path)?;
         } else {
-            match kind_of(path) {
-                Some(_) => {
-                    let id = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    read_into(path, id, &mut docs)?;
-                }
-                None if !path.exists() => {
-                    return Err(InputError::Io {
-                        path: path.clone(),
-                        source: std::io::Error::new(
-                            std::io::ErrorKind::NotFound,
-                            "no such file or directory",
-                        ),
-                    })
-                }
-                None => return Err(InputError::Unsupported { path: path.clone() }),
-            }
+            return Err(InputError::Unsupported { path: path.clone() });
         }
     }
-    Ok(docs)
+    Ok(read.docs)
 }
 
-fn read_into(path: &Path, id: String, docs: &mut Vec<Document>) -> Result<(), InputError> {
-    match kind_of(path) {
-        Some(Kind::Lines) => docs.extend(read_jsonl(path)?),
-        Some(Kind::Single(_)) => docs.push(read_file(path, id)?),
-        None => {}
+/// The state of one [`read_paths`].
+struct Reading<'a> {
+    base: &'a Path,
+    /// Real paths of the directories walked and files read so far.
+    dirs: HashSet<PathBuf>,
+    files: HashSet<PathBuf>,
+    docs: Vec<Document>,
+}
+
+impl Reading<'_> {
+    fn file(&mut self, path: &Path) -> Result<(), InputError> {
+        let real = real_path(path)?;
+        if !self.files.insert(real.clone()) {
+            return Ok(());
+        }
+        match kind_of(path) {
+            Some(Kind::Lines) => self.docs.extend(read_jsonl(path)?),
+            Some(Kind::Single(_)) => self.docs.push(read_file(path, file_id(&real, self.base))?),
+            None => {}
+        }
+        Ok(())
     }
-    Ok(())
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
+fn real_path(path: &Path) -> Result<PathBuf, InputError> {
+    std::fs::canonicalize(path).map_err(|source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The `doc_id` of the file at real path `real`: relative to `base` when inside it.
+fn file_id(real: &Path, base: &Path) -> String {
+    match real.strip_prefix(base) {
+        Ok(relative) => relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => real.to_string_lossy().into_owned(),
+    }
+}
+
+/// The files of supported types under `dir`, each directory walked once (by real path).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), InputError> {
+    if !seen.insert(real_path(dir)?) {
+        return Ok(());
+    }
     let entries = std::fs::read_dir(dir).map_err(|source| InputError::Io {
         path: dir.to_path_buf(),
         source,
@@ -233,7 +266,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
         })?;
         let path = entry.path();
         if path.is_dir() {
-            walk(&path, out)?;
+            walk(&path, out, seen)?;
         } else if kind_of(&path).is_some() {
             out.push(path);
         }

@@ -63,7 +63,7 @@ fn ingest_search_json_stats_and_delete() {
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
     let first = &json["results"][0];
-    assert_eq!(first["doc_id"], "deploy.md");
+    assert_eq!(first["doc_id"], "docs/deploy.md");
     assert_eq!(
         first["section_path"],
         serde_json::json!(["Deploys", "Rolling back"])
@@ -71,7 +71,7 @@ fn ingest_search_json_stats_and_delete() {
     assert!(first["parent_id"]
         .as_str()
         .expect("parent_id")
-        .starts_with("deploy.md#p"));
+        .starts_with("docs/deploy.md#p"));
     assert!(first["children"][0]["start"].as_u64().is_some());
     assert!(json["index"].is_string() && json["version"].is_u64());
 
@@ -84,10 +84,10 @@ fn ingest_search_json_stats_and_delete() {
 
     let out = folio(&["stats", store]);
     assert!(stdout(&out).contains("3 documents"), "{}", stdout(&out));
-    assert!(folio(&["delete", store, "deploy.md"]).status.success());
+    assert!(folio(&["delete", store, "docs/deploy.md"]).status.success());
     let out = folio(&["stats", store]);
     assert!(stdout(&out).contains("2 documents"), "{}", stdout(&out));
-    let out = folio(&["delete", store, "deploy.md"]);
+    let out = folio(&["delete", store, "docs/deploy.md"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("no document"), "{}", stderr(&out));
 }

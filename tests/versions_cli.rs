@@ -50,6 +50,10 @@ fn version_commands_end_to_end() {
     let s = store.to_str().expect("utf-8");
     ok(&["ingest", s, docs.to_str().expect("utf-8")]);
     write(&docs.join("lunch.txt"), "Lunch is served at one.");
+    write(
+        &docs.join("deploy.md"),
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to undo a bad deploy.\n",
+    );
     // Version 2 replaces both documents; the merge policy then rewrites the dead segment
     // as version 3.
     ok(&["ingest", s, docs.to_str().expect("utf-8")]);

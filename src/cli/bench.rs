@@ -34,6 +34,7 @@ pub(crate) struct AnnArgs {
     /// Use only the first N queries.
     #[arg(long)]
     queries: Option<usize>,
+    /// Neighbours per query (recall@k).
     #[arg(long, default_value_t = 10)]
     k: usize,
     /// Links per node (layer 0 keeps twice as many).
@@ -42,6 +43,7 @@ pub(crate) struct AnnArgs {
     /// Candidate list size while building the graph.
     #[arg(long, default_value_t = crate::index::DEFAULT_EF_CONSTRUCTION)]
     efc: u32,
+    /// Threads that build the graph.
     #[arg(long, default_value_t = 2)]
     build_threads: usize,
     /// Build the store here (a temporary file by default); it must not exist yet.
@@ -53,6 +55,7 @@ pub(crate) struct AnnArgs {
     /// Seconds per point before it stops early (once --min-queries ran).
     #[arg(long, default_value_t = 3.0)]
     time_budget: f64,
+    /// Queries every point runs before --time-budget may stop it.
     #[arg(long, default_value_t = 100)]
     min_queries: usize,
     /// Stop a filter's sweep once recall reaches this.

@@ -1,11 +1,11 @@
 //! `folio demo`: a store built from the sample corpus in `demo/` (compiled into the
 //! binary, so it runs anywhere with no downloads), searched as different principals.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{err, print_response};
+use super::{err, open_store, output::print_response};
 use crate::chunk::SourceFormat;
 use crate::document::Document;
 use crate::retrieve::SearchRequest;
@@ -76,12 +76,39 @@ fn corpus() -> Result<Vec<Document>, String> {
         .collect()
 }
 
+/// Whether the store at `path` holds the demo corpus and nothing else: the only kind of
+/// file the demo replaces.
+fn made_by_demo(path: &Path) -> bool {
+    let Ok(store) = open_store(path, Store::builder()) else {
+        return false;
+    };
+    let Ok(ids) = store.document_ids() else {
+        return false;
+    };
+    !ids.is_empty()
+        && ids.iter().all(|id| {
+            FILES.iter().any(|(name, _)| name == id)
+                && store
+                    .document(id)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|doc| doc.source_uri == format!("demo/{id}"))
+        })
+}
+
 pub(crate) fn run(store_path: Option<PathBuf>) -> Result<(), String> {
     let path = match store_path {
         Some(path) => path,
         None => std::env::temp_dir().join("folio-demo.folio"),
     };
-    if path.exists() {
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
+        if !made_by_demo(&path) {
+            return Err(format!(
+                "{} exists and was not made by `folio demo`; it is left as it is (pass \
+                 another --store path)",
+                path.display()
+            ));
+        }
         std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let store = Store::builder().create(true).open(&path).map_err(err)?;
@@ -105,11 +132,11 @@ pub(crate) fn run(store_path: Option<PathBuf>) -> Result<(), String> {
     let receipt = batch.commit().map_err(err)?;
     let stats = store.stats().map_err(err)?;
     println!(
-        "\ningested into {}: {} chunks, {} bytes, index version {:?}\n",
+        "\ningested into {}: {} chunks, {} bytes, {}\n",
         path.display(),
         receipt.children,
         stats.file_bytes,
-        receipt.versions
+        super::output::versions_line(&super::output::serving_versions(&store)?)
     );
     for (query, principals) in SEARCHES {
         let who = if principals.is_empty() {

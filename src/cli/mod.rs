@@ -3,6 +3,8 @@
 mod bench;
 mod demo;
 mod eval;
+mod ingest;
+mod output;
 mod progress;
 mod versions;
 
@@ -13,8 +15,9 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 use crate::embed::{Embedder, HashEmbedder};
-use crate::retrieve::{Expand, SearchRequest, SearchResponse};
+use crate::retrieve::{Expand, SearchRequest};
 use crate::store::{Access, OpenError, Store, StoreBuilder};
+use output::{escape, preview, print_json, print_response, print_unavailable};
 
 #[derive(Parser)]
 #[command(
@@ -31,13 +34,18 @@ struct Cli {
 enum Command {
     /// Build a store from the sample corpus and run a few searches as different principals.
     Demo {
-        /// Where to write the store (a temporary file by default).
+        /// Where to write the store (a temporary file by default); a file the demo did not
+        /// make is never overwritten.
         #[arg(long)]
         store: Option<PathBuf>,
     },
-    /// Add or replace documents (.md, .markdown, .txt files, directories, .jsonl); creates the store.
+    /// Add or replace documents (.md, .markdown, .txt, .html, .csv, .tsv files, directories,
+    /// .jsonl); creates the store. Reports what it added, replaced and left unchanged.
     Ingest {
+        /// The store file (created when missing or empty; its folder must exist).
         store: PathBuf,
+        /// Files and directories to read (directories recursively, each file once). A
+        /// file's id is its path relative to the store's folder (see the README).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Principals allowed to see these documents (comma-separated); public when absent.
@@ -47,18 +55,23 @@ enum Command {
         /// Documents per atomic commit.
         #[arg(long, default_value_t = 1000)]
         batch: usize,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Search: the best reading units for QUERY that the principals may see.
     Search {
+        /// The store file.
         store: PathBuf,
+        /// What to look for, in words.
         query: String,
         /// Search as this principal (repeatable). Without any, only public documents are seen.
         #[arg(long = "as", value_name = "PRINCIPAL")]
         principals: Vec<String>,
-        /// Reading units to return.
+        /// Reading units to return (at most as many as are visible).
         #[arg(long, default_value_t = crate::retrieve::DEFAULT_K)]
         k: usize,
-        /// Children to gather before grouping (default max(4k, 20)).
+        /// Children to gather before grouping (default max(4k, 20); at most the visible ones).
         #[arg(long)]
         children: Option<usize>,
         /// Token budget for the returned texts.
@@ -88,22 +101,39 @@ enum Command {
     Versions(versions::VersionsCommand),
     /// Show what a store holds.
     Stats {
+        /// The store file.
         store: PathBuf,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Delete documents and their chunks.
     Delete {
+        /// The store file.
         store: PathBuf,
+        /// The documents to delete; all in one commit, none if one is unknown.
         #[arg(required = true)]
         doc_ids: Vec<String>,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
-    /// Change who may see a document (no re-chunking); no principals = public.
+    /// Change who may see a document (no re-chunking): `folio acl STORE DOC P,Q`, or
+    /// `--public` for everyone.
     Acl {
+        /// The store file.
         store: PathBuf,
+        /// The document whose access changes.
         doc_id: String,
+        /// The principals who may see it from now on (comma-separated).
         #[arg(value_delimiter = ',')]
         principals: Vec<String>,
+        /// Make the document visible to everyone.
+        #[arg(long, conflicts_with = "principals")]
+        public: bool,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure chunking strategies on questions with gold evidence spans.
     Eval(eval::EvalArgs),
@@ -114,10 +144,14 @@ enum Command {
     Replay(eval::ReplayArgs),
     /// Show the child chunks of a document.
     Chunks {
+        /// The store file.
         store: PathBuf,
+        /// The document.
         doc_id: String,
+        /// The index whose chunks to show.
         #[arg(long, default_value = crate::store::DEFAULT_INDEX)]
         index: String,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
@@ -150,7 +184,9 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            // Errors quote ids and paths: escaped like the rest of the output, line by line.
+            let lines: Vec<String> = message.lines().map(escape).collect();
+            eprintln!("error: {}", lines.join("\n"));
             ExitCode::FAILURE
         }
     }
@@ -193,7 +229,8 @@ fn run(command: Command) -> CliResult {
             paths,
             acl,
             batch,
-        } => ingest(store, &paths, &acl, batch),
+            json,
+        } => ingest::run(store, &paths, &acl, batch, json),
         Command::Search {
             store,
             query,
@@ -223,20 +260,18 @@ fn run(command: Command) -> CliResult {
             }
             let response = store.search(&request).map_err(err)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&response).map_err(err)?);
-            } else {
-                print_response(&response);
-                if let Some(id) = response.request_id {
-                    println!("logged as request {id}");
-                }
+                return print_json(&response);
+            }
+            print_response(&response);
+            if let Some(id) = response.request_id {
+                println!("logged as request {id}");
             }
             Ok(())
         }
         Command::Stats { store, json } => {
             let stats = open_store(&store, Store::builder())?.stats().map_err(err)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&stats).map_err(err)?);
-                return Ok(());
+                return print_json(&stats);
             }
             println!(
                 "{}: format {}, {} bytes, {} documents",
@@ -246,30 +281,48 @@ fn run(command: Command) -> CliResult {
                 stats.documents
             );
             for index in stats.indexes {
+                let principals = if index.principals.is_empty() {
+                    "(public only)".to_string()
+                } else {
+                    escape(&index.principals.join(", "))
+                };
                 println!(
-                    "  index {}@{}: {} live chunks in {} segments ({} with a graph); embedder {}; principals: {}",
+                    "  index {}@{}: {} live chunks in {} segments ({} with a graph); \
+                     embedder {}; principals: {principals}",
                     index.name,
                     index.version,
                     index.live_children,
                     index.segments,
                     index.graph_segments,
                     index.embedder,
-                    if index.principals.is_empty() { "(public only)".to_string() } else { index.principals.join(", ") }
                 );
             }
             print_unavailable(&stats.unavailable);
             Ok(())
         }
-        Command::Delete { store, doc_ids } => {
+        Command::Delete {
+            store,
+            doc_ids,
+            json,
+        } => {
             let store = open_store(&store, Store::builder())?;
             let mut batch = store.batch();
             for id in &doc_ids {
                 batch.delete(id);
             }
             let receipt = batch.commit().map_err(err)?;
+            let done = Changed {
+                doc_ids,
+                principals: None,
+                versions: output::serving_versions(&store)?,
+            };
+            if json {
+                return print_json(&done);
+            }
             println!(
-                "deleted {} documents; versions {:?}",
-                receipt.deleted, receipt.versions
+                "deleted {} documents; {}",
+                receipt.deleted,
+                output::versions_line(&done.versions)
             );
             Ok(())
         }
@@ -277,17 +330,37 @@ fn run(command: Command) -> CliResult {
             store,
             doc_id,
             principals,
+            public,
+            json,
         } => {
+            // `--public` and a list are exclusive (clap); an empty list is never public.
+            if !public && principals.iter().all(|p| p.trim().is_empty()) {
+                return Err(format!(
+                    "no principals given for `{}`: name them, or pass --public",
+                    escape(&doc_id)
+                ));
+            }
             let store = open_store(&store, Store::builder())?;
             store
                 .set_acl(&doc_id, principals.iter().cloned())
                 .map_err(err)?;
-            let who = if principals.is_empty() {
-                "everyone (public)".to_string()
-            } else {
-                principals.join(", ")
+            let done = Changed {
+                doc_ids: vec![doc_id],
+                principals: Some(principals),
+                versions: output::serving_versions(&store)?,
             };
-            println!("{doc_id} is now visible to {who}");
+            if json {
+                return print_json(&done);
+            }
+            let who = match done.principals.as_deref() {
+                Some([]) | None => "everyone (public)".to_string(),
+                Some(p) => escape(&p.join(", ")),
+            };
+            println!(
+                "{} is now visible to {who}; {}",
+                escape(&done.doc_ids[0]),
+                output::versions_line(&done.versions)
+            );
             Ok(())
         }
         Command::Chunks {
@@ -299,119 +372,139 @@ fn run(command: Command) -> CliResult {
             let store = open_store(&store, Store::builder())?;
             let chunks = store.chunks(&index, &doc_id).map_err(err)?;
             if chunks.is_empty() {
-                return Err(format!("no document `{doc_id}` in index `{index}`"));
+                return Err(format!(
+                    "no document `{}` in index `{index}`",
+                    escape(&doc_id)
+                ));
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&chunks).map_err(err)?);
-            } else {
-                for c in chunks {
-                    let flag = if c.oversized { " [oversized]" } else { "" };
-                    println!(
-                        "{} [{}..{}] {}{flag}\n  {}",
-                        c.chunk_id,
-                        c.start,
-                        c.end,
-                        c.section_path.join(" > "),
-                        preview(&c.text, 160)
-                    );
-                }
+                return print_json(&chunks);
+            }
+            for c in chunks {
+                let flag = if c.oversized { " [oversized]" } else { "" };
+                println!(
+                    "{} [{}..{}] {}{flag}\n  {}",
+                    escape(&c.chunk_id),
+                    c.start,
+                    c.end,
+                    escape(&c.section_path.join(" > ")),
+                    preview(&c.text, 160)
+                );
             }
             Ok(())
         }
     }
 }
 
-fn ingest(path: PathBuf, paths: &[PathBuf], acl: &[String], batch_size: usize) -> CliResult {
-    let mut docs = crate::input::read_paths(paths).map_err(err)?;
-    if docs.is_empty() {
-        return Err("no documents found (expected .md, .markdown, .txt or .jsonl)".into());
-    }
-    if !acl.is_empty() {
-        for doc in &mut docs {
-            doc.acl = acl.to_vec();
+/// What `delete` and `acl` did, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct Changed {
+    doc_ids: Vec<String>,
+    /// The new ACL (`acl` only); empty = public.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    principals: Option<Vec<String>>,
+    /// The version each index now serves.
+    versions: std::collections::BTreeMap<String, u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every command under `cmd` (`folio index create`, ...) with its arguments.
+    fn commands(cmd: &clap::Command, path: &str, out: &mut Vec<(String, bool, Vec<clap::Arg>)>) {
+        let leaf = cmd.get_subcommands().next().is_none();
+        out.push((
+            path.to_string(),
+            leaf,
+            cmd.get_arguments().cloned().collect(),
+        ));
+        for sub in cmd.get_subcommands() {
+            commands(sub, &format!("{path} {}", sub.get_name()), out);
         }
     }
-    let store = open_store(&path, Store::builder().create(true))?;
-    let bar = progress::Bar::new();
-    let total = docs.len();
-    let mut chunks = 0;
-    let mut versions = Default::default();
-    let mut docs = docs.into_iter().peekable();
-    while docs.peek().is_some() {
-        let mut batch = store.batch();
-        for doc in docs.by_ref().take(batch_size.max(1)) {
-            batch.upsert(doc);
+
+    fn all_commands() -> Vec<(String, bool, Vec<clap::Arg>)> {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut out = Vec::new();
+        commands(&cli, "folio", &mut out);
+        out
+    }
+
+    #[test]
+    fn every_argument_has_help() {
+        let mut missing = Vec::new();
+        for (path, _, args) in all_commands() {
+            for arg in args {
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path}: {}", arg.get_id()));
+                }
+            }
         }
-        let receipt = batch.commit_with(&bar).map_err(err)?;
-        chunks += receipt.children;
-        versions = receipt.versions;
-    }
-    bar.finish();
-    println!(
-        "ingested {total} documents ({chunks} chunks) into {}; versions {versions:?}",
-        path.display()
-    );
-    Ok(())
-}
-
-/// Indexes the store could not load, and what to do about them.
-fn print_unavailable(unavailable: &[crate::store::UnavailableIndex]) {
-    for bad in unavailable {
-        println!(
-            "  index {}: could not be loaded ({}); `folio index drop` removes it",
-            bad.name, bad.reason
+        assert!(
+            missing.is_empty(),
+            "arguments without help text: {missing:?}"
         );
     }
-}
 
-fn preview(text: &str, max_chars: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &flat[..i]),
-        None => flat,
-    }
-}
-
-pub(crate) fn print_response(response: &SearchResponse) {
-    let paths: Vec<String> = response
-        .stats
-        .paths
-        .iter()
-        .map(|p| format!("{p:?}").to_lowercase())
-        .collect();
-    println!(
-        "{}@{}: {} results of {} visible chunks ({}; {} distances; {:.2} ms)",
-        response.index,
-        response.version,
-        response.results.len(),
-        response.stats.visible,
-        if paths.is_empty() {
-            "nothing visible".to_string()
-        } else {
-            paths.join("+")
-        },
-        response.stats.distances,
-        response.stats.micros as f64 / 1000.0
-    );
-    if response.stats.duplicates_dropped > 0 {
-        println!(
-            "({} near-duplicate units left out; --no-dedup keeps them)",
-            response.stats.duplicates_dropped
+    /// The README's command list (the `## Command line` section) names every command, and
+    /// each command's lines (with their indented continuation lines) name every option.
+    #[test]
+    fn readme_lists_every_command_and_option() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("\n## Command line")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default();
+        let mut lines: Vec<String> = Vec::new();
+        for line in section.lines() {
+            if line.starts_with("folio ") {
+                lines.push(line.to_string());
+            } else if line.starts_with("  ") && !lines.is_empty() {
+                if let Some(last) = lines.last_mut() {
+                    last.push_str(line);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        for (path, leaf, args) in all_commands() {
+            if !leaf || path.split(' ').any(|word| word == "help") {
+                continue;
+            }
+            let words: Vec<&str> = path.split(' ').collect();
+            let line: String = lines
+                .iter()
+                .filter(|line| {
+                    let given: Vec<&str> = line.split_whitespace().take(words.len()).collect();
+                    given == words
+                })
+                .map(|line| format!("{line} "))
+                .collect();
+            if line.is_empty() {
+                missing.push(path);
+                continue;
+            }
+            for arg in args {
+                let Some(long) = arg.get_long() else { continue };
+                if long == "help" || long == "version" {
+                    continue;
+                }
+                let flag = format!("--{long}");
+                let named = line
+                    .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .any(|word| word == flag);
+                if !named {
+                    missing.push(format!("{path} {flag}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not in the README's command list: {missing:?}"
         );
-    }
-    for (i, hit) in response.results.iter().enumerate() {
-        let section = if hit.section_path.is_empty() {
-            String::new()
-        } else {
-            format!(" › {}", hit.section_path.join(" › "))
-        };
-        println!(
-            "{:>2}. {:.3}  {}{section}  [{}]",
-            i + 1,
-            hit.score,
-            hit.doc_id,
-            hit.parent_id
-        );
-        println!("    {}", preview(&hit.text, 220));
     }
 }

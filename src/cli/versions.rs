@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
+use super::output::print_json;
 use super::{err, progress, CliResult};
 use crate::chunk::{ChildStrategy, ChunkSpec};
 use crate::embed::{default_embedder, Embedder};
@@ -22,62 +23,96 @@ pub(crate) enum VersionsCommand {
     Index(IndexCommand),
     /// List the retained versions of an index, with their tags and aliases.
     Versions {
+        /// The store file.
         store: PathBuf,
+        /// The index.
         index: String,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Name a version: `folio tag STORE INDEX@VERSION TAG` (`--remove`: `INDEX TAG`).
     Tag {
+        /// The store file.
         store: PathBuf,
+        /// INDEX@VERSION to name (with `--remove`: the INDEX).
         target: String,
+        /// The tag.
         tag: String,
+        /// Remove the tag instead.
         #[arg(long)]
         remove: bool,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Set, list or remove aliases (names that route queries to index versions).
     #[command(subcommand)]
     Alias(AliasCommand),
     /// Serve VERSION: an alias sends all its traffic there; an index name is pinned to it.
     Rollback {
+        /// The store file.
         store: PathBuf,
         /// An alias or an index.
         target: String,
+        /// The version to serve.
         #[arg(required_unless_present = "unpin")]
         version: Option<u64>,
         /// Make the index name serve its newest version again.
         #[arg(long, conflicts_with = "version")]
         unpin: bool,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Show which version of ALIAS a route key (tenant, user, query) goes to.
     Route {
+        /// The store file.
         store: PathBuf,
+        /// The alias.
         alias: String,
+        /// The route key (what `search --route-key` would pass).
         key: String,
+        /// Print the route as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Delete old versions (tagged, aliased and pinned ones stay) and all only they used.
     Gc {
+        /// The store file.
         store: PathBuf,
         /// Newest versions kept per index.
         #[arg(long, default_value_t = 5)]
         keep: usize,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check the store; the exit code is 0 only when it is consistent.
     Check {
+        /// The store file.
         store: PathBuf,
+        /// Print the report as one JSON document (the exit code still tells).
         #[arg(long)]
         json: bool,
     },
     /// Merge an index's segments into one with only its live chunks (every index by default).
     Compact {
+        /// The store file.
         store: PathBuf,
+        /// The index to merge (every index when absent).
         #[arg(long)]
         index: Option<String>,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Give the file back its free space (redb's compaction: pages move down, the free
     /// tail is cut off); no other process may have the store open. Crash safe.
     CompactFile {
+        /// The store file.
         store: PathBuf,
+        /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -90,7 +125,9 @@ pub(crate) enum VersionsCommand {
 pub(crate) enum IndexCommand {
     /// Build a new index over every stored document.
     Create {
+        /// The store file.
         store: PathBuf,
+        /// The new index's name.
         name: String,
         /// How to cut documents, as `folio eval --strategy` takes it (e.g. `structure:500`,
         /// `parent-child:section/300`); the store's default spec when absent.
@@ -114,51 +151,89 @@ pub(crate) enum IndexCommand {
         /// Segments with fewer chunks get no graph (exact search is faster there).
         #[arg(long, default_value_t = GraphParams::default().min_graph_size)]
         min_graph_size: u32,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the indexes.
     List {
+        /// The store file.
         store: PathBuf,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Delete an index (not `default`; not while an alias routes to it).
-    Drop { store: PathBuf, name: String },
+    Drop {
+        /// The store file.
+        store: PathBuf,
+        /// The index to delete.
+        name: String,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
 pub(crate) enum AliasCommand {
     /// Point ALIAS at INDEX@VERSION, or split it: `default@3:90,default@4:10`.
     Set {
+        /// The store file.
         store: PathBuf,
+        /// The alias (not the name of an index).
         alias: String,
+        /// INDEX@VERSION, or INDEX@VERSION:WEIGHT,... for a split.
         routes: String,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the aliases and their routes.
     List {
+        /// The store file.
         store: PathBuf,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Delete an alias.
-    Remove { store: PathBuf, alias: String },
+    Remove {
+        /// The store file.
+        store: PathBuf,
+        /// The alias.
+        alias: String,
+        /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
 pub(crate) enum LogCommand {
     /// Write the request log as JSON Lines (to stdout by default).
     Export {
+        /// The store file.
         store: PathBuf,
+        /// The file to write (stdout when absent).
         #[arg(long)]
         out: Option<PathBuf>,
     },
     /// Rate a logged search: up or down, with an optional note.
     Feedback {
+        /// The store file.
         store: PathBuf,
+        /// The request id a `search --log` printed.
         request_id: u64,
+        /// `up` or `down`.
         #[arg(value_parser = parse_rating)]
         rating: Rating,
+        /// A note kept with the rating.
         #[arg(long)]
         note: Option<String>,
+        /// Print what was recorded as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -180,16 +255,27 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             target,
             tag,
             remove,
+            json,
         } => {
             let store = open(&store)?;
-            if remove {
+            let (index, version) = if remove {
                 let version = store.remove_tag(&target, &tag).map_err(err)?;
-                println!("removed tag {tag} (was {target}@{version})");
-                return Ok(());
+                (target, version)
+            } else {
+                let (index, version) = index_at(&target)?;
+                store.tag(&index, version, &tag).map_err(err)?;
+                (index, version)
+            };
+            if json {
+                return print_json(&serde_json::json!({
+                    "index": index, "version": version, "tag": tag, "removed": remove,
+                }));
             }
-            let (index, version) = index_at(&target)?;
-            store.tag(&index, version, &tag).map_err(err)?;
-            println!("{index}@{version} is tagged {tag}");
+            if remove {
+                println!("removed tag {tag} (was {index}@{version})");
+            } else {
+                println!("{index}@{version} is tagged {tag}");
+            }
             Ok(())
         }
         VersionsCommand::Alias(command) => alias(command),
@@ -198,11 +284,15 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             target,
             version,
             unpin,
+            json,
         } => {
             let store = open(&store)?;
             match version {
                 Some(version) if !unpin => {
                     let done = store.rollback(&target, version).map_err(err)?;
+                    if json {
+                        return print_json(&done);
+                    }
                     if done.alias {
                         println!(
                             "alias {} now serves {}@{}",
@@ -216,27 +306,52 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                         );
                     }
                 }
-                _ => match store.unpin(&target).map_err(err)? {
-                    Some(v) => println!("{target} serves its newest version again (was {v})"),
-                    None => println!("{target} was not pinned"),
-                },
+                _ => {
+                    let was = store.unpin(&target).map_err(err)?;
+                    if json {
+                        let serving = super::output::serving_versions(&store)?;
+                        return print_json(&serde_json::json!({
+                            "index": target, "was_pinned_to": was, "version": serving.get(&target),
+                        }));
+                    }
+                    match was {
+                        Some(v) => println!("{target} serves its newest version again (was {v})"),
+                        None => println!("{target} was not pinned"),
+                    }
+                }
             }
             Ok(())
         }
-        VersionsCommand::Route { store, alias, key } => {
+        VersionsCommand::Route {
+            store,
+            alias,
+            key,
+            json,
+        } => {
             let route = open(&store)?.route(&alias, &key).map_err(err)?;
+            if json {
+                return print_json(&route);
+            }
             println!(
-                "{alias} routes `{key}` to {}@{} (weight {})",
-                route.index, route.version, route.weight
+                "{alias} routes `{}` to {}@{} (weight {})",
+                super::output::escape(&key),
+                route.index,
+                route.version,
+                route.weight
             );
             Ok(())
         }
-        VersionsCommand::Gc { store, keep } => {
+        VersionsCommand::Gc { store, keep, json } => {
             let path = store;
             let store = open(&path)?;
             let before = file_size(&path);
             let report = store.gc(keep).map_err(err)?;
             drop(store);
+            if json {
+                return print_json(&serde_json::json!({
+                    "deleted": report, "file_bytes_before": before, "file_bytes_after": file_size(&path),
+                }));
+            }
             println!(
                 "deleted {} versions, {} segments, {} chunks, {} parents, {} revisions, {} bitmap entries; \
                  file {} -> {} bytes (freed pages are reused)",
@@ -258,7 +373,13 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             let mut store = open(&store)?;
             let report = store.check_integrity().map_err(err)?;
             if json {
+                // One JSON document on stdout; the exit code says whether it is consistent.
                 print_json(&report)?;
+                return if report.is_consistent() {
+                    Ok(())
+                } else {
+                    Err("the store is inconsistent".into())
+                };
             } else {
                 println!(
                     "{} documents, {} indexes, {} versions, {} segments, {} live chunks checked",
@@ -282,23 +403,32 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                 ))
             }
         }
-        VersionsCommand::Compact { store, index } => {
+        VersionsCommand::Compact { store, index, json } => {
             let store = open(&store)?;
             let names = match index {
                 Some(name) => vec![name],
                 None => store.index_names(),
             };
+            let mut merged = std::collections::BTreeMap::new();
             for name in names {
                 let bar = progress::Bar::new();
                 let done = store.compact_with(&name, &bar).map_err(err)?;
                 bar.finish();
-                match done {
-                    Some(c) => println!(
-                        "{name}: merged {} segments into version {} ({} chunks kept, {} dead dropped)",
-                        c.segments_merged, c.version, c.rows_kept, c.rows_dropped
-                    ),
-                    None => println!("{name}: nothing to merge"),
+                if !json {
+                    match &done {
+                        Some(c) => println!(
+                            "{name}: merged {} segments into version {} ({} chunks kept, {} dead dropped)",
+                            c.segments_merged, c.version, c.rows_kept, c.rows_dropped
+                        ),
+                        None => println!("{name}: nothing to merge"),
+                    }
                 }
+                merged.insert(name, done);
+            }
+            if json {
+                return print_json(&serde_json::json!({
+                    "merged": merged, "versions": super::output::serving_versions(&store)?,
+                }));
             }
             Ok(())
         }
@@ -338,6 +468,7 @@ fn index(command: IndexCommand) -> CliResult {
             m,
             ef_construction,
             min_graph_size,
+            json,
         } => {
             let store = open(&store)?;
             let spec = match chunking {
@@ -385,6 +516,9 @@ fn index(command: IndexCommand) -> CliResult {
             let bar = progress::Bar::new();
             let version = store.create_index_with(&name, config, &bar).map_err(err)?;
             bar.finish();
+            if json {
+                return print_json(&serde_json::json!({ "created": name, "version": version }));
+            }
             println!("created index {name} at version {version}");
             Ok(())
         }
@@ -412,11 +546,14 @@ fn index(command: IndexCommand) -> CliResult {
                     i.graph.min_graph_size
                 );
             }
-            super::print_unavailable(&store.unavailable_indexes());
+            super::output::print_unavailable(&store.unavailable_indexes());
             Ok(())
         }
-        IndexCommand::Drop { store, name } => {
+        IndexCommand::Drop { store, name, json } => {
             open(&store)?.drop_index(&name).map_err(err)?;
+            if json {
+                return print_json(&serde_json::json!({ "dropped": name }));
+            }
             println!("dropped index {name} (run `folio gc` to free revisions only it used)");
             Ok(())
         }
@@ -429,9 +566,13 @@ fn alias(command: AliasCommand) -> CliResult {
             store,
             alias,
             routes,
+            json,
         } => {
             let routes = parse_routes(&routes)?;
             open(&store)?.set_alias(&alias, &routes).map_err(err)?;
+            if json {
+                return print_json(&serde_json::json!({ "alias": alias, "routes": routes }));
+            }
             println!("{alias} = {}", show_routes(&routes));
             Ok(())
         }
@@ -445,8 +586,11 @@ fn alias(command: AliasCommand) -> CliResult {
             }
             Ok(())
         }
-        AliasCommand::Remove { store, alias } => {
+        AliasCommand::Remove { store, alias, json } => {
             open(&store)?.remove_alias(&alias).map_err(err)?;
+            if json {
+                return print_json(&serde_json::json!({ "removed": alias }));
+            }
             println!("removed alias {alias}");
             Ok(())
         }
@@ -479,10 +623,16 @@ fn log(command: LogCommand) -> CliResult {
             request_id,
             rating,
             note,
+            json,
         } => {
             open(&store)?
-                .feedback(request_id, Some(rating), note)
+                .feedback(request_id, Some(rating), note.clone())
                 .map_err(err)?;
+            if json {
+                return print_json(&serde_json::json!({
+                    "request_id": request_id, "rating": rating, "note": note,
+                }));
+            }
             println!("feedback recorded on request {request_id}");
             Ok(())
         }
@@ -495,11 +645,6 @@ fn open(path: &Path) -> Result<Store, String> {
 
 fn file_size(path: &PathBuf) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
-}
-
-fn print_json<T: serde::Serialize>(value: &T) -> CliResult {
-    println!("{}", serde_json::to_string_pretty(value).map_err(err)?);
-    Ok(())
 }
 
 /// `INDEX@VERSION`.

@@ -34,6 +34,9 @@ pub enum OpenError {
     /// There is no file at the path, and the options did not ask to create one.
     #[error("no store at {0} (create one with `folio ingest`)")]
     NotFound(PathBuf),
+    /// A new store was asked for in a folder that does not exist (it is not created).
+    #[error("cannot create {path}: the folder {folder} does not exist")]
+    MissingFolder { path: PathBuf, folder: PathBuf },
     /// The file is not a redb file, or a redb file without folio's tables.
     #[error("{path} is not a folio store: {reason}")]
     NotAStore { path: PathBuf, reason: String },

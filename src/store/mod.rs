@@ -151,12 +151,21 @@ impl Store {
     /// Opens (or, with `options.create`, creates) the store at `path`.
     fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
-        let exists = path.exists();
+        // A zero-byte file (from `touch` or `mktemp`) holds nothing: it becomes a new store.
+        let exists = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
         if !exists && !options.create {
             return Err(OpenError::NotFound(path));
         }
         if !exists {
             options.validate()?;
+            if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+                if !folder.is_dir() {
+                    return Err(OpenError::MissingFolder {
+                        folder: folder.to_path_buf(),
+                        path,
+                    });
+                }
+            }
         }
         // A file damaged outside redb can make a trusting open panic; the integrity check
         // (every page checksum, about one sequential read of the file) reports it instead.

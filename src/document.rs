@@ -9,21 +9,29 @@ use crate::chunk::SourceFormat;
 /// A source document. Its chunks inherit its ACL; a document with an empty ACL is public.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
+    /// The application's id for the document, unique in the store; an upsert of the same id replaces it.
     pub doc_id: String,
+    /// Its title (returned with hits).
     #[serde(default)]
     pub title: String,
+    /// Where it came from (returned with hits).
     #[serde(default)]
     pub source_uri: String,
+    /// How its text is read into chunks.
     #[serde(default = "default_format")]
     pub format: SourceFormat,
+    /// The source text.
     pub text: String,
     /// Principals (users or groups) allowed to see the document; empty = public.
     #[serde(default)]
     pub acl: Vec<String>,
+    /// When it was published, as the application writes it.
     #[serde(default)]
     pub published_at: Option<String>,
+    /// When it was last updated, as the application writes it.
     #[serde(default)]
     pub updated_at: Option<String>,
+    /// The application's own fields, kept with the document.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
 }

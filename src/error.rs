@@ -24,19 +24,33 @@ pub enum Error {
     NotFound(PathBuf),
     /// [`OpenError::MissingFolder`].
     #[error("cannot create {path}: the folder {folder} does not exist")]
-    MissingFolder { path: PathBuf, folder: PathBuf },
+    MissingFolder {
+        /// The store's path.
+        path: PathBuf,
+        /// The folder that does not exist.
+        folder: PathBuf,
+    },
     /// [`OpenError::NotAStore`].
     #[error("{path} is not a folio store: {reason}")]
-    NotAStore { path: PathBuf, reason: String },
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// [`OpenError::UnsupportedFormat`].
     #[error(
         "{path} has store format version {found}; this folio reads versions {oldest} to {supported} \
          (a newer folio wrote it, or it is damaged)"
     )]
     UnsupportedFormat {
+        /// The file.
         path: PathBuf,
+        /// What was found.
         found: u32,
+        /// The oldest format version this build reads.
         oldest: u32,
+        /// The format version this build writes.
         supported: u32,
     },
     /// [`OpenError::Upgrade`].
@@ -45,9 +59,13 @@ pub enum Error {
          holds a whole store of one of the two; opening it again retries): {source}"
     )]
     Upgrade {
+        /// The file.
         path: PathBuf,
+        /// The format version the file had.
         from: u32,
+        /// The format version being written.
         to: u32,
+        /// What failed.
         source: StorageError,
     },
     /// [`OpenError::Locked`].
@@ -58,54 +76,101 @@ pub enum Error {
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
     )]
     EmbedderMismatch {
+        /// The index.
         index: String,
+        /// The embedder the index was built with.
         stored: Box<EmbedderIdentity>,
+        /// The embedder given now.
         given: Box<EmbedderIdentity>,
     },
     /// [`IndexError::UnknownIndex`], [`ReadError::UnknownIndex`].
     #[error("no index `{name}`")]
-    UnknownIndex { name: String },
+    UnknownIndex {
+        /// The name.
+        name: String,
+    },
     /// [`IndexError::UnknownVersion`], [`ReadError::UnknownVersion`].
     #[error("index `{index}` has no retained version {version}")]
-    UnknownVersion { index: String, version: u64 },
+    UnknownVersion {
+        /// The index.
+        index: String,
+        /// The version.
+        version: u64,
+    },
     /// [`IndexError::UnknownTag`], [`ReadError::UnknownTag`].
     #[error("index `{index}` has no tag `{tag}`")]
-    UnknownTag { index: String, tag: String },
+    UnknownTag {
+        /// The index.
+        index: String,
+        /// The tag.
+        tag: String,
+    },
     /// [`IndexError::UnknownAlias`], [`ReadError::UnknownAlias`].
     #[error("no alias `{name}`")]
-    UnknownAlias { name: String },
+    UnknownAlias {
+        /// The name.
+        name: String,
+    },
     /// [`IndexError::UnknownTarget`], [`ReadError::UnknownTarget`].
     #[error("no index or alias `{name}`")]
-    UnknownTarget { name: String },
+    UnknownTarget {
+        /// The name.
+        name: String,
+    },
     /// [`WriteError::UnknownDocument`].
     #[error("no document `{doc_id}`")]
-    UnknownDocument { doc_id: String },
+    UnknownDocument {
+        /// The document.
+        doc_id: String,
+    },
     /// [`WriteError::UnknownRequest`].
     #[error("no logged request {id}")]
-    UnknownRequest { id: u64 },
+    UnknownRequest {
+        /// The request id.
+        id: u64,
+    },
     /// [`IndexError::IndexExists`].
     #[error("index `{name}` already exists")]
-    IndexExists { name: String },
+    IndexExists {
+        /// The name.
+        name: String,
+    },
     /// [`IndexError::TagExists`].
     #[error("tag `{tag}` of index `{index}` already names version {version}")]
     TagExists {
+        /// The index.
         index: String,
+        /// The tag.
         tag: String,
+        /// The version.
         version: u64,
     },
     /// [`IndexError::NameTaken`].
     #[error("`{name}` already names an {other}")]
-    NameTaken { name: String, other: NameKind },
+    NameTaken {
+        /// The name.
+        name: String,
+        /// What it names already.
+        other: NameKind,
+    },
     /// [`IndexError::InvalidName`].
     #[error("invalid name `{name}`: {kind} {rule}")]
     InvalidName {
+        /// The name.
         name: String,
+        /// What it would have named.
         kind: NameKind,
+        /// The rule it breaks.
         rule: NameRule,
     },
     /// [`IndexError::IndexInUse`].
     #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
-    IndexInUse { index: String, alias: String },
+    IndexInUse {
+        /// The index.
+        index: String,
+        /// The alias.
+        alias: String,
+    },
     /// [`IndexError::DefaultIndex`].
     #[error("the default index cannot be dropped (searches without an index use it)")]
     DefaultIndex,
@@ -114,33 +179,61 @@ pub enum Error {
         "index `{index}` has no embedder, and the store has {documents} documents it could not \
          embed: create it before ingesting, or register an embedder"
     )]
-    NeedsEmbedder { index: String, documents: usize },
+    NeedsEmbedder {
+        /// The index.
+        index: String,
+        /// The documents stored.
+        documents: usize,
+    },
     /// [`IndexError::DuplicateRoute`].
     #[error("alias `{alias}` names {index}@{version} twice")]
     DuplicateRoute {
+        /// The alias.
         alias: String,
+        /// The index.
         index: String,
+        /// The version.
         version: u64,
     },
     /// [`IndexError::SplitAlias`].
     #[error("alias `{alias}` routes to several indexes: set its routes instead")]
-    SplitAlias { alias: String },
+    SplitAlias {
+        /// The alias.
+        alias: String,
+    },
     /// [`IndexError::Exhausted`].
     #[error("index `{index}`: no {what} left")]
-    Exhausted { index: String, what: &'static str },
+    Exhausted {
+        /// The index.
+        index: String,
+        /// What is used up.
+        what: &'static str,
+    },
     /// [`WriteError::InvalidDocument`].
     #[error("document `{doc_id}` is invalid: {problem}")]
     InvalidDocument {
+        /// The document.
         doc_id: String,
+        /// What is wrong with it.
         problem: DocumentProblem,
     },
     /// [`WriteError::EmbedderNotRegistered`], [`IndexError::EmbedderNotRegistered`],
     /// [`ReadError::EmbedderNotRegistered`].
     #[error("index `{index}` embeds with `{embedder}`, which is not registered")]
-    EmbedderNotRegistered { index: String, embedder: String },
+    EmbedderNotRegistered {
+        /// The index.
+        index: String,
+        /// The embedder's name.
+        embedder: String,
+    },
     /// [`ReadError::DimensionMismatch`].
     #[error("the query vector has {found} dimensions, the index {expected}")]
-    DimensionMismatch { expected: usize, found: usize },
+    DimensionMismatch {
+        /// What was expected.
+        expected: usize,
+        /// What was found.
+        found: usize,
+    },
     /// [`ReadError::ZeroVector`].
     #[error("a zero query vector has no cosine")]
     ZeroVector,
@@ -149,10 +242,18 @@ pub enum Error {
     InvalidParameter(#[from] InvalidParameter),
     /// `IndexUnavailable` of [`WriteError`], [`IndexError`] and [`ReadError`].
     #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
-    IndexUnavailable { index: String, reason: String },
+    IndexUnavailable {
+        /// The index.
+        index: String,
+        /// Why.
+        reason: String,
+    },
     /// [`CompactFileError::InUse`].
     #[error("the store has {others} other open handle(s); drop them before compacting the file")]
-    StoreInUse { others: usize },
+    StoreInUse {
+        /// The other open handles.
+        others: usize,
+    },
     /// [`CompactFileError::TransactionInProgress`].
     #[error("a transaction is still in progress; finish it before compacting the file")]
     TransactionInProgress,
@@ -165,6 +266,7 @@ pub enum Error {
     /// `Embed` of [`WriteError`] and [`ReadError`].
     #[error("embedding failed: {0}")]
     Embed(#[from] EmbedError),
+    /// `Storage` of every family: the file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }

@@ -13,21 +13,36 @@ use crate::document::Document;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InputError {
+    /// A file or directory could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What failed.
         source: std::io::Error,
     },
+    /// A JSON Lines record is not a document.
     #[error("{path}:{line}: {reason}")]
     Json {
+        /// The file.
         path: PathBuf,
+        /// The line, from 1.
         line: usize,
+        /// What is wrong with it.
         reason: String,
     },
+    /// A text file is not UTF-8.
     #[error("{path}: not UTF-8 text")]
-    NotUtf8 { path: PathBuf },
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file of a type no reader takes.
     #[error("{path}: unsupported file type (expected .md, .markdown, .txt, .jsonl or .ndjson)")]
-    Unsupported { path: PathBuf },
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// What a JSON Lines record may hold. Dates and metadata values that are not strings are

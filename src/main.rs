@@ -1,3 +1,5 @@
+//! The `folio` command: see `folio --help`; the work is done in `folio::cli`.
+
 fn main() -> std::process::ExitCode {
     // Rust ignores SIGPIPE, so printing into a closed pipe (`folio search ... | head`)
     // would panic; a command-line tool should just stop, as `cat` does.

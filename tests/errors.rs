@@ -35,9 +35,12 @@ fn vectors_only(dimension: u32) -> IndexConfig {
 fn a_query_vector_of_the_wrong_dimension_names_both_dimensions() {
     let (_dir, store) = store();
     let dimension = store
-        .index("default")
+        .list_indexes()
+        .expect("indexes")
+        .into_iter()
+        .find(|i| i.name == "default")
         .expect("default")
-        .embedder()
+        .embedder
         .dimension as usize;
     let e = store
         .search(&SearchRequest::vector(vec![0.5; dimension + 3]))

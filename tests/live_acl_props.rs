@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use folio::retrieve::SearchRequest;
 use folio::store::{Access, Store};
 use proptest::prelude::*;
-use versions_support::{doc, route, small_options};
+use versions_support::{doc, head, route, small_options};
 
 const DOCS: usize = 6;
 const PRINCIPALS: &[&str] = &["a", "b", "c"];
@@ -228,7 +228,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 }
             }
             Op::Compact => {
-                let head = store.index("default").expect("default").head().version();
+                let head = head(&store, "default");
                 if let Some(done) = store.compact("default").expect("compact") {
                     let same = model.versions[&head].clone();
                     model.versions.insert(done.version, same);

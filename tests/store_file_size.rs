@@ -158,12 +158,11 @@ fn graph_options() -> StoreBuilder {
 /// The graphs of the head version's segments, in segment order.
 fn graphs(store: &Store) -> Vec<Option<Graph>> {
     store
-        .index("default")
-        .expect("default")
-        .head()
-        .segments()
+        .vectors("default")
+        .expect("vectors")
+        .segments
         .iter()
-        .map(|s| s.index().graph().cloned())
+        .map(|s| s.graph().cloned())
         .collect()
 }
 

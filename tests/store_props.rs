@@ -221,9 +221,12 @@ fn own_vectors_are_validated_and_nothing_is_written_on_refusal() {
     );
     let plan = store.plan("default", &doc).expect("plan");
     let dim = store
-        .index("default")
+        .list_indexes()
+        .expect("indexes")
+        .into_iter()
+        .find(|i| i.name == "default")
         .expect("default index")
-        .embedder()
+        .embedder
         .dimension as usize;
     let good: Vec<f32> = (0..plan.len() * dim)
         .map(|i| (i % 7) as f32 + 1.0)

@@ -350,8 +350,8 @@ fn compaction_renumbers_but_answers_the_same() {
         batch.commit().expect("round");
     }
     store.tag("default", 3, "old").expect("tag");
-    let head = store.index("default").expect("default").head();
-    assert_eq!(head.segments().len(), 6);
+    let head = store.vectors("default").expect("vectors");
+    assert_eq!(head.segments.len(), 6);
     let before = answer(&store, "default", "deploys budgets hotels item");
     let old = answer(&store, "default@old", "deploys budgets hotels item");
     let windows = |target: &str| {
@@ -372,9 +372,9 @@ fn compaction_renumbers_but_answers_the_same() {
     let done = store.compact("default").expect("compact").expect("merged");
     assert_eq!(done.segments_merged, 6);
     assert_eq!(done.rows_dropped, done.rows_kept * 5);
-    let head = store.index("default").expect("default").head();
-    assert_eq!(head.segments().len(), 1);
-    assert_eq!(head.version(), done.version);
+    let head = store.vectors("default").expect("vectors");
+    assert_eq!(head.segments.len(), 1);
+    assert_eq!(head.version, done.version);
     let after = answer(&store, "default", "deploys budgets hotels item");
     assert_eq!(after.1, before.1, "same units, same scores");
     assert_eq!(windows("default"), windows_before);
@@ -418,15 +418,7 @@ fn the_merge_policy_runs_after_commits() {
             .expect("upsert");
         assert_eq!(receipt.merge_error, None);
         merged += receipt.merged.len();
-        assert!(
-            store
-                .index("default")
-                .expect("default")
-                .head()
-                .segments()
-                .len()
-                <= 8
-        );
+        assert!(store.vectors("default").expect("vectors").segments.len() <= 8);
     }
     assert!(merged > 0);
 }

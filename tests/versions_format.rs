@@ -76,11 +76,8 @@ fn stored_format(path: &Path) -> u32 {
 
 /// The best unit for the stored vector of the first child of `target`'s first segment.
 fn self_match(store: &Store, target: &str) -> (String, f32) {
-    let reader = store.reader().expect("reader");
-    let (_, view) = reader.resolve(target).expect("resolve");
-    let segment = &view.segments()[0];
-    let vector = segment.index().rows()[..segment.index().dim()].to_vec();
-    drop(reader);
+    let segments = store.vectors(target).expect("vectors").segments;
+    let vector = segments[0].rows()[..segments[0].dim()].to_vec();
     let response = store
         .search(
             &SearchRequest::vector(vector)
@@ -132,14 +129,13 @@ fn answers(store: &Store) -> String {
         writeln!(out, "{entry:?}").unwrap();
     }
     for target in targets {
-        let queries: Vec<Vec<f32>> = {
-            let reader = store.reader().expect("reader");
-            let (_, view) = reader.resolve(&target).expect("resolve");
-            view.segments()
-                .iter()
-                .map(|s| s.index().rows()[..s.index().dim()].to_vec())
-                .collect()
-        };
+        let queries: Vec<Vec<f32>> = store
+            .vectors(&target)
+            .expect("vectors")
+            .segments
+            .iter()
+            .map(|s| s.rows()[..s.dim()].to_vec())
+            .collect();
         for (i, vector) in queries.into_iter().enumerate() {
             for access in [Access::Unrestricted, Access::Principals(vec!["eng".into()])] {
                 let mut request = SearchRequest::vector(vector.clone())

@@ -5,7 +5,7 @@
 mod versions_support;
 
 use folio::store::MergePolicy;
-use versions_support::{answer, doc, small_options, temp_store};
+use versions_support::{answer, doc, head, small_options, temp_store};
 
 const DOCS: usize = 150;
 const ROUNDS: usize = 120;
@@ -28,7 +28,7 @@ fn the_file_plateaus_and_retained_versions_answer_the_same() {
         batch.upsert(doc(&format!("doc{d}"), &text(d, 0)));
     }
     batch.commit().expect("initial");
-    let baseline = store.index("default").expect("default").head().version();
+    let baseline = head(&store, "default");
     store.tag("default", baseline, "baseline").expect("tag");
     let queries = [
         "deploys budgets",

@@ -6,6 +6,7 @@
 mod versions_support;
 
 use folio::embed::{Embedder, HashEmbedder};
+use folio::index::merge_top_k;
 use folio::store::{Access, GraphParams, MergePolicy, Store};
 use versions_support::{doc, temp_store};
 
@@ -62,10 +63,10 @@ fn run(policy: MergePolicy) -> Measure {
             batch.upsert(doc(&format!("d{d}"), &format!("{}.", words(&mut seed, 12))));
         }
         ingested += batch.commit().expect("update").children as u64;
-        let head = store.index("default").expect("default").head();
-        let rows: usize = head.segments().iter().map(|s| s.len()).sum();
-        max_segments = max_segments.max(head.segments().len());
-        max_dead = max_dead.max(1.0 - head.live().len() as f64 / rows as f64);
+        let head = store.vectors("default").expect("vectors");
+        let rows: usize = head.segments.iter().map(|s| s.len()).sum();
+        max_segments = max_segments.max(head.segments.len());
+        max_dead = max_dead.max(1.0 - head.live.len() as f64 / rows as f64);
     }
     let merged: u64 = store
         .versions("default")
@@ -92,19 +93,18 @@ fn run(policy: MergePolicy) -> Measure {
 /// Recall@10 of the head's children search against an exact scan of its live rows.
 fn recall(store: &Store, seed: &mut u64) -> f64 {
     let embedder = HashEmbedder::new(16).expect("embedder");
-    let head = store.index("default").expect("default").head();
-    let reader = store.reader().expect("reader");
-    let visible = reader
-        .visible(&head, &Access::Unrestricted)
+    let head = store.vectors("default").expect("vectors");
+    let visible = store
+        .visible("default", &Access::Unrestricted)
         .expect("visible");
     let (mut found, mut total) = (0usize, 0usize);
     for _ in 0..100 {
         let mut q = embedder.embed(&[&words(seed, 3)]).expect("embed");
         folio::index::distance::normalize(&mut q);
         let mut exact: Vec<(f32, u32)> = Vec::new();
-        for segment in head.segments() {
-            let dim = segment.index().dim();
-            for (row, v) in segment.index().rows().chunks_exact(dim).enumerate() {
+        for segment in &head.segments {
+            let dim = segment.dim();
+            for (row, v) in segment.rows().chunks_exact(dim).enumerate() {
                 let id = segment.base() + row as u32;
                 if visible.contains(id) {
                     exact.push((v.iter().zip(&q).map(|(a, b)| a * b).sum(), id));
@@ -113,13 +113,16 @@ fn recall(store: &Store, seed: &mut u64) -> f64 {
         }
         exact.sort_by(|a, b| b.0.total_cmp(&a.0));
         let cutoff = exact.get(9).map_or(f32::MIN, |e| e.0);
-        let got = head.search_children(&q, 10, Some(16), &visible);
-        total += 10;
-        found += got
-            .neighbors
+        // The head's children search: each segment with visible children, merged.
+        let lists: Vec<_> = head
+            .segments
             .iter()
-            .filter(|n| n.score >= cutoff - 1e-6)
-            .count();
+            .filter(|s| visible.range_cardinality(s.ids()) > 0)
+            .map(|s| s.search(&q, 10, Some(16), &visible).expect("search").0)
+            .collect();
+        let got = merge_top_k(lists, 10);
+        total += 10;
+        found += got.iter().filter(|n| n.score >= cutoff - 1e-6).count();
     }
     found as f64 / total as f64
 }

@@ -255,7 +255,7 @@ impl Run {
     fn follow(&mut self) {
         let indexes: Vec<(&'static str, u64)> = INDEXES
             .iter()
-            .filter_map(|name| Some((*name, self.store().index(name)?.head().version())))
+            .filter_map(|name| Some((*name, self.head_of(name)?)))
             .collect();
         self.model
             .versions
@@ -333,7 +333,7 @@ impl Run {
             }
             Op::Tag { index, version } => {
                 let name = INDEXES[index % 2];
-                if self.store().index(name).is_none() {
+                if !self.has_index(name) {
                     return;
                 }
                 let v = pick(&self.retained(name), *version);
@@ -380,7 +380,7 @@ impl Run {
             }
             Op::Compact { index } => {
                 let name = INDEXES[index % 2];
-                if self.store().index(name).is_some() {
+                if self.has_index(name) {
                     self.guarded(|s| s.compact(name).map(drop).map_err(|e| e.to_string()));
                 }
             }
@@ -388,7 +388,7 @@ impl Run {
                 self.guarded(|s| s.gc(*keep).map(drop).map_err(|e| e.to_string()));
             }
             Op::CreateIndex => {
-                if self.store().index("second").is_none() {
+                if !self.has_index("second") {
                     self.guarded(|s| {
                         let config = config_like_default(s, ChunkSpec::default());
                         s.create_index("second", config)
@@ -398,7 +398,7 @@ impl Run {
                 }
             }
             Op::DropIndex => {
-                if self.store().index("second").is_some() {
+                if self.has_index("second") {
                     self.guarded(|s| s.drop_index("second").map_err(|e| e.to_string()));
                 }
             }
@@ -415,14 +415,27 @@ impl Run {
     }
 
     fn head(&self, index: &str) -> u64 {
-        self.store().index(index).map_or(0, |s| s.head().version())
+        self.head_of(index).unwrap_or(0)
+    }
+
+    fn has_index(&self, index: &str) -> bool {
+        self.store().index_names().iter().any(|name| name == index)
+    }
+
+    /// The newest version of `index`, if it exists.
+    fn head_of(&self, index: &str) -> Option<u64> {
+        let indexes = self.store().list_indexes().expect("list indexes");
+        indexes
+            .into_iter()
+            .find(|i| i.name == index)
+            .map(|i| i.head)
     }
 
     fn search(&self, t: usize, caller: Option<u8>, k: usize, key: u8) {
         let store = self.store();
         let mut targets = vec!["default".to_string()];
         for name in INDEXES {
-            if store.index(name).is_none() {
+            if !self.has_index(name) {
                 continue;
             }
             targets.push(name.to_string());

@@ -16,13 +16,16 @@ use serde::{Deserialize, Serialize};
     bincode::Decode,
 )]
 pub struct Span {
+    /// Start, in bytes of the source text.
     pub start: usize,
+    /// End, exclusive.
     pub end: usize,
 }
 
 /// A parent piece: a section (or part of one, or a window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParentPiece {
+    /// Its byte span in the source text.
     pub span: Span,
     /// Heading texts from the top level down to this section (empty before the first heading).
     pub section_path: Vec<String>,
@@ -31,9 +34,11 @@ pub struct ParentPiece {
 /// A child piece: the unit that is embedded and searched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildPiece {
+    /// Its byte span in the source text.
     pub span: Span,
     /// Index into [`Chunked::parents`].
     pub parent: usize,
+    /// Heading texts from the top level down to its section.
     pub section_path: Vec<String>,
     /// A code block or table larger than the target that was kept whole.
     pub oversized: bool,
@@ -42,6 +47,7 @@ pub struct ChildPiece {
 /// The result of chunking one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Chunked {
+    /// In source order.
     pub parents: Vec<ParentPiece>,
     /// In source order; each child's `parent` indexes `parents`.
     pub children: Vec<ChildPiece>,

@@ -73,12 +73,20 @@ pub enum SizeUnit {
 pub enum ChildStrategy {
     /// Structure-aware: Markdown heading tree and blocks, then paragraph, sentence, word
     /// bounds. `target` and `overlap` are in characters.
-    Structure { target: usize, overlap: usize },
+    Structure {
+        /// The size a child is cut near, in characters.
+        target: usize,
+        /// Characters a child shares with the one before it.
+        overlap: usize,
+    },
     /// The baseline: windows of `size` units with `overlap` units shared, never inside a
     /// UTF-8 character (and, for tokens, never inside a token).
     Fixed {
+        /// Window size, in `unit`s.
         size: usize,
+        /// Units a window shares with the one before it.
         overlap: usize,
+        /// What `size` and `overlap` count.
         unit: SizeUnit,
     },
 }
@@ -99,9 +107,15 @@ pub enum ChildStrategy {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ParentStrategy {
     /// Sections of the heading tree, split into parents of at most `max` characters.
-    Section { max: usize },
+    Section {
+        /// The longest parent, in characters.
+        max: usize,
+    },
     /// Fixed windows of `size` characters (cut at the best bound near the size).
-    Fixed { size: usize },
+    Fixed {
+        /// Window size, in characters.
+        size: usize,
+    },
     /// Every child is its own parent (plain chunking, no small-to-big).
     Child,
 }
@@ -120,7 +134,9 @@ pub enum ParentStrategy {
     bincode::Decode,
 )]
 pub struct ChunkSpec {
+    /// How children (the embedded, searched units) are cut.
     pub child: ChildStrategy,
+    /// How parents (the returned reading units) are cut.
     pub parent: ParentStrategy,
     /// How many heading levels are prefixed to a child's `embed_text`.
     pub heading_depth: usize,

@@ -39,10 +39,18 @@ pub const MAX_DIMENSION: usize = 1 << 16;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HashConfigError {
+    /// The dimension is 0 or too large.
     #[error("dimension {0} is out of range 1..={MAX_DIMENSION}")]
     Dimension(usize),
+    /// A weight is negative or not finite.
     #[error("weight `{name}` must be finite and non-negative, got {value}")]
-    Weight { name: &'static str, value: f32 },
+    Weight {
+        /// The weight's field name.
+        name: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// The n-gram length is neither 0 nor in `2..=8`.
     #[error("n-gram length {0} is out of range 2..=8 (0 turns n-grams off)")]
     Ngram(usize),
 }
@@ -50,6 +58,7 @@ pub enum HashConfigError {
 /// The settings that shape a [`HashEmbedder`]'s vectors; all of them go into its fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HashConfig {
+    /// The vectors' length.
     pub dimension: usize,
     /// Weight of a (stemmed) word.
     pub word_weight: f32,
@@ -119,11 +128,13 @@ impl HashEmbedder {
         })
     }
 
+    /// An embedder with these settings, if they are valid.
     pub fn with_config(config: HashConfig) -> Result<Self, HashConfigError> {
         config.validate()?;
         Ok(HashEmbedder { config })
     }
 
+    /// Its settings.
     pub fn config(&self) -> &HashConfig {
         &self.config
     }

@@ -10,6 +10,7 @@ use crate::index::Metric;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbedError {
+    /// The model failed; the text says why.
     #[error("embedder failed: {0}")]
     Failed(String),
 }
@@ -20,7 +21,9 @@ pub trait Embedder: Send + Sync {
     fn name(&self) -> &str;
     /// Settings that change the vectors (stored beside the name).
     fn fingerprint(&self) -> String;
+    /// The length of its vectors.
     fn dimension(&self) -> usize;
+    /// How its vectors are compared.
     fn metric(&self) -> Metric;
     /// Inputs longer than this are truncated by the model.
     fn max_input_tokens(&self) -> usize;
@@ -37,12 +40,27 @@ pub fn default_embedder() -> HashEmbedder {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum VectorError {
+    /// The dimension is 0.
     #[error("vector dimension must be at least 1")]
     ZeroDimension,
+    /// The values are not a whole number of rows.
     #[error("{len} values do not make whole rows of dimension {dim}")]
-    Length { len: usize, dim: usize },
+    Length {
+        /// The values given.
+        len: usize,
+        /// The dimension.
+        dim: usize,
+    },
+    /// A value is NaN or infinite.
     #[error("vector {row} has a non-finite value {value} at column {col}")]
-    NotFinite { row: usize, col: usize, value: f32 },
+    NotFinite {
+        /// The row.
+        row: usize,
+        /// The column.
+        col: usize,
+        /// The value.
+        value: f32,
+    },
 }
 
 /// Checks a row-major batch of `dim`-dimensional vectors before anything is written:

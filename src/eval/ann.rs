@@ -1,11 +1,10 @@
 //! The filtered-ANN benchmark on a dataset of the kit (`../shared/bench`, `ann_data.py`):
 //! builds the dataset's index **in a store** (one document per base vector, one ACL
 //! principal per filter), then sweeps the graph breadth `ef` per filter and measures
-//! recall@k and single-thread QPS through [`VersionView::search_children`], the path every
-//! search takes. The records have the kit's `results.json` shape (peer `folio`), so
-//! `ann_peers.py --report-only --merge` puts folio beside faiss, hnswlib and usearch.
-//!
-//! [`VersionView::search_children`]: crate::store::VersionView::search_children
+//! recall@k and single-thread QPS through the store's children search
+//! (`VersionView::search_children`), the path every search takes. The records have the
+//! kit's `results.json` shape (peer `folio`), so `ann_peers.py --report-only --merge` puts
+//! folio beside faiss, hnswlib and usearch.
 
 mod build;
 mod config;

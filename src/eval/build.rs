@@ -59,10 +59,13 @@ impl Workspace {
 
 /// A strategy's index, ready to search, with how each document was cut.
 pub struct BuiltIndex {
+    /// The strategy.
     pub strategy: Strategy,
+    /// The store holding its index.
     pub store: Store,
     /// Per document of the corpus, in corpus order.
     pub chunkings: Vec<Chunked>,
+    /// Seconds the build took.
     pub build_secs: f64,
     /// The store file's size: the index plus the documents' texts (the same for every
     /// strategy).
@@ -70,10 +73,12 @@ pub struct BuiltIndex {
 }
 
 impl BuiltIndex {
+    /// Child chunks over the corpus.
     pub fn children(&self) -> usize {
         self.chunkings.iter().map(|c| c.children.len()).sum()
     }
 
+    /// Parent chunks over the corpus.
     pub fn parents(&self) -> usize {
         self.chunkings.iter().map(|c| c.parents.len()).sum()
     }

@@ -44,18 +44,22 @@ impl Corpus {
         Corpus::new(crate::input::read_jsonl(path)?)
     }
 
+    /// The documents, in corpus order.
     pub fn docs(&self) -> &[Document] {
         &self.docs
     }
 
+    /// How many documents.
     pub fn len(&self) -> usize {
         self.docs.len()
     }
 
+    /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }
 
+    /// The position of document `doc_id`.
     pub fn index_of(&self, doc_id: &str) -> Option<usize> {
         self.by_id.get(doc_id).copied()
     }
@@ -81,12 +85,16 @@ impl Corpus {
 /// One gold evidence span: a byte range of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gold {
+    /// The document.
     pub doc_id: String,
+    /// Start, in bytes.
     pub start: usize,
+    /// End, exclusive.
     pub end: usize,
 }
 
 impl Gold {
+    /// The span, as metrics take it.
     pub fn span(&self) -> Span<'_> {
         Span::new(&self.doc_id, self.start, self.end)
     }
@@ -95,9 +103,13 @@ impl Gold {
 /// A question with its evidence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
+    /// The question's id.
     pub id: String,
+    /// The question.
     pub text: String,
+    /// The documents it is about.
     pub doc_ids: Vec<String>,
+    /// Its evidence.
     pub gold: Vec<Gold>,
     /// The question type, or "" when the data set has none.
     pub bucket: String,
@@ -113,6 +125,7 @@ impl Question {
         }
     }
 
+    /// The gold spans, as metrics take them.
     pub fn gold_spans(&self) -> Vec<Span<'_>> {
         self.gold.iter().map(Gold::span).collect()
     }

@@ -16,20 +16,26 @@ use std::collections::HashMap;
 /// A range `[start, end)` of one document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Span<'a> {
+    /// The document.
     pub doc_id: &'a str,
+    /// Start.
     pub start: usize,
+    /// End, exclusive.
     pub end: usize,
 }
 
 impl<'a> Span<'a> {
+    /// The range `[start, end)` of document `doc_id`.
     pub fn new(doc_id: &'a str, start: usize, end: usize) -> Self {
         Span { doc_id, start, end }
     }
 
+    /// Its length.
     pub fn len(&self) -> usize {
         self.end.saturating_sub(self.start)
     }
 
+    /// Whether it is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -44,12 +50,17 @@ impl<'a> Span<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetricError {
+    /// A span names a document with no text given.
     #[error("no text for document `{0}`")]
     UnknownDocument(String),
+    /// A span is outside its document's text or inside a character.
     #[error("{start}..{end} is not a range on character boundaries of document `{doc_id}`")]
     BadRange {
+        /// The document.
         doc_id: String,
+        /// The span's start.
         start: usize,
+        /// The span's end.
         end: usize,
     },
 }
@@ -147,8 +158,11 @@ pub fn context_utilisation<'t>(
 /// Chroma's "token-level" (character-range) scores of one question.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RangeScores {
+    /// Evidence covered / total evidence.
     pub recall: f64,
+    /// Evidence covered / total length of the units.
     pub precision: f64,
+    /// Evidence covered / (units + evidence not covered).
     pub iou: f64,
 }
 
@@ -182,6 +196,7 @@ pub fn chroma_scores(ranked: &[Span], gold: &[Span], k: usize) -> RangeScores {
 /// Chroma's precision ceiling of a chunking, for one question (no retrieval).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PrecisionOmega {
+    /// The best precision a retriever could reach with these chunks.
     pub score: f64,
     /// How many chunks meet the evidence: the benchmark's "highlighted chunk count".
     pub highlighted_chunks: usize,
@@ -283,6 +298,7 @@ pub struct CharOffsets {
 }
 
 impl CharOffsets {
+    /// The char boundaries of `text`.
     pub fn new(text: &str) -> Self {
         let boundaries = (!text.is_ascii()).then(|| {
             text.char_indices()

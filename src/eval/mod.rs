@@ -26,6 +26,7 @@ pub use spec::{SpecError, Strategy, StrategyKind};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EvalError {
+    /// A strategy spec was refused.
     #[error(transparent)]
     Spec(#[from] SpecError),
     /// A file that could not be read, or a JSON Lines record that is not valid.
@@ -34,16 +35,22 @@ pub enum EvalError {
     /// Inputs that do not fit together (a gold span outside its document, say).
     #[error("{0}")]
     Invalid(String),
+    /// The embedder settings were refused.
     #[error(transparent)]
     Embedder(#[from] crate::embed::HashConfigError),
+    /// A strategy's store could not be created.
     #[error(transparent)]
     Open(#[from] crate::store::OpenError),
+    /// Ingest into a strategy's store failed.
     #[error(transparent)]
     Write(#[from] crate::store::WriteError),
+    /// A question's search failed.
     #[error(transparent)]
     Search(#[from] crate::store::ReadError),
+    /// A metric could not be computed.
     #[error(transparent)]
     Metric(#[from] metrics::MetricError),
+    /// A chart could not be drawn.
     #[error("plot: {0}")]
     Plot(String),
 }

@@ -35,6 +35,7 @@ pub enum Label {
 }
 
 impl Label {
+    /// Every label, in report order.
     pub const ALL: [Label; 6] = [
         Label::SplitBreaksEvidence,
         Label::OverlapInsufficient,
@@ -44,6 +45,7 @@ impl Label {
         Label::Ranking,
     ];
 
+    /// The label as reports write it.
     pub fn name(self) -> &'static str {
         match self {
             Label::SplitBreaksEvidence => "split_breaks_evidence",
@@ -60,9 +62,11 @@ impl Label {
 /// full evidence or in hit: partial against noise, or another rank, is not a difference.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Outcome {
+    /// Whether a unit in the top k holds a gold span whole.
     pub hit: bool,
     /// 1-based rank of the first unit holding a gold span whole, within the top k.
     pub rank: Option<usize>,
+    /// `full`, `partial` or `noise`: how much of the evidence the top k hold.
     pub completeness: &'static str,
 }
 
@@ -90,29 +94,42 @@ impl Outcome {
 /// A gold span one strategy delivered and the other did not.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LostSpan {
+    /// The document.
     pub doc_id: String,
+    /// Start, in bytes.
     pub start_byte: usize,
+    /// End, exclusive.
     pub end_byte: usize,
+    /// Why the worse strategy lost it.
     pub labels: Vec<Label>,
 }
 
 /// One question on which two strategies differ.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
+    /// The question's id.
     pub query_id: String,
+    /// The question.
     pub query: String,
+    /// The strategy that did better.
     pub better: String,
+    /// The strategy that did worse.
     pub worse: String,
+    /// How the better one did.
     pub better_outcome: Outcome,
+    /// How the worse one did.
     pub worse_outcome: Outcome,
     /// The labels of the lost spans, deduplicated.
     pub labels: Vec<Label>,
+    /// The gold spans the better one delivered and the worse did not.
     pub spans: Vec<LostSpan>,
 }
 
 /// One strategy's index and its answers, in question order.
 pub struct Side<'a> {
+    /// The index.
     pub index: &'a BuiltIndex,
+    /// Its answers.
     pub answers: &'a [Answer],
 }
 
@@ -290,8 +307,11 @@ fn parent_filled(gold: &Span, better: &Answered) -> bool {
 /// How many differing questions of one (better, worse) pair carry each label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairCounts {
+    /// The strategy that did better.
     pub better: String,
+    /// The strategy that did worse.
     pub worse: String,
+    /// Questions on which they differ.
     pub questions: usize,
     /// In the order of [`Label::ALL`].
     pub per_label: Vec<usize>,

@@ -49,8 +49,11 @@ impl Settings {
 pub struct Unit {
     /// Position of its document in the corpus.
     pub doc: usize,
+    /// Start in its document, in bytes.
     pub start: usize,
+    /// End, exclusive.
     pub end: usize,
+    /// Estimated tokens of its text.
     pub tokens: usize,
     /// Byte spans of the matched children inside it.
     pub children: Vec<(usize, usize)>,
@@ -61,6 +64,7 @@ pub struct Unit {
 pub struct Answer {
     /// Best first.
     pub units: Vec<Unit>,
+    /// Milliseconds the search took.
     pub millis: f64,
 }
 

@@ -16,9 +16,11 @@ pub struct QuestionScore {
     pub hits: Vec<bool>,
     /// Reciprocal rank of the first hit within the top 10.
     pub rr: f64,
+    /// How much of the evidence the top-k units hold.
     pub completeness: Completeness,
     /// Every gold span inside one single top-k unit (the anchors' stricter "full@k").
     pub every_span_hit: bool,
+    /// Share of the top-k text that is evidence.
     pub utilisation: f64,
     /// Chroma's scores, on code points.
     pub chroma: metrics::RangeScores,
@@ -26,10 +28,13 @@ pub struct QuestionScore {
     pub tokens: usize,
     /// Code points of the top-k texts.
     pub chars: usize,
+    /// Milliseconds the search took.
     pub millis: f64,
+    /// Gold spans of the question.
     pub spans: usize,
     /// Gold spans that no single child (resp. parent) chunk holds whole.
     pub child_splits: usize,
+    /// Gold spans that no single parent chunk holds whole.
     pub parent_splits: usize,
 }
 
@@ -123,25 +128,39 @@ pub fn score_question(
 /// Averages over a set of questions.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Scores {
+    /// Questions averaged.
     pub questions: usize,
     /// `(k, Hit@k)` for each k of [`Settings::ks`].
     pub hit_at: Vec<(usize, f64)>,
+    /// Mean reciprocal rank of the first hit within the top 10.
     pub mrr: f64,
+    /// Share of questions whose top k hold all the evidence.
     pub full: f64,
+    /// Share whose top k hold some of it.
     pub partial: f64,
+    /// Share whose top k hold none of it.
     pub noise: f64,
     /// Share of questions with every gold span inside one single top-k unit.
     pub full_strict: f64,
+    /// Mean share of the top-k text that is evidence.
     pub context_utilisation: f64,
+    /// Chroma's recall, on code points.
     pub token_recall: f64,
+    /// Chroma's precision, on code points.
     pub token_precision: f64,
+    /// Chroma's IoU, on code points.
     pub token_iou: f64,
     /// Over gold spans, not questions.
     pub boundary_split_rate: f64,
+    /// Gold spans no single parent holds whole, over gold spans.
     pub parent_split_rate: f64,
+    /// Mean estimated tokens of the top-k texts.
     pub avg_input_tokens: f64,
+    /// Mean code points of the top-k texts.
     pub avg_chars: f64,
+    /// Median search time, ms.
     pub p50_ms: f64,
+    /// 95th percentile search time, ms.
     pub p95_ms: f64,
 }
 
@@ -185,17 +204,23 @@ impl Scores {
 /// Everything reported about one strategy.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StrategyReport {
+    /// The strategy's label.
     pub strategy: String,
+    /// Over every question.
     pub all: Scores,
     /// Per bucket (or per first document), sorted by name.
     pub groups: Vec<(String, Scores)>,
+    /// Child chunks over the corpus.
     pub children: usize,
+    /// Parent chunks over the corpus.
     pub parents: usize,
+    /// Child chunks per document.
     pub chunks_per_doc: f64,
     /// The store file's size; redb grows it in steps, so small differences do not show.
     pub index_bytes: u64,
     /// The child vectors alone: children × dimension × 4.
     pub vector_bytes: u64,
+    /// Seconds the build took.
     pub build_secs: f64,
 }
 

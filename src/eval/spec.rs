@@ -12,6 +12,7 @@ use crate::retrieve::Expand;
 pub struct Strategy {
     /// The label in tables: the `name=` prefix, or the spec itself.
     pub label: String,
+    /// How it cuts documents.
     pub kind: StrategyKind,
 }
 
@@ -19,17 +20,27 @@ pub struct Strategy {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StrategyKind {
     /// folio's own chunker with this spec, searched with this expansion.
-    Builtin { spec: ChunkSpec, expand: Expand },
+    Builtin {
+        /// The chunking.
+        spec: ChunkSpec,
+        /// What a search returns around its matches.
+        expand: Expand,
+    },
     /// Chunks cut by another tool, read from a JSON Lines file (byte offsets); every chunk is
     /// its own reading unit.
-    External { path: PathBuf },
+    External {
+        /// The chunks file.
+        path: PathBuf,
+    },
 }
 
 /// Why a strategy spec was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("strategy `{spec}`: {reason}")]
 pub struct SpecError {
+    /// The spec as given.
     pub spec: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

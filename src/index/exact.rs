@@ -11,7 +11,9 @@ use super::vectors::VectorSet;
 /// A search hit: a global id and its score (higher is better).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Neighbor {
+    /// The global id.
     pub id: u32,
+    /// Its similarity to the query.
     pub score: f32,
 }
 

@@ -34,6 +34,7 @@ pub enum SearchPath {
 /// What a search did, for logs and `--explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchReport {
+    /// How the segment was searched.
     pub path: SearchPath,
     /// Vector comparisons made.
     pub distances: usize,
@@ -93,10 +94,15 @@ pub const DEFAULT_EF: usize = 64;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
+    /// The planner picks from the visible fraction (the default).
     #[default]
     Auto,
+    /// An exact scan of the visible rows.
     Exact,
+    /// A graph walk through hidden nodes ([`SearchPath::Graph`]).
     Graph,
+    /// A graph walk that skips hidden nodes by looking two hops ahead
+    /// ([`SearchPath::GraphTwoHop`]).
     GraphTwoHop,
 }
 
@@ -107,6 +113,7 @@ pub struct SearchOptions {
     pub k: usize,
     /// Graph beam width (default [`DEFAULT_EF`], raised to at least `k`).
     pub ef: Option<usize>,
+    /// The strategy, or [`Strategy::Auto`] to let the planner pick.
     pub strategy: Strategy,
 }
 

@@ -124,6 +124,7 @@ impl SegmentIndex {
         self.vectors.ncols()
     }
 
+    /// How the rows are compared.
     pub fn metric(&self) -> Metric {
         self.metric
     }

@@ -12,26 +12,50 @@ pub enum ShapeError {
     ZeroDim,
     /// The flat array does not split into whole rows.
     #[error("{len} floats do not split into rows of {dim}")]
-    Ragged { len: usize, dim: usize },
+    Ragged {
+        /// Floats given.
+        len: usize,
+        /// The dimension.
+        dim: usize,
+    },
     /// Ids are `u32`; a segment cannot hold more rows.
     #[error("{rows} rows do not fit in u32 ids")]
-    TooMany { rows: usize },
+    TooMany {
+        /// Rows given.
+        rows: usize,
+    },
     /// A query or vector of the wrong length.
     #[error("expected dimension {expected}, got {got}")]
-    DimMismatch { expected: usize, got: usize },
+    DimMismatch {
+        /// The dimension of the vectors.
+        expected: usize,
+        /// The length given.
+        got: usize,
+    },
     /// A graph built for other vectors.
     #[error("graph over {graph_len} x {graph_dim} ({graph_metric:?}) does not match vectors {len} x {dim} ({metric:?})")]
     GraphMismatch {
+        /// The graph's node count.
         graph_len: usize,
+        /// The dimension it was built for.
         graph_dim: usize,
+        /// The metric it was built for.
         graph_metric: Metric,
+        /// The vectors' row count.
         len: usize,
+        /// Their dimension.
         dim: usize,
+        /// Their metric.
         metric: Metric,
     },
     /// The segment's ids would overflow `u32`.
     #[error("base {base} + {len} rows overflows u32 ids")]
-    IdOverflow { base: u32, len: usize },
+    IdOverflow {
+        /// The first id.
+        base: u32,
+        /// The rows.
+        len: usize,
+    },
 }
 
 /// `len()` vectors of `dim()` floats, row-major, compared under `metric()`.

@@ -81,7 +81,9 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 /// | near-duplicate threshold | 0.9 | [`DEFAULT_DEDUP_THRESHOLD`] |
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
+    /// The query: a text the index's embedder embeds, or a vector.
     pub query: Query,
+    /// Who asks: the documents they may see are the only ones searched ([`Access::public`] by default).
     pub access: Access,
     /// Reading units to return: the answer holds `min(k, distinct visible units)` (fewer
     /// only when a token budget leaves no room). Any `k` is accepted; it is clamped to what
@@ -94,6 +96,7 @@ pub struct SearchRequest {
     /// Total estimated tokens of the returned texts (see [`crate::tokens`]); units that do
     /// not fit are skipped.
     pub token_budget: Option<usize>,
+    /// What is returned around the matching children ([`DEFAULT_EXPAND`] by default).
     pub expand: Expand,
     /// `index`, `index@version`, or an alias; the `default` index when `None`.
     pub target: Option<String>,
@@ -135,6 +138,7 @@ impl SearchRequest {
         }
     }
 
+    /// Searches as `access` (see the field of that name).
     pub fn access(mut self, access: Access) -> Self {
         self.access = access;
         self
@@ -145,31 +149,37 @@ impl SearchRequest {
         self.access(Access::principals(principals))
     }
 
+    /// Returns `k` reading units (see the field of that name).
     pub fn k(mut self, k: usize) -> Self {
         self.k = k;
         self
     }
 
+    /// Gathers `n` children before grouping (see the field of that name).
     pub fn children(mut self, n: usize) -> Self {
         self.children = Some(n);
         self
     }
 
+    /// Keeps the returned texts within `tokens` estimated tokens.
     pub fn token_budget(mut self, tokens: usize) -> Self {
         self.token_budget = Some(tokens);
         self
     }
 
+    /// Returns `expand` around the matching children.
     pub fn expand(mut self, expand: Expand) -> Self {
         self.expand = expand;
         self
     }
 
+    /// Searches `target`: `index`, `index@version`, `index@tag` or an alias.
     pub fn target(mut self, target: impl Into<String>) -> Self {
         self.target = Some(target.into());
         self
     }
 
+    /// Graph search breadth `ef` instead of the planner's choice.
     pub fn ef(mut self, ef: usize) -> Self {
         self.ef = Some(ef);
         self
@@ -187,6 +197,7 @@ impl SearchRequest {
         self
     }
 
+    /// Routes an alias that splits traffic by `key` (see the field of that name).
     pub fn route_key(mut self, key: impl Into<String>) -> Self {
         self.route_key = Some(key.into());
         self
@@ -196,29 +207,40 @@ impl SearchRequest {
 /// A matching child inside a returned unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChildHit {
+    /// The child's id: `doc_id#c<ordinal>`.
     pub chunk_id: String,
+    /// Its similarity to the query (higher is closer).
     pub score: f32,
     /// Byte span in the document's source text.
     pub start: usize,
+    /// End of the span (exclusive).
     pub end: usize,
 }
 
 /// One returned reading unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// The document the unit comes from.
     pub doc_id: String,
     /// The parent chunk of the best child (for sections and windows too).
     pub parent_id: String,
+    /// The heading path of the unit's section.
     pub section_path: Vec<String>,
+    /// The document's source URI.
     pub source_uri: String,
+    /// The document's title.
     pub title: String,
     /// The best child's score.
     pub score: f32,
+    /// The unit's text: a slice of the document's source text.
     pub text: String,
     /// Byte span of `text` in the document's source text.
     pub start: usize,
+    /// End of the span (exclusive).
     pub end: usize,
+    /// Estimated tokens of `text` (see [`crate::tokens`]).
     pub tokens: usize,
+    /// The matching children inside the unit, best first.
     pub children: Vec<ChildHit>,
 }
 
@@ -227,21 +249,28 @@ pub struct Hit {
 pub struct SearchStats {
     /// The planner's path in each segment searched, most expensive first.
     pub paths: Vec<SearchPath>,
+    /// Distances computed.
     pub distances: usize,
     /// Children the caller may see in this version.
     pub visible: u64,
+    /// Children gathered before grouping.
     pub children_gathered: usize,
     /// Units left out as near-duplicates of better ones (see [`SearchRequest::dedup`]).
     pub duplicates_dropped: usize,
+    /// Time the search took, in microseconds.
     pub micros: u64,
 }
 
 /// The answer to a [`SearchRequest`]: which index version answered, and the units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchResponse {
+    /// The index that answered.
     pub index: String,
+    /// The version of it that answered.
     pub version: u64,
+    /// The reading units, best first.
     pub results: Vec<Hit>,
+    /// How the children were found.
     pub stats: SearchStats,
     /// The request-log id of this search, when the store logs requests.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -41,16 +41,21 @@ pub enum RedbCheck {
 /// What [`Store::check_integrity`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IntegrityReport {
+    /// What redb's own check of its pages and trees found.
     pub redb: RedbCheck,
+    /// Documents stored.
     pub documents: u64,
+    /// Indexes checked.
     pub indexes: u64,
     /// Retained versions, over all indexes.
     pub versions: u64,
+    /// Segments used by retained versions, over all indexes.
     pub segments: u64,
     /// Distinct children live in some retained version, over all indexes.
     pub children: u64,
     /// Every inconsistency found (at most 200 listed; `unlisted` counts the rest).
     pub problems: Vec<String>,
+    /// Problems found beyond those listed.
     pub unlisted: u64,
 }
 

@@ -72,9 +72,11 @@ fn worth_merging(segments: &[Arc<Segment>], head: &VersionView) -> Vec<Arc<Segme
 /// What a merge did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Compaction {
+    /// The index merged.
     pub index: String,
     /// The version the merge made.
     pub version: u64,
+    /// Segments merged into one.
     pub segments_merged: usize,
     /// Live rows copied into the new segment.
     pub rows_kept: u64,

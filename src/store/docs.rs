@@ -17,25 +17,33 @@ use super::Store;
 pub struct ChunkInfo {
     /// The child number in the index's newest version (a compaction gives live chunks new ones).
     pub number: u32,
+    /// Its id: `doc_id#c<ordinal>`.
     pub chunk_id: String,
+    /// Its parent's id: `doc_id#p<ordinal>`.
     pub parent_id: String,
+    /// Its document.
     pub doc_id: String,
+    /// The heading path of its section.
     pub section_path: Vec<String>,
+    /// Byte span in the document's source text: start.
     pub start: usize,
+    /// End of the span (exclusive).
     pub end: usize,
+    /// The chunk's text: the source text of its span.
     pub text: String,
     /// What the embedder sees: the heading path, then the text.
     pub embed_text: String,
+    /// Longer than the spec's target: a code block, table or row run kept whole.
     pub oversized: bool,
 }
 
 /// `doc#c3`: the id of a document's fourth child chunk.
-pub fn chunk_id(doc_id: &str, ordinal: u32) -> String {
+pub(crate) fn chunk_id(doc_id: &str, ordinal: u32) -> String {
     format!("{doc_id}#c{ordinal}")
 }
 
 /// `doc#p0`: the id of a document's first parent chunk.
-pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
+pub(crate) fn parent_id(doc_id: &str, ordinal: u32) -> String {
     format!("{doc_id}#p{ordinal}")
 }
 
@@ -88,7 +96,7 @@ impl Store {
 
 impl Store {
     /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
-    /// order [`Batch::upsert_with_vectors`] expects vectors. Nothing is written.
+    /// order [`Batch::upsert_with_vectors`](crate::Batch::upsert_with_vectors) expects vectors. Nothing is written.
     pub fn plan(
         &self,
         index: &str,
@@ -118,9 +126,13 @@ impl Store {
 /// A child chunk an index would create, before anything is written.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PlannedChunk {
+    /// Its id: `doc_id#c<ordinal>`.
     pub chunk_id: String,
+    /// Byte span in the document's source text: start.
     pub start: usize,
+    /// End of the span (exclusive).
     pub end: usize,
+    /// What the embedder would see: the heading path, then the text.
     pub embed_text: String,
 }
 

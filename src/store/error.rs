@@ -36,19 +36,33 @@ pub enum OpenError {
     NotFound(PathBuf),
     /// A new store was asked for in a folder that does not exist (it is not created).
     #[error("cannot create {path}: the folder {folder} does not exist")]
-    MissingFolder { path: PathBuf, folder: PathBuf },
+    MissingFolder {
+        /// The store's path.
+        path: PathBuf,
+        /// The folder that does not exist.
+        folder: PathBuf,
+    },
     /// The file is not a redb file, or a redb file without folio's tables.
     #[error("{path} is not a folio store: {reason}")]
-    NotAStore { path: PathBuf, reason: String },
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What redb or folio found instead.
+        reason: String,
+    },
     /// The file's format version is outside `oldest..=supported`.
     #[error(
         "{path} has store format version {found}; this folio reads versions {oldest} to {supported} \
          (a newer folio wrote it, or it is damaged)"
     )]
     UnsupportedFormat {
+        /// The file.
         path: PathBuf,
+        /// The format version the file records.
         found: u32,
+        /// The oldest format version this build reads (and upgrades).
         oldest: u32,
+        /// The format version this build writes.
         supported: u32,
     },
     /// Upgrading a file of an older format version in place failed. The upgrade is one
@@ -59,9 +73,13 @@ pub enum OpenError {
          holds a whole store of one of the two; opening it again retries): {source}"
     )]
     Upgrade {
+        /// The file.
         path: PathBuf,
+        /// The format version the file had.
         from: u32,
+        /// The format version the upgrade was writing.
         to: u32,
+        /// What failed.
         source: StorageError,
     },
     /// Another process has the file open.
@@ -72,13 +90,17 @@ pub enum OpenError {
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
     )]
     EmbedderMismatch {
+        /// The index built with the stored embedder.
         index: String,
+        /// The embedder the index was built with.
         stored: Box<EmbedderIdentity>,
+        /// The embedder of the same name given now.
         given: Box<EmbedderIdentity>,
     },
     /// The options a new store would record are out of range; no file was created.
     #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
+    /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -87,37 +109,69 @@ pub enum OpenError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DocumentProblem {
+    /// The `doc_id` is empty.
     #[error("the doc_id is empty")]
     EmptyId,
+    /// The `doc_id` is longer than the store takes.
     #[error("the doc_id is {len} bytes, more than {max}")]
-    IdTooLong { len: usize, max: usize },
+    IdTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The longest `doc_id` in bytes.
+        max: usize,
+    },
+    /// An ACL principal is the empty string (which would read as public).
     #[error("an ACL principal is empty")]
     EmptyPrincipal,
     /// An application-cut piece ([`crate::Batch::upsert_chunked`]) is not a span of the text.
     #[error("{piece} {number} has span {start}..{end} outside the text or inside a character")]
     BadSpan {
+        /// A parent or a chunk.
         piece: Piece,
+        /// Its position in the list given.
         number: usize,
+        /// The span's start, in bytes.
         start: usize,
+        /// The span's end, in bytes.
         end: usize,
     },
+    /// A chunk names a parent the document does not have.
     #[error("chunk {chunk} names parent {parent}, which does not exist")]
-    UnknownParent { chunk: usize, parent: usize },
+    UnknownParent {
+        /// The chunk's position.
+        chunk: usize,
+        /// The parent it names.
+        parent: usize,
+    },
+    /// A chunk's span is not inside its parent's span.
     #[error("chunk {chunk} lies outside its parent")]
-    OutsideParent { chunk: usize },
+    OutsideParent {
+        /// The chunk's position.
+        chunk: usize,
+    },
     /// A cosine index cannot store a zero vector: it has no direction.
     #[error("chunk {chunk} has a zero vector in index `{index}`, which has no cosine")]
-    ZeroVector { index: String, chunk: usize },
+    ZeroVector {
+        /// The index.
+        index: String,
+        /// The chunk's position.
+        chunk: usize,
+    },
     /// The vectors given for an index are not one row per chunk.
     #[error(
         "it has {chunks} chunks in index `{index}`, so it needs {expected} floats \
          ({chunks} x {dimension}), got {found}"
     )]
     VectorCount {
+        /// The index.
         index: String,
+        /// The document's chunks in that index.
         chunks: usize,
+        /// The index's dimension.
         dimension: usize,
+        /// Floats needed: `chunks x dimension`.
         expected: usize,
+        /// Floats given.
         found: usize,
     },
 }
@@ -126,7 +180,9 @@ pub enum DocumentProblem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Piece {
+    /// A parent chunk.
     Parent,
+    /// A child chunk.
     Chunk,
 }
 
@@ -144,35 +200,60 @@ impl std::fmt::Display for Piece {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
+    /// A document of the batch cannot be stored as given.
     #[error("document `{doc_id}` is invalid: {problem}")]
     InvalidDocument {
+        /// The document.
         doc_id: String,
+        /// What is wrong with it.
         problem: DocumentProblem,
     },
+    /// A delete or ACL change names a document the store does not hold.
     #[error("no document `{doc_id}`")]
-    UnknownDocument { doc_id: String },
+    UnknownDocument {
+        /// The document.
+        doc_id: String,
+    },
     /// Chunks of `index` need embedding, but no embedder of that name is registered (see
     /// [`crate::Store::register_embedder`]); pass vectors, or register it.
     #[error("index `{index}` embeds with `{embedder}`, which is not registered; register it or pass vectors")]
-    EmbedderNotRegistered { index: String, embedder: String },
+    EmbedderNotRegistered {
+        /// The index.
+        index: String,
+        /// The embedder's name.
+        embedder: String,
+    },
+    /// Feedback names a request the log does not hold.
     #[error("no logged request {id}")]
-    UnknownRequest { id: u64 },
+    UnknownRequest {
+        /// The request id.
+        id: u64,
+    },
     /// An index could not be loaded when the store opened, so a write that updates every
     /// index cannot run; dropping the index makes the store writable again.
     #[error(
         "index `{index}` could not be loaded ({reason}); drop it with `folio index drop` \
          (and create it again) before writing"
     )]
-    IndexUnavailable { index: String, reason: String },
+    IndexUnavailable {
+        /// The index.
+        index: String,
+        /// Why it did not load.
+        reason: String,
+    },
     /// A parameter the store would record is out of range.
     #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
+    /// Vectors given or embedded are not finite or not of the index's dimension.
     #[error("vectors refused: {0}")]
     Vectors(#[from] VectorError),
+    /// A vector matrix does not fit the segment it would join.
     #[error("vector matrix refused: {0}")]
     Shape(#[from] ShapeError),
+    /// The embedder failed.
     #[error("embedding failed: {0}")]
     Embed(#[from] EmbedError),
+    /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -182,35 +263,82 @@ pub enum WriteError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum IndexError {
+    /// No index has this name.
     #[error("no index `{name}`")]
-    UnknownIndex { name: String },
+    UnknownIndex {
+        /// The name.
+        name: String,
+    },
+    /// The index does not retain this version (it never existed or was collected).
     #[error("index `{index}` has no retained version {version}")]
-    UnknownVersion { index: String, version: u64 },
+    UnknownVersion {
+        /// The index.
+        index: String,
+        /// The version.
+        version: u64,
+    },
+    /// The index has no tag of this name.
     #[error("index `{index}` has no tag `{tag}`")]
-    UnknownTag { index: String, tag: String },
+    UnknownTag {
+        /// The index.
+        index: String,
+        /// The tag.
+        tag: String,
+    },
+    /// No alias has this name.
     #[error("no alias `{name}`")]
-    UnknownAlias { name: String },
+    UnknownAlias {
+        /// The name.
+        name: String,
+    },
+    /// No index or alias has this name.
     #[error("no index or alias `{name}`")]
-    UnknownTarget { name: String },
+    UnknownTarget {
+        /// The name.
+        name: String,
+    },
+    /// An index of this name exists already.
     #[error("index `{name}` already exists")]
-    IndexExists { name: String },
+    IndexExists {
+        /// The name.
+        name: String,
+    },
+    /// The tag names a version already; remove it first to move it.
     #[error("tag `{tag}` of index `{index}` already names version {version}")]
     TagExists {
+        /// The index.
         index: String,
+        /// The tag.
         tag: String,
+        /// The version it names.
         version: u64,
     },
     /// Index and alias names share one namespace.
     #[error("`{name}` already names an {other}")]
-    NameTaken { name: String, other: NameKind },
+    NameTaken {
+        /// The name.
+        name: String,
+        /// What it names already.
+        other: NameKind,
+    },
+    /// A new index, alias or tag name breaks a naming rule.
     #[error("invalid name `{name}`: {kind} {rule}")]
     InvalidName {
+        /// The name.
         name: String,
+        /// What it would have named.
         kind: NameKind,
+        /// The rule it breaks.
         rule: NameRule,
     },
+    /// The index cannot be dropped while an alias routes to it.
     #[error("index `{index}` is served by alias `{alias}`: point the alias elsewhere first")]
-    IndexInUse { index: String, alias: String },
+    IndexInUse {
+        /// The index.
+        index: String,
+        /// An alias that routes to it.
+        alias: String,
+    },
     /// Searches that name no index use the `default` index.
     #[error("the default index cannot be dropped (searches without an index use it)")]
     DefaultIndex,
@@ -219,34 +347,62 @@ pub enum IndexError {
         "index `{index}` has no embedder, and the store has {documents} documents it could not \
          embed: create it before ingesting, or register an embedder"
     )]
-    NeedsEmbedder { index: String, documents: usize },
+    NeedsEmbedder {
+        /// The index.
+        index: String,
+        /// The documents stored.
+        documents: usize,
+    },
     /// The new index names an embedder that is not registered with the store.
     #[error("index `{index}` embeds with `{embedder}`, which is not registered with this store")]
-    EmbedderNotRegistered { index: String, embedder: String },
+    EmbedderNotRegistered {
+        /// The index.
+        index: String,
+        /// The embedder's name.
+        embedder: String,
+    },
     /// An alias route names the same version twice.
     #[error("alias `{alias}` names {index}@{version} twice")]
     DuplicateRoute {
+        /// The alias.
         alias: String,
+        /// The index of the route.
         index: String,
+        /// The version named twice.
         version: u64,
     },
     /// A 32-bit number space of the file (index ids, an index's child numbers) is used up.
     #[error("index `{index}`: no {what} left")]
-    Exhausted { index: String, what: &'static str },
+    Exhausted {
+        /// The index.
+        index: String,
+        /// The numbers used up.
+        what: &'static str,
+    },
     /// A rollback moves an alias to one index's version; this alias routes to several.
     #[error("alias `{alias}` routes to several indexes: set its routes instead")]
-    SplitAlias { alias: String },
+    SplitAlias {
+        /// The alias.
+        alias: String,
+    },
     /// A parameter the index would record is out of range.
     #[error(transparent)]
     InvalidParameter(#[from] InvalidParameter),
     /// The index could not be loaded when the store opened; dropping it is all that works.
     #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
-    IndexUnavailable { index: String, reason: String },
+    IndexUnavailable {
+        /// The index.
+        index: String,
+        /// Why it did not load.
+        reason: String,
+    },
+    /// A vector matrix does not fit the segment it would join.
     #[error("vector matrix refused: {0}")]
     Shape(#[from] ShapeError),
     /// Building the new index's chunks and vectors from the stored documents failed.
     #[error("building the index failed: {0}")]
     Build(Box<WriteError>),
+    /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -255,8 +411,11 @@ pub enum IndexError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NameKind {
+    /// An index name.
     Index,
+    /// An alias name.
     Alias,
+    /// A tag of an index version.
     Tag,
 }
 
@@ -274,37 +433,78 @@ impl std::fmt::Display for NameKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NameRule {
+    /// Names cannot be empty.
     #[error("names cannot be empty")]
     Empty,
+    /// Names have a longest length.
     #[error("names are at most {max} bytes")]
-    TooLong { max: usize },
+    TooLong {
+        /// The longest name in bytes.
+        max: usize,
+    },
+    /// Names use only ASCII letters, digits, `-`, `_` and `.`.
     #[error("names use only letters, digits, `-`, `_` and `.`")]
     Characters,
+    /// A name cannot be a number: it would read as a version.
     #[error("names cannot be a number (it would read as a version)")]
     Number,
 }
 
-/// Reading or searching failed (search, a [`crate::store::Reader`], stats, documents,
-/// chunks, plans, versions, aliases, routes, the request log, the integrity check).
+/// Reading or searching failed (search, stats, documents, chunks, plans, versions,
+/// vectors, aliases, routes, the request log, the integrity check).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
+    /// No index has this name.
     #[error("no index `{name}`")]
-    UnknownIndex { name: String },
+    UnknownIndex {
+        /// The name.
+        name: String,
+    },
+    /// The index does not retain this version (it never existed or was collected).
     #[error("index `{index}` has no retained version {version}")]
-    UnknownVersion { index: String, version: u64 },
+    UnknownVersion {
+        /// The index.
+        index: String,
+        /// The version.
+        version: u64,
+    },
+    /// The index has no tag of this name.
     #[error("index `{index}` has no tag `{tag}`")]
-    UnknownTag { index: String, tag: String },
+    UnknownTag {
+        /// The index.
+        index: String,
+        /// The tag.
+        tag: String,
+    },
+    /// No alias has this name.
     #[error("no alias `{name}`")]
-    UnknownAlias { name: String },
+    UnknownAlias {
+        /// The name.
+        name: String,
+    },
+    /// No index or alias has this name.
     #[error("no index or alias `{name}`")]
-    UnknownTarget { name: String },
+    UnknownTarget {
+        /// The name.
+        name: String,
+    },
     /// A text query on an index whose embedder is not registered: pass a vector instead.
     #[error("index `{index}` embeds with `{embedder}`, which is not registered: pass a vector")]
-    EmbedderNotRegistered { index: String, embedder: String },
+    EmbedderNotRegistered {
+        /// The index.
+        index: String,
+        /// The embedder's name.
+        embedder: String,
+    },
     /// A query vector's length differs from the index's dimension.
     #[error("the query vector has {found} dimensions, the index {expected}")]
-    DimensionMismatch { expected: usize, found: usize },
+    DimensionMismatch {
+        /// The index's dimension.
+        expected: usize,
+        /// The query's length.
+        found: usize,
+    },
     /// A cosine index cannot rank against a zero query vector: it has no direction.
     #[error("a zero query vector has no cosine")]
     ZeroVector,
@@ -313,11 +513,19 @@ pub enum ReadError {
     InvalidParameter(#[from] InvalidParameter),
     /// The index could not be loaded when the store opened; the other indexes work.
     #[error("index `{index}` could not be loaded ({reason}); drop it with `folio index drop`")]
-    IndexUnavailable { index: String, reason: String },
+    IndexUnavailable {
+        /// The index.
+        index: String,
+        /// Why it did not load.
+        reason: String,
+    },
+    /// The query vector is not finite.
     #[error("query vector refused: {0}")]
     Vectors(#[from] VectorError),
+    /// The embedder failed on the query.
     #[error("embedding the query failed: {0}")]
     Embed(#[from] EmbedError),
+    /// The file could not be read.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -331,10 +539,14 @@ pub enum CompactFileError {
     /// redb compacts only a database no one else is using: other handles (clones of the
     /// [`crate::store::Store`], including those held by other threads) must be dropped first.
     #[error("the store has {others} other open handle(s); drop them before compacting the file")]
-    InUse { others: usize },
+    InUse {
+        /// The other handles.
+        others: usize,
+    },
     /// A read or write transaction was still open inside redb.
     #[error("a transaction is still in progress; finish it before compacting the file")]
     TransactionInProgress,
+    /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }

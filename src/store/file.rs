@@ -16,10 +16,15 @@ use crate::chunk::ChunkSpec;
 /// A summary of a store, as `folio stats` prints it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StoreStats {
+    /// The store's path.
     pub path: PathBuf,
+    /// The file's store format version.
     pub format_version: u32,
+    /// The file's size in bytes (0 when the store is not a file).
     pub file_bytes: u64,
+    /// Documents stored.
     pub documents: u64,
+    /// Each loaded index, by name.
     pub indexes: Vec<IndexStats>,
     /// Indexes that could not be loaded (see [`Store::unavailable_indexes`]).
     pub unavailable: Vec<UnavailableIndex>,
@@ -31,21 +36,30 @@ pub struct FileCompaction {
     /// Whether redb moved or released any page (`false`: nothing to give back).
     pub compacted: bool,
     /// The file's size before and after (0 when the store is not a file, see
-    /// [`Store::open_with_backend`]).
+    /// [`StoreBuilder::open_with_backend`](super::StoreBuilder::open_with_backend)).
     pub bytes_before: u64,
+    /// The file's size after.
     pub bytes_after: u64,
 }
 
 /// One index in [`StoreStats`].
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct IndexStats {
+    /// Its name.
     pub name: String,
+    /// Its newest version.
     pub version: u64,
+    /// Who made its vectors.
     pub embedder: EmbedderIdentity,
+    /// How it chunks documents.
     pub spec: ChunkSpec,
+    /// Children live in its newest version.
     pub live_children: u64,
+    /// Segments in its newest version.
     pub segments: usize,
+    /// Those of them with a graph.
     pub graph_segments: usize,
+    /// Principals named by the ACLs of its documents.
     pub principals: Vec<String>,
 }
 
@@ -79,7 +93,7 @@ impl Store {
         })
     }
 
-    /// Gives the file back its free space: redb's [`Database::compact`], which moves the
+    /// Gives the file back its free space: redb's [`Database::compact`](redb::Database::compact), which moves the
     /// pages in use towards the start of the file and truncates the free tail. redb grows
     /// the file ahead of its allocations and keeps pages freed by deletions (`gc`, merges)
     /// for reuse, so after a large ingest the file can be a third larger than the data it

@@ -26,12 +26,19 @@ use crate::limits::InvalidParameter;
 pub struct GcReport {
     /// The retained versions of each index.
     pub retained: BTreeMap<String, Vec<u64>>,
+    /// Versions deleted.
     pub versions: u64,
+    /// Segments deleted.
     pub segments: u64,
+    /// Child records deleted.
     pub children: u64,
+    /// Parent records deleted.
     pub parents: u64,
+    /// Per-document chunk ranges deleted.
     pub doc_chunks: u64,
+    /// Principal bitmaps deleted.
     pub acl_entries: u64,
+    /// Document revisions deleted.
     pub revisions: u64,
 }
 

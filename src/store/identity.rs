@@ -6,9 +6,13 @@ use crate::index::Metric;
 /// Who made an index's vectors: a store refuses to mix vectors of different embedders.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, bincode::Encode, bincode::Decode)]
 pub struct EmbedderIdentity {
+    /// [`Embedder::name`](crate::Embedder::name).
     pub name: String,
+    /// [`Embedder::fingerprint`](crate::Embedder::fingerprint).
     pub fingerprint: String,
+    /// [`Embedder::dimension`](crate::Embedder::dimension).
     pub dimension: u32,
+    /// [`Embedder::metric`](crate::Embedder::metric).
     pub metric: Metric,
 }
 

@@ -33,8 +33,11 @@ pub enum IndexEmbedder {
     /// and text queries are refused. Only for a store without documents, since there is
     /// nothing to embed the stored ones with.
     VectorsOnly {
+        /// The embedder's name, as the index records it.
         name: String,
+        /// Its dimension.
         dimension: u32,
+        /// How its vectors compare.
         metric: Metric,
     },
 }
@@ -42,8 +45,11 @@ pub enum IndexEmbedder {
 /// How a new index cuts, embeds and links its chunks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexConfig {
+    /// How it cuts documents.
     pub spec: ChunkSpec,
+    /// Who makes its vectors.
     pub embedder: IndexEmbedder,
+    /// Its graph parameters.
     pub graph: GraphParams,
 }
 
@@ -73,9 +79,13 @@ impl GraphParams {
 /// One index, as `folio index list` shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct IndexInfo {
+    /// Its name.
     pub name: String,
+    /// How it cuts documents.
     pub spec: ChunkSpec,
+    /// Who made its vectors.
     pub embedder: EmbedderIdentity,
+    /// Its graph parameters.
     pub graph: GraphParams,
     /// The newest version.
     pub head: u64,
@@ -83,6 +93,7 @@ pub struct IndexInfo {
     pub serving: u64,
     /// Retained versions.
     pub versions: u64,
+    /// When it was created, Unix milliseconds.
     pub created_ms: u64,
 }
 

@@ -21,9 +21,11 @@ const SYNC_EVERY: u32 = 64;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, bincode::Encode, bincode::Decode)]
 #[serde(rename_all = "lowercase")]
 pub enum LoggedQuery {
+    /// A text, as given.
     Text(String),
     /// A caller's vector: only its dimension is kept.
     Vector {
+        /// The vector's length.
         dimension: u32,
     },
 }
@@ -31,8 +33,10 @@ pub enum LoggedQuery {
 /// A thumb on an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, bincode::Encode, bincode::Decode)]
 pub enum Rating {
+    /// A thumb up.
     #[serde(rename = "thumb_up")]
     Up,
+    /// A thumb down.
     #[serde(rename = "thumb_down")]
     Down,
 }
@@ -40,7 +44,9 @@ pub enum Rating {
 /// Feedback on a logged request.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, bincode::Encode, bincode::Decode)]
 pub struct Feedback {
+    /// Thumb up or down, if given.
     pub rating: Option<Rating>,
+    /// A free-text note, if given.
     pub note: Option<String>,
     /// Unix milliseconds; set when stored.
     pub time_ms: u64,
@@ -51,14 +57,17 @@ pub struct Feedback {
 pub struct LoggedRequest {
     /// Unix milliseconds.
     pub time_ms: u64,
+    /// The query.
     pub query: LoggedQuery,
     /// Who asked; `None` for unrestricted tooling access.
     pub principals: Option<Vec<String>>,
     /// What the caller named (index, `index@version`, alias).
     pub target: String,
+    /// The route key the caller gave (see [`crate::SearchRequest::route_key`]).
     pub route_key: Option<String>,
     /// The index and version that answered.
     pub index: String,
+    /// The version that answered.
     pub version: u64,
     /// Matching child chunk ids with their scores, best unit first.
     pub children: Vec<(String, f32)>,
@@ -66,14 +75,18 @@ pub struct LoggedRequest {
     pub parents: Vec<(String, f32)>,
     /// Estimated tokens of the returned texts.
     pub context_tokens: u64,
+    /// Time the search took, in microseconds.
     pub latency_us: u64,
+    /// Feedback given later ([`Store::feedback`]).
     pub feedback: Option<Feedback>,
 }
 
 /// A request-log line of `folio log export`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LogEntry {
+    /// The id [`Store::feedback`] takes.
     pub request_id: u64,
+    /// The request.
     #[serde(flatten)]
     pub request: LoggedRequest,
 }

@@ -2,7 +2,7 @@
 //!
 //! Layout of the file: see `storage-format.md`. In memory a [`Store`] keeps, per index,
 //! the loaded segments (vectors and graphs) of the versions in use and swaps a new
-//! [`IndexState`] in atomically after each commit, so readers on other threads always see
+//! `IndexState` in atomically after each commit, so readers on other threads always see
 //! a whole version.
 
 mod check;
@@ -41,7 +41,8 @@ use redb::{
 
 pub use check::IntegrityReport;
 pub use compact::Compaction;
-pub use docs::{chunk_id, parent_id, ChunkInfo, PlannedChunk};
+pub(crate) use docs::{chunk_id, parent_id};
+pub use docs::{ChunkInfo, PlannedChunk};
 pub use error::{
     CompactFileError, DocumentProblem, IndexError, NameKind, NameRule, OpenError, Piece, ReadError,
     StorageError, WriteError,
@@ -53,11 +54,14 @@ pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
 pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
 pub use options::{MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS};
 pub use progress::{NoProgress, Progress};
-pub use read::{ChunkRanges, DocView, Reader, StoredChild, StoredParent};
+pub use read::VersionVectors;
+pub(crate) use read::{Reader, StoredChild};
 pub use records::{GraphParams, DEFAULT_MIN_GRAPH_SIZE};
-pub use rows::slice_text;
-pub use segment::Segment;
-pub use state::{Access, ChildSearch, IndexState, VersionView};
+pub(crate) use rows::slice_text;
+pub use state::Access;
+pub(crate) use state::IndexState;
+#[cfg(feature = "eval")]
+pub(crate) use state::VersionView;
 pub use tables::{FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use unavailable::UnavailableIndex;
 
@@ -267,6 +271,7 @@ impl Store {
         self.inner.embedders.read().get(name).cloned()
     }
 
+    /// The path the store was opened at.
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -281,7 +286,7 @@ impl Store {
     }
 
     /// The current state of index `name` (its newest version and loaded segments).
-    pub fn index(&self, name: &str) -> Option<Arc<IndexState>> {
+    pub(crate) fn index(&self, name: &str) -> Option<Arc<IndexState>> {
         self.inner.indexes.read().get(name).cloned()
     }
 

@@ -17,10 +17,11 @@ use super::state::{read_doc_chunks, Access, IndexState, VersionView};
 use super::tables::{CHILDREN, PARENTS};
 use super::versions::{self, Target};
 use super::Store;
+use crate::index::SegmentIndex;
 
 /// A child chunk as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredChild {
+pub(crate) struct StoredChild {
     pub number: u32,
     /// The parent's number in the index.
     pub parent: u32,
@@ -38,7 +39,7 @@ pub struct StoredChild {
 
 /// A parent chunk as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredParent {
+pub(crate) struct StoredParent {
     pub number: u32,
     pub rev: u64,
     pub ordinal: u32,
@@ -49,7 +50,7 @@ pub struct StoredParent {
 
 /// The parts of a document revision a result shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocView {
+pub(crate) struct DocView {
     pub doc_id: String,
     pub title: String,
     pub source_uri: String,
@@ -58,13 +59,25 @@ pub struct DocView {
 
 /// The chunk numbers one document revision has in one index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkRanges {
+pub(crate) struct ChunkRanges {
     pub parents: std::ops::Range<u32>,
     pub children: std::ops::Range<u32>,
 }
 
+/// One version of an index as searches read it ([`Store::vectors`]).
+#[derive(Clone)]
+pub struct VersionVectors {
+    /// The version number.
+    pub version: u64,
+    /// The child numbers live in this version, before any access filter.
+    pub live: RoaringBitmap,
+    /// The segments' vector indexes, in order: the stored vectors (normalised, for
+    /// cosine) under global child numbers, the graph when a segment has one, its search.
+    pub segments: Vec<Arc<SegmentIndex>>,
+}
+
 /// A consistent view of the file for one search or one tool run.
-pub struct Reader<'s> {
+pub(crate) struct Reader<'s> {
     store: PhantomData<&'s Store>,
     txn: ReadTransaction,
     /// The index states that go with `txn` (see [`Store::snapshot`]).
@@ -76,7 +89,7 @@ pub struct Reader<'s> {
 
 impl Store {
     /// Begins a read: everything read through it comes from one committed state.
-    pub fn reader(&self) -> Result<Reader<'_>, ReadError> {
+    pub(crate) fn reader(&self) -> Result<Reader<'_>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
         let children = txn.open_table(CHILDREN)?;
         let parents = txn.open_table(PARENTS)?;
@@ -88,6 +101,25 @@ impl Store {
             parents,
             docs: RefCell::new(HashMap::new()),
         })
+    }
+
+    /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
+    /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
+    pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
+        let (_, view) = self.reader()?.resolve(target)?;
+        Ok(VersionVectors {
+            version: view.version(),
+            live: view.live().clone(),
+            segments: view.segments().iter().map(|s| s.index().clone()).collect(),
+        })
+    }
+
+    /// The child numbers `access` may see in `target`'s version: what a search of it is
+    /// filtered by (revocations and deletions made since that version included).
+    pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {
+        let reader = self.reader()?;
+        let (_, view) = reader.resolve(target)?;
+        reader.visible(&view, access)
     }
 }
 

@@ -194,6 +194,7 @@ pub(crate) struct RevisionRecord {
 pub struct GraphParams {
     /// Links per node (layer 0 keeps twice as many).
     pub m: u32,
+    /// Candidates kept while linking a new node: more is a better graph, built slower.
     pub ef_construction: u32,
     /// Segments with fewer vectors get no graph: an exact scan is faster there.
     pub min_graph_size: u32,

@@ -81,7 +81,7 @@ pub(crate) fn read_parent_in(
 }
 
 /// A stored span of a stored text; a span that does not fit is corruption, not a panic.
-pub fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, StorageError> {
+pub(crate) fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, StorageError> {
     usize::try_from(start)
         .ok()
         .zip(usize::try_from(end).ok())

@@ -1,5 +1,7 @@
 //! Segments: immutable runs of child vectors, with an optional graph, stored in blocks.
 
+use std::sync::Arc;
+
 use redb::{ReadTransaction, WriteTransaction};
 
 use super::error::StorageError;
@@ -19,14 +21,18 @@ const BLOCK_BYTES: usize = (1 << 20) - 4096;
 
 /// An immutable run of child vectors with global ids `base..base + len`, and its graph
 /// when it is large enough to need one: an [`SegmentIndex`] with its storage id.
-pub struct Segment {
+pub(crate) struct Segment {
     id: u32,
-    index: SegmentIndex,
+    /// Shared with applications that inspect it ([`super::Store::segment_indexes`]).
+    index: Arc<SegmentIndex>,
 }
 
 impl Segment {
     pub(crate) fn new(id: u32, index: SegmentIndex) -> Self {
-        Segment { id, index }
+        Segment {
+            id,
+            index: Arc::new(index),
+        }
     }
 
     pub fn id(&self) -> u32 {
@@ -34,7 +40,7 @@ impl Segment {
     }
 
     /// The vectors, graph and search of this segment.
-    pub fn index(&self) -> &SegmentIndex {
+    pub fn index(&self) -> &Arc<SegmentIndex> {
         &self.index
     }
 
@@ -45,10 +51,6 @@ impl Segment {
 
     pub fn len(&self) -> usize {
         self.index.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
     }
 
     pub fn has_graph(&self) -> bool {

@@ -35,13 +35,14 @@ impl Access {
         Access::Principals(Vec::new())
     }
 
+    /// Public documents and those shared with any of `principals`.
     pub fn principals<S: Into<String>>(principals: impl IntoIterator<Item = S>) -> Self {
         Access::Principals(principals.into_iter().map(Into::into).collect())
     }
 }
 
 /// One index: its record and its newest version, plus the older versions loaded so far.
-pub struct IndexState {
+pub(crate) struct IndexState {
     name: String,
     record: IndexRecord,
     head: Arc<VersionView>,
@@ -65,13 +66,11 @@ pub struct IndexState {
 const MASKS: usize = 256;
 
 /// One immutable version of an index: its live children and its segments.
-pub struct VersionView {
+pub(crate) struct VersionView {
     index_id: u32,
     version: u64,
     live: RoaringBitmap,
     segments: Vec<Arc<Segment>>,
-    created_ms: u64,
-    change: String,
     documents: u64,
     /// Principal bitmaps as of this version, read on first use.
     acl: Mutex<HashMap<String, Arc<RoaringBitmap>>>,
@@ -267,11 +266,6 @@ impl IndexState {
         &self.record.embedder
     }
 
-    /// How this index chunks documents.
-    pub fn spec(&self) -> crate::chunk::ChunkSpec {
-        self.record.spec
-    }
-
     /// The newest version.
     pub fn head(&self) -> Arc<VersionView> {
         self.head.clone()
@@ -365,8 +359,6 @@ impl VersionView {
             version,
             live,
             segments,
-            created_ms: stored.created_ms,
-            change: stored.change.clone(),
             documents: stored.documents,
             acl: Mutex::new(HashMap::new()),
         }
@@ -388,14 +380,6 @@ impl VersionView {
 
     pub fn segments(&self) -> &[Arc<Segment>] {
         &self.segments
-    }
-
-    pub fn created_ms(&self) -> u64 {
-        self.created_ms
-    }
-
-    pub fn change(&self) -> &str {
-        &self.change
     }
 
     pub fn documents(&self) -> u64 {
@@ -494,7 +478,7 @@ pub(crate) fn doc_chunks_in(
 }
 
 /// What a children search found, and how.
-pub struct ChildSearch {
+pub(crate) struct ChildSearch {
     /// The best children, best first (global child numbers).
     pub neighbors: Vec<Neighbor>,
     /// The planner's path in each segment that had visible children.

@@ -12,6 +12,7 @@ use super::Store;
 /// folio accepted and no decoder reads. Drop it ([`Store::drop_index`]) and create it again.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct UnavailableIndex {
+    /// The index's name.
     pub name: String,
     #[serde(skip)]
     pub(crate) id: u32,

@@ -22,29 +22,39 @@ const MAX_NAME: usize = 128;
 /// One target of an alias: a version of an index and its share of the traffic (percent).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Route {
+    /// The index.
     pub index: String,
+    /// The version of it.
     pub version: u64,
+    /// Its share of the traffic, in percent.
     pub weight: u32,
 }
 
 /// An alias and where it sends queries.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AliasInfo {
+    /// Its name.
     pub name: String,
+    /// Where it sends queries; the weights sum to 100.
     pub routes: Vec<Route>,
 }
 
 /// One version of an index, as `folio versions` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct VersionInfo {
+    /// The version number.
     pub version: u64,
     /// Unix milliseconds.
     pub created_ms: u64,
     /// What made it: a batch (`upsert 3, delete 1`), `build`, `compact …`.
     pub change: String,
+    /// Documents live in it.
     pub documents: u64,
+    /// Children live in it.
     pub live_children: u64,
+    /// Its segments.
     pub segments: usize,
+    /// The tags that name it.
     pub tags: Vec<String>,
     /// Aliases with a route to this version.
     pub aliases: Vec<String>,
@@ -59,7 +69,9 @@ pub struct VersionInfo {
 pub struct Rollback {
     /// The alias or index name rolled back.
     pub target: String,
+    /// The index it now serves.
     pub index: String,
+    /// The version it now serves.
     pub version: u64,
     /// `true` for an alias repointed, `false` for an index name pinned.
     pub alias: bool,

@@ -53,8 +53,11 @@ pub struct Batch<'s> {
 pub struct CommitReceipt {
     /// The new version of each index.
     pub versions: BTreeMap<String, u64>,
+    /// Documents upserted.
     pub upserted: usize,
+    /// Documents deleted.
     pub deleted: usize,
+    /// Documents whose ACL changed.
     pub acl_changed: usize,
     /// Child chunks written, over all indexes.
     pub children: usize,
@@ -140,11 +143,13 @@ impl<'s> Batch<'s> {
         self
     }
 
+    /// Deletes document `doc_id` ([`WriteError::UnknownDocument`] at commit if there is none).
     pub fn delete(&mut self, doc_id: &str) -> &mut Self {
         self.ops.push(Op::Delete(doc_id.to_string()));
         self
     }
 
+    /// Replaces the ACL of document `doc_id` (empty: public), without re-embedding it.
     pub fn set_acl<S: Into<String>>(
         &mut self,
         doc_id: &str,
@@ -157,10 +162,12 @@ impl<'s> Batch<'s> {
         self
     }
 
+    /// Operations in the batch.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
 
+    /// Whether the batch has no operation.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }

@@ -33,11 +33,13 @@ pub fn route(index: &str, version: u64, weight: u32) -> Route {
 /// A new index cut by `spec`, embedded like the `default` index.
 pub fn config_like_default(store: &Store, spec: ChunkSpec) -> IndexConfig {
     let embedder = store
-        .index("default")
+        .list_indexes()
+        .expect("indexes")
+        .into_iter()
+        .find(|i| i.name == "default")
         .expect("default index")
-        .embedder()
-        .name
-        .clone();
+        .embedder
+        .name;
     IndexConfig {
         spec,
         embedder: IndexEmbedder::Registered(embedder),
@@ -89,6 +91,17 @@ pub fn version_of(store: &Store, target: &str) -> u64 {
     store.search(&request).expect("search").version
 }
 
+/// The newest version of `index`.
+pub fn head(store: &Store, index: &str) -> u64 {
+    store
+        .list_indexes()
+        .expect("indexes")
+        .into_iter()
+        .find(|i| i.name == index)
+        .expect("index")
+        .head
+}
+
 /// A search that returns every visible unit: unrestricted, k large, no near-duplicate drop.
 pub fn everything(store: &Store, target: &str, query: &str) -> SearchResponse {
     let mut request = SearchRequest::text(query)
@@ -129,7 +142,7 @@ pub fn bulk_with_vectors(store: &Store, prefix: &str, count: usize, dim: usize, 
 pub fn rollback_setup(store: &Store, chunks: usize) -> u64 {
     bulk_with_vectors(store, "d", chunks, 8, 20_000);
     bulk_with_vectors(store, "extra", 1, 8, 1);
-    let head = store.index("default").expect("default").head().version();
+    let head = head(store, "default");
     store
         .set_alias("prod", &[route("default", head, 100)])
         .expect("alias");

@@ -36,6 +36,7 @@ pub struct ExternalVectors {
 }
 
 impl ExternalVectors {
+    /// The stand-in for `dataset`'s model: `dim` dimensions compared by `metric`.
     pub fn new(dataset: &str, dim: usize, metric: Metric) -> Self {
         ExternalVectors {
             dataset: dataset.to_string(),

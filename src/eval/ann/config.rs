@@ -19,15 +19,21 @@ pub struct AnnConfig {
     pub reuse_store: bool,
     /// Filters to sweep (`none` and file stems such as `random_0.01`); all when `None`.
     pub filters: Option<Vec<String>>,
+    /// Beam widths to sweep, in order.
     pub efs: Vec<usize>,
     /// Use only the first `queries` queries.
     pub queries: Option<usize>,
+    /// Neighbours per query (recall@k).
     pub k: usize,
+    /// Graph links per node.
     pub m: u32,
+    /// Graph construction candidates.
     pub ef_construction: u32,
+    /// Threads that build the graph.
     pub build_threads: usize,
     /// A point stops after this much search time once `min_queries` ran.
     pub time_budget: Duration,
+    /// Queries every point runs at least.
     pub min_queries: usize,
     /// A filter's sweep stops once recall reaches this (higher ef only costs QPS).
     pub stop_recall: f64,

@@ -30,16 +30,22 @@ struct MetaFilter {
 /// Base vectors, queries, and the filters with their exact ground truth.
 #[derive(Debug, Clone)]
 pub struct Dataset {
+    /// The kit's dataset name.
     pub name: String,
+    /// How vectors compare.
     pub metric: Metric,
+    /// The base vectors.
     pub base: Matrix<f32>,
+    /// The query vectors.
     pub queries: Matrix<f32>,
+    /// The filters, `none` first.
     pub filters: Vec<Filter>,
 }
 
 /// One visible set and the true neighbours of every query within it.
 #[derive(Debug, Clone)]
 pub struct Filter {
+    /// The filter's name (`none` or a file stem such as `random_0.01`).
     pub name: String,
     /// The visible base ids; `None` for filter `none` (all visible).
     pub ids: Option<Vec<u32>>,

@@ -11,14 +11,23 @@ use memmap2::Mmap;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FileError {
+    /// The file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What failed.
         #[source]
         source: std::io::Error,
     },
+    /// The file does not have the kit's layout.
     #[error("{path}: {reason}")]
-    Format { path: PathBuf, reason: String },
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Rows of equal width, row-major.
@@ -34,6 +43,7 @@ impl<T> Matrix<T> {
         self.dim
     }
 
+    /// Rows.
     pub fn rows(&self) -> usize {
         self.data.len() / self.dim
     }

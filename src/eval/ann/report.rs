@@ -20,7 +20,9 @@ const TARGETS: [f64; 2] = [0.95, 0.99];
 /// the figure comparable with a peer's build.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BuildRecord {
+    /// Threads that built the graph.
     pub threads: usize,
+    /// Seconds the whole ingest took.
     pub seconds: f64,
     /// The graph part of `seconds` (`None` if the store reported no graph stage).
     pub graph_seconds: Option<f64>,
@@ -28,41 +30,55 @@ pub struct BuildRecord {
     /// ([`crate::store::Store::compact_file`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compact_seconds: Option<f64>,
+    /// Vectors ingested.
     pub n: usize,
     /// The store file's size.
     pub index_bytes: u64,
+    /// Resident memory the build added, MB (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_delta_mb: Option<f64>,
     /// Opening the built file again: integrity check, vectors, graph decode.
     pub reopen_seconds: f64,
+    /// Resident memory the reopen added, MB (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reopen_rss_delta_mb: Option<f64>,
+    /// The 1-minute load average before the build (Linux only).
     pub load1: Option<f64>,
 }
 
 /// One point of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchRecord {
+    /// The filter searched.
     pub filter: String,
+    /// The beam width (`None` in records of peers without one).
     pub ef: Option<usize>,
+    /// Recall@k against the filter's ground truth.
     pub recall: f64,
+    /// Queries per second.
     pub qps: f64,
+    /// Queries run.
     pub n_queries: usize,
+    /// Seconds they took.
     pub seconds: f64,
     /// Fraction of queries answered with fewer than k ids.
     pub short_frac: f64,
+    /// Ids returned per query, on average.
     pub mean_returned: f64,
     /// Visible children.
     pub visible: u64,
     /// How many queries the planner answered by each path.
     pub paths: BTreeMap<String, usize>,
+    /// The 1-minute load average as the point started (Linux only).
     pub load1: Option<f64>,
 }
 
 /// What computing a filter's visible set costs a query (principal bitmaps cached).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VisibleCost {
+    /// The filter.
     pub filter: String,
+    /// Microseconds to compute the set for its principal.
     pub principals_us: f64,
     /// The same set through `Access::Unrestricted` (filter `none` only).
     pub unrestricted_us: Option<f64>,
@@ -71,24 +87,40 @@ pub struct VisibleCost {
 /// The settings and dataset a run describes (the `meta` of `results.json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunMeta {
+    /// The dataset's name.
     pub dataset: String,
+    /// Base vectors.
     pub n: usize,
+    /// Their dimension.
     pub dim: usize,
+    /// The metric, as the kit names it (`l2`, `ip`).
     pub metric: &'static str,
+    /// Queries in the dataset.
     pub queries: usize,
+    /// Neighbours per query.
     pub k: usize,
+    /// Graph links per node.
     pub m: u32,
+    /// Graph construction candidates.
     pub ef_construction: u32,
+    /// Each filter's visible set size.
     pub filters: Vec<FilterSize>,
+    /// Beam widths swept.
     pub ef_list: Vec<usize>,
+    /// Seconds of search per point, at most (after the minimum queries).
     pub time_budget: f64,
+    /// Recall at which a filter's sweep stops.
     pub stop_recall: f64,
+    /// Versions of the software and machine (folio, cores, cpu).
     pub versions: BTreeMap<&'static str, String>,
 }
 
+/// A filter and how many base vectors it leaves visible.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FilterSize {
+    /// The filter's name.
     pub name: String,
+    /// Visible base vectors.
     pub size: usize,
 }
 
@@ -133,10 +165,13 @@ impl RunMeta {
 /// Everything a run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnnRun {
+    /// The settings and dataset.
     pub meta: RunMeta,
     /// `None` when an existing store was searched.
     pub build: Option<BuildRecord>,
+    /// Every point of every sweep.
     pub searches: Vec<SearchRecord>,
+    /// What each filter's visible set costs.
     pub visible: Vec<VisibleCost>,
 }
 

@@ -23,26 +23,65 @@ const HEADER: usize = 44;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraphDecodeError {
+    /// Fewer bytes than the header (the length is given).
     #[error("graph blob too short for its header ({0} bytes)")]
     TooShort(usize),
+    /// The bytes do not start with the graph magic.
     #[error("not a graph blob (bad magic)")]
     BadMagic,
+    /// A graph format version this build does not read.
     #[error("unsupported graph format version {0}")]
     UnsupportedVersion(u32),
+    /// A header field is out of range.
     #[error("invalid graph header field {field}: {value}")]
-    BadHeader { field: &'static str, value: u64 },
+    BadHeader {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// The length differs from what the header implies.
     #[error("graph blob is {actual} bytes, its header implies {expected}")]
-    Length { expected: u64, actual: u64 },
+    Length {
+        /// Bytes the header implies.
+        expected: u64,
+        /// Bytes given.
+        actual: u64,
+    },
+    /// A node's level is above the graph's top level.
     #[error("node {node} has level {level}")]
-    BadLevel { node: u32, level: u8 },
+    BadLevel {
+        /// The node.
+        node: u32,
+        /// Its level.
+        level: u8,
+    },
+    /// The entry node is not on the top level.
     #[error("entry node {entry} at level {level} is not a top-level node")]
-    BadEntry { entry: u32, level: u32 },
+    BadEntry {
+        /// The entry node.
+        entry: u32,
+        /// The graph's top level.
+        level: u32,
+    },
+    /// A neighbour list claims more links than it has room for.
     #[error("node {node} layer {layer}: {count} links exceed the list width")]
-    BadCount { node: u32, layer: usize, count: u32 },
+    BadCount {
+        /// The node.
+        node: u32,
+        /// The layer.
+        layer: usize,
+        /// The links claimed.
+        count: u32,
+    },
+    /// A link points outside the nodes of its layer.
     #[error("node {node} layer {layer} links to {neighbour}, not a node of that layer")]
     BadNeighbour {
+        /// The node.
         node: u32,
+        /// The layer.
         layer: usize,
+        /// The linked node.
         neighbour: u32,
     },
     /// The vectors handed to [`Graph::decode`] are not the ones the graph was built over

@@ -40,12 +40,15 @@ struct AclChange {
 pub(crate) fn run(
     path: PathBuf,
     paths: &[PathBuf],
+    format: Option<crate::input::FileKind>,
     acl: &[String],
     batch_size: usize,
     json: bool,
 ) -> CliResult {
     let folder = store_folder(&path)?;
-    let docs = crate::input::read_paths(paths, &folder).map_err(err)?;
+    // Everything is read before the store is opened: a file refused means nothing written.
+    let docs = crate::input::read_paths(paths, &folder, format)
+        .map_err(|e| format!("{e}; nothing was ingested"))?;
     if docs.is_empty() {
         return Err(
             "no documents found (expected .md, .markdown, .txt, .html, .csv, .tsv or .jsonl)"

@@ -39,15 +39,22 @@ enum Command {
         #[arg(long)]
         store: Option<PathBuf>,
     },
-    /// Add or replace documents (.md, .markdown, .txt, .html, .csv, .tsv files, directories,
-    /// .jsonl); creates the store. Reports what it added, replaced and left unchanged.
+    /// Add or replace documents (files, directories, .jsonl); creates the store. Reports what
+    /// it added, replaced and left unchanged. A binary file refuses the whole ingest.
     Ingest {
         /// The store file (created when missing or empty; its folder must exist).
         store: PathBuf,
         /// Files and directories to read (directories recursively, each file once). A
-        /// file's id is its path relative to the store's folder (see the README).
+        /// file's id is its path relative to the store's folder (see the README). Files are
+        /// read as their extension says (.md .markdown .txt .html .htm .csv .tsv .jsonl
+        /// .ndjson), files named here with another extension as their content looks;
+        /// directories take the files with those extensions.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Read every file as this format instead: markdown, text, html, csv, tsv, dialog, or
+        /// jsonl (JSON Lines documents).
+        #[arg(long, value_parser = parse_kind)]
+        format: Option<crate::input::FileKind>,
         /// Principals allowed to see these documents (comma-separated); public when absent.
         /// JSON Lines records keep their own `acl` unless this is given.
         #[arg(long, value_delimiter = ',')]
@@ -157,6 +164,11 @@ enum Command {
     },
 }
 
+fn parse_kind(s: &str) -> Result<crate::input::FileKind, String> {
+    crate::input::detect::parse_kind(s)
+        .ok_or_else(|| format!("`{s}`: expected markdown, text, html, csv, tsv, dialog or jsonl"))
+}
+
 fn parse_expand(s: &str) -> Result<Expand, String> {
     let expand = match s {
         "parent" => Expand::Parent,
@@ -227,10 +239,11 @@ fn run(command: Command) -> CliResult {
         Command::Ingest {
             store,
             paths,
+            format,
             acl,
             batch,
             json,
-        } => ingest::run(store, &paths, &acl, batch, json),
+        } => ingest::run(store, &paths, format, &acl, batch, json),
         Command::Search {
             store,
             query,

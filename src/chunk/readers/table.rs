@@ -7,14 +7,20 @@
 use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
 use crate::chunk::Span;
 
-/// The block tree of a delimited table (`b','` for CSV, `b'\t'` for TSV).
-pub fn read(text: &str, delimiter: u8) -> Tree {
-    let mut tree = Tree::new(Prose::Plain);
-    let mut reader = csv::ReaderBuilder::new()
+/// A reader of every record of `text` as it is (the header too, rows of any width), as
+/// this reader and format detection read tables.
+pub(crate) fn records(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .delimiter(delimiter)
-        .from_reader(text.as_bytes());
+        .from_reader(text.as_bytes())
+}
+
+/// The block tree of a delimited table (`b','` for CSV, `b'\t'` for TSV).
+pub fn read(text: &str, delimiter: u8) -> Tree {
+    let mut tree = Tree::new(Prose::Plain);
+    let mut reader = records(text, delimiter);
     let mut starts = Vec::new();
     let mut record = csv::ByteRecord::new();
     let mut header: Option<String> = None;

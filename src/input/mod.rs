@@ -1,5 +1,9 @@
-//! Reading documents from the file system: Markdown and text files, directories of them,
-//! and JSON Lines in the format of the shared data sets.
+//! Reading documents from the file system: files of every format the readers know,
+//! directories of them, and JSON Lines in the format of the shared data sets. What a file
+//! holds is told by its extension, else by its content ([`detect`]), unless the caller names
+//! the format; binary files are refused.
+
+pub mod detect;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -8,6 +12,7 @@ use serde::Deserialize;
 
 use crate::chunk::SourceFormat;
 use crate::document::Document;
+pub use detect::FileKind;
 
 /// Why documents could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -31,17 +36,19 @@ pub enum InputError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A text file is not UTF-8.
-    #[error("{path}: not UTF-8 text")]
+    /// Text in another encoding than UTF-8 (a few invalid bytes).
+    #[error("{path}: not UTF-8 text (convert it first, e.g. `iconv -f latin1 -t utf-8`)")]
     NotUtf8 {
         /// The file.
         path: PathBuf,
     },
-    /// A file of a type no reader takes.
-    #[error("{path}: unsupported file type (expected .md, .markdown, .txt, .jsonl or .ndjson)")]
-    Unsupported {
+    /// Not text: a known binary format, NUL bytes, or mostly invalid UTF-8.
+    #[error("{path}: {what}, not text folio can read")]
+    Binary {
         /// The file.
         path: PathBuf,
+        /// What it holds instead.
+        what: String,
     },
 }
 
@@ -90,7 +97,10 @@ pub fn parse_format(name: &str) -> Option<SourceFormat> {
 
 /// Reads JSON Lines documents from `path` (blank lines are skipped).
 pub fn read_jsonl(path: &Path) -> Result<Vec<Document>, InputError> {
-    let text = read_text(path)?;
+    parse_jsonl(path, &read_text(path)?)
+}
+
+fn parse_jsonl(path: &Path, text: &str) -> Result<Vec<Document>, InputError> {
     let mut docs = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -103,8 +113,13 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Document>, InputError> {
         };
         let record: JsonDocument =
             serde_json::from_str(line).map_err(|e| json_err(e.to_string()))?;
+        // A record without a format is read as its source's extension says, else as its
+        // text looks.
         let format = match record.format.as_deref() {
-            None | Some("") => SourceFormat::Text,
+            None | Some("") | Some("auto") => match extension_kind(&record.source_uri) {
+                Some(FileKind::Single(format)) => format,
+                _ => detect::record_format(&record.text),
+            },
             Some(name) => parse_format(name)
                 .ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
         };
@@ -132,27 +147,26 @@ fn read_text(path: &Path) -> Result<String, InputError> {
         path: path.to_path_buf(),
         source,
     })?;
+    if let Some(what) = detect::binary(&bytes) {
+        return Err(InputError::Binary {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
     String::from_utf8(bytes).map_err(|_| InputError::NotUtf8 {
         path: path.to_path_buf(),
     })
 }
 
-enum Kind {
-    Single(SourceFormat),
-    Lines,
+fn kind_of(path: &Path) -> Option<FileKind> {
+    detect::by_extension(path.extension()?.to_str()?)
 }
 
-fn kind_of(path: &Path) -> Option<Kind> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "md" | "markdown" => Some(Kind::Single(SourceFormat::Markdown)),
-        "txt" => Some(Kind::Single(SourceFormat::Text)),
-        "html" | "htm" => Some(Kind::Single(SourceFormat::Html)),
-        "csv" => Some(Kind::Single(SourceFormat::Csv)),
-        "tsv" | "tab" => Some(Kind::Single(SourceFormat::Tsv)),
-        "jsonl" | "ndjson" => Some(Kind::Lines),
-        _ => None,
-    }
+/// The kind the extension of a record's `source_uri` names (query and fragment ignored).
+fn extension_kind(uri: &str) -> Option<FileKind> {
+    let path = uri.split(['?', '#']).next()?;
+    let name = path.rsplit('/').next()?;
+    detect::by_extension(name.rsplit_once('.')?.1)
 }
 
 /// The first Markdown heading, or the file name.
@@ -167,36 +181,41 @@ fn title_of(text: &str, format: SourceFormat, path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Reads one Markdown or text file; its `doc_id` is `id`.
-pub fn read_file(path: &Path, id: String) -> Result<Document, InputError> {
-    let Some(Kind::Single(format)) = kind_of(path) else {
-        return Err(InputError::Unsupported {
-            path: path.to_path_buf(),
-        });
-    };
-    let text = read_text(path)?;
+/// Reads one file as `format`; its `doc_id` is `id`.
+pub fn read_file(path: &Path, id: String, format: SourceFormat) -> Result<Document, InputError> {
+    Ok(file_document(path, id, format, read_text(path)?))
+}
+
+fn file_document(path: &Path, id: String, format: SourceFormat, text: String) -> Document {
     let source_uri = std::fs::canonicalize(path)
         .map(|p| format!("file://{}", p.display()))
         .unwrap_or_else(|_| path.display().to_string());
     let mut doc = Document::new(id, format, text);
     doc.title = title_of(&doc.text, format, path);
     doc.source_uri = source_uri;
-    Ok(doc)
+    doc
 }
 
-/// Reads every document under `paths`: files as given, directories recursively (files of
-/// other types inside directories are skipped; named explicitly, they are an error). A
-/// directory reached twice (a symlink loop, or named twice) is read once, and so is a file.
+/// Reads every document under `paths`: files as given, directories recursively. A file is
+/// read as `format` when given, else as its extension says, else (a file named explicitly
+/// with another extension or none) as its content looks; files of other extensions inside
+/// directories are skipped. Binary files are an error, so a caller that writes nothing
+/// until all is read writes nothing. A directory reached twice (a symlink loop, or named twice) is read once, and so is a file.
 ///
 /// File documents get as `doc_id` their real path (symlinks resolved) relative to `base`,
 /// components joined by `/`, or their absolute real path when they lie outside `base`:
 /// however a file is named (`a.md`, `./docs/../a.md`, an absolute path, a symlink, or
 /// found by walking a directory) it gets the same id. `folio ingest` passes the folder
 /// that holds the store. JSON Lines records keep the `doc_id` they carry.
-pub fn read_paths(paths: &[PathBuf], base: &Path) -> Result<Vec<Document>, InputError> {
+pub fn read_paths(
+    paths: &[PathBuf],
+    base: &Path,
+    format: Option<FileKind>,
+) -> Result<Vec<Document>, InputError> {
     let base = real_path(base)?;
     let mut read = Reading {
         base: &base,
+        format,
         dirs: HashSet::new(),
         files: HashSet::new(),
         docs: Vec::new(),
@@ -213,10 +232,8 @@ pub fn read_paths(paths: &[PathBuf], base: &Path) -> Result<Vec<Document>, Input
             for file in files {
                 read.file(&file)?;
             }
-        } else if kind_of(path).is_some() {
-            read.file(path)?;
         } else {
-            return Err(InputError::Unsupported { path: path.clone() });
+            read.file(path)?;
         }
     }
     Ok(read.docs)
@@ -225,6 +242,8 @@ pub fn read_paths(paths: &[PathBuf], base: &Path) -> Result<Vec<Document>, Input
 /// The state of one [`read_paths`].
 struct Reading<'a> {
     base: &'a Path,
+    /// The format the caller named for every file.
+    format: Option<FileKind>,
     /// Real paths of the directories walked and files read so far.
     dirs: HashSet<PathBuf>,
     files: HashSet<PathBuf>,
@@ -237,10 +256,23 @@ impl Reading<'_> {
         if !self.files.insert(real.clone()) {
             return Ok(());
         }
-        match kind_of(path) {
-            Some(Kind::Lines) => self.docs.extend(read_jsonl(path)?),
-            Some(Kind::Single(_)) => self.docs.push(read_file(path, file_id(&real, self.base))?),
-            None => {}
+        let text = read_text(path)?;
+        let kind = match (self.format, kind_of(path)) {
+            (Some(kind), _) => kind,
+            // A .jsonl file of turns (no `doc_id`) is one dialog.
+            (None, Some(FileKind::Documents)) => match detect::by_content(&text) {
+                dialog @ FileKind::Single(SourceFormat::Dialog) => dialog,
+                _ => FileKind::Documents,
+            },
+            (None, Some(kind)) => kind,
+            (None, None) => detect::by_content(&text),
+        };
+        match kind {
+            FileKind::Documents => self.docs.extend(parse_jsonl(path, &text)?),
+            FileKind::Single(format) => {
+                let id = file_id(&real, self.base);
+                self.docs.push(file_document(path, id, format, text));
+            }
         }
         Ok(())
     }

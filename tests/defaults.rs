@@ -8,7 +8,7 @@ use folio::chunk::{
     ChildStrategy, ChunkSpec, ParentStrategy, DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET,
     DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
 };
-use folio::embed::{default_embedder, Embedder, DEFAULT_DIMENSION};
+use folio::embed::{default_embedder, Embedder, Truncation, DEFAULT_DIMENSION, DEFAULT_TRUNCATION};
 use folio::index::{HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 use folio::retrieve::{
     Expand, SearchRequest, CHILDREN_PER_UNIT, DEFAULT_DEDUP_THRESHOLD, DEFAULT_EXPAND, DEFAULT_K,
@@ -80,6 +80,7 @@ fn the_store_defaults_table_equals_the_constants() {
             "DEFAULT_MAX_DEAD_FRACTION",
             DEFAULT_MAX_DEAD_FRACTION.to_string(),
         ),
+        ("DEFAULT_TRUNCATION", format!("{DEFAULT_TRUNCATION:?}")),
     ]);
     assert_eq!(
         documented(include_str!("../src/store/options.rs")),
@@ -136,6 +137,8 @@ fn the_builders_start_from_the_constants() {
         (DEFAULT_MAX_SEGMENTS, DEFAULT_MAX_DEAD_FRACTION)
     );
     assert_eq!(default_embedder().dimension(), DEFAULT_DIMENSION);
+    assert_eq!(Truncation::default(), DEFAULT_TRUNCATION);
+    assert_eq!(DEFAULT_TRUNCATION, Truncation::Split);
     let request = SearchRequest::text("q");
     assert_eq!(request.k, DEFAULT_K);
     assert_eq!(request.expand, DEFAULT_EXPAND);

@@ -10,7 +10,7 @@ use folio::eval::replay::{self, Label, Side};
 use folio::eval::score::StrategyReport;
 use folio::eval::{
     ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
-    EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
+    EmbedSetup, EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
 };
 use folio::retrieve::Expand;
 use folio::store::NoProgress;
@@ -97,7 +97,11 @@ fn build_and_ask(
 ) -> Result<(BuiltIndex, Vec<Answer>), EvalError> {
     let strategy = Strategy::parse(spec)?;
     let workspace = Workspace::new(None)?;
-    let built = build_index(0, &strategy, corpus, 256, &workspace, &NoProgress)?;
+    let setup = EmbedSetup {
+        embedder: std::sync::Arc::new(folio::embed::HashEmbedder::new(256)?),
+        truncation: Default::default(),
+    };
+    let built = build_index(0, &strategy, corpus, &setup, &workspace, &NoProgress)?;
     let questions = read_questions(queries, corpus, None)?;
     let answers = ask_all(&built, corpus, &questions, settings, &NoProgress)?;
     Ok((built, answers))
@@ -441,6 +445,7 @@ fn index(spec: &str, parents: &[(usize, usize)], children: &[(usize, usize, usiz
         store,
         chunkings: vec![chunked],
         build_secs: 0.0,
+        tokens: None,
         index_bytes: 0,
     }
 }

@@ -1,16 +1,18 @@
 //! `folio eval` and `folio replay`: chunking strategies measured on questions with gold spans.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
 
 use super::progress::Bar;
 use super::{err, CliResult};
+use crate::embed::{Embedder, HashEmbedder};
 use crate::eval::replay::{self, Label, Side};
 use crate::eval::{
     ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
-    EvalError, Question, Settings, Strategy, Workspace,
+    EmbedSetup, EvalError, Question, Settings, Strategy, Workspace,
 };
 
 /// What `eval` and `replay` share: the data, the strategies and the fixed settings.
@@ -27,9 +29,13 @@ pub(crate) struct Common {
     /// external:FILE; `NAME=SPEC` sets the label.
     #[arg(long = "strategy", required = true, value_parser = parse_strategy)]
     strategies: Vec<Strategy>,
-    /// Dimension of the built-in hash embedder, the same for every strategy.
+    /// Dimension of the built-in hash embedder, the same for every strategy (without
+    /// --embedder).
     #[arg(long, default_value_t = 2048)]
     embed_dim: usize,
+    /// The embedder of every strategy, and what happens to chunks it cannot read whole.
+    #[command(flatten)]
+    embed: super::EmbedArgs,
     /// Cut-offs of Hit@k; the largest is the k of every other metric.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
     k: Vec<usize>,
@@ -83,7 +89,15 @@ struct Run {
 }
 
 impl Common {
-    fn settings(&self) -> Result<Settings, String> {
+    /// The embedder every strategy uses: `--embedder`, else the hash embedder of `--embed-dim`.
+    fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        match self.embed.build()? {
+            Some(embedder) => Ok(embedder),
+            None => Ok(Arc::new(HashEmbedder::new(self.embed_dim).map_err(err)?)),
+        }
+    }
+
+    fn settings(&self, embedder: &dyn Embedder) -> Result<Settings, String> {
         let mut ks = self.k.clone();
         ks.sort_unstable();
         ks.dedup();
@@ -91,7 +105,8 @@ impl Common {
             return Err("--k needs positive cut-offs, e.g. 1,3,5".into());
         }
         Ok(Settings {
-            embed_dim: self.embed_dim,
+            embed_dim: embedder.dimension(),
+            embedder: format!("{} ({} dims)", embedder.name(), embedder.dimension()),
             ks,
             token_budget: self.budget,
         })
@@ -99,22 +114,29 @@ impl Common {
 
     /// Reads the data, builds every strategy and asks every question, with a progress bar.
     fn run(&self) -> Result<Run, String> {
-        let settings = self.settings()?;
+        let embedder = self.embedder()?;
+        let settings = self.settings(embedder.as_ref())?;
         let corpus = Corpus::read(&self.docs).map_err(err)?;
         let questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
         eprintln!(
-            "{} documents, {} questions, {} strategies; hash embedder dim {}",
+            "{} documents, {} questions, {} strategies; embedder {}",
             corpus.len(),
             questions.len(),
             self.strategies.len(),
-            settings.embed_dim
+            settings.embedder
         );
         let workspace = Workspace::new(self.store_dir.as_deref()).map_err(err)?;
         let bar = Bar::new();
         let mut results = Vec::new();
         for (n, strategy) in self.strategies.iter().enumerate() {
-            let built = build_index(n, strategy, &corpus, settings.embed_dim, &workspace, &bar)
-                .map_err(err)?;
+            let setup = EmbedSetup {
+                embedder: embedder.clone(),
+                truncation: self.embed.truncation,
+            };
+            let built = build_index(n, strategy, &corpus, &setup, &workspace, &bar).map_err(err)?;
+            for line in built.tokens.iter().flat_map(super::report_lines) {
+                bar.suspend(|| eprintln!("{line}"));
+            }
             let started = Instant::now();
             let answers = ask_all(&built, &corpus, &questions, &settings, &bar).map_err(err)?;
             bar.println(&format!(
@@ -167,13 +189,13 @@ pub(crate) fn eval(args: EvalArgs) -> CliResult {
 /// The settings line of the Markdown report.
 fn describe(common: &Common, run: &Run) -> String {
     format!(
-        "Documents `{}` ({}), questions `{}` ({}); hash embedder dim {}; k = {:?}; token budget {}; \
+        "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {}; \
          exact search, ACL off, near-duplicate removal off.",
         common.docs.display(),
         run.corpus.len(),
         common.queries.display(),
         run.questions.len(),
-        run.settings.embed_dim,
+        run.settings.embedder,
         run.settings.ks,
         run.settings
             .token_budget

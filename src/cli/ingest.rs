@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{err, open_store, output, progress, CliResult};
+use super::{check_embedders, err, output, progress, report_lines, CliResult, EmbedArgs};
 use crate::document::Document;
+use crate::embed::TruncationReport;
 use crate::store::{OpenError, Progress, Store};
 
 /// What an ingest did, as `--json` prints it.
@@ -27,6 +28,9 @@ struct IngestReport {
     repeated: Vec<String>,
     /// The version each index now serves (after any automatic merge).
     versions: BTreeMap<String, u64>,
+    /// Per commit and index with a model: the chunks' counts in its tokens, and every chunk
+    /// above its limit.
+    tokens: Vec<TruncationReport>,
 }
 
 #[derive(Serialize)]
@@ -44,6 +48,7 @@ pub(crate) fn run(
     acl: &[String],
     batch_size: usize,
     json: bool,
+    embed: &EmbedArgs,
 ) -> CliResult {
     let folder = store_folder(&path)?;
     // Everything is read before the store is opened: a file refused means nothing written.
@@ -61,7 +66,8 @@ pub(crate) fn run(
             doc.acl = acl.to_vec();
         }
     }
-    let store = open_store(&path, Store::builder().create(true))?;
+    let store = embed.open(&path, Store::builder().create(true))?;
+    check_embedders(&store)?;
     let bar = progress::Bar::new();
     let mut report = IngestReport {
         store: path.clone(),
@@ -72,6 +78,7 @@ pub(crate) fn run(
         acl_changes: Vec::new(),
         repeated,
         versions: BTreeMap::new(),
+        tokens: Vec::new(),
     };
     let changed = compare(&store, docs, &mut report, &bar)?;
     for batch_docs in changed.chunks(batch_size.max(1)) {
@@ -81,6 +88,11 @@ pub(crate) fn run(
         }
         let receipt = batch.commit_with(&bar).map_err(err)?;
         report.chunks += receipt.children;
+        // On stderr even without a terminal: truncation is never silent.
+        for line in receipt.truncation.iter().flat_map(report_lines) {
+            bar.suspend(|| eprintln!("{line}"));
+        }
+        report.tokens.extend(receipt.truncation);
         if let Some(e) = receipt.merge_error {
             bar.println(&format!("warning: {e}"));
         }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
-use crate::embed::{Embedder, HashEmbedder};
+use crate::embed::{EmbedError, Embedder, EmbedderSpec, HashEmbedder, Truncation};
 use crate::retrieve::{Expand, SearchRequest};
 use crate::store::{Access, OpenError, Store, StoreBuilder};
 use output::{escape, preview, print_json, print_response, print_unavailable};
@@ -65,6 +65,8 @@ enum Command {
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     /// Search: the best reading units for QUERY that the principals may see.
     Search {
@@ -103,16 +105,20 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     #[command(flatten)]
     Versions(versions::VersionsCommand),
-    /// Show what a store holds.
+    /// Show what a store holds (with --embedder: every chunk counted in the model's tokens).
     Stats {
         /// The store file.
         store: PathBuf,
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     /// Delete documents and their chunks.
     Delete {
@@ -167,6 +173,96 @@ enum Command {
 fn parse_kind(s: &str) -> Result<crate::input::FileKind, String> {
     crate::input::detect::parse_kind(s)
         .ok_or_else(|| format!("`{s}`: expected markdown, text, html, csv, tsv, dialog or jsonl"))
+}
+
+/// `--embedder` and `--truncation`, for the commands that embed.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct EmbedArgs {
+    /// The embedder: hash[:DIM], bert:DIR (a sentence-transformers folder), hf:ORG/NAME (from
+    /// the Hugging Face cache), openai:MODEL[@URL] (key from OPENAI_API_KEY), cmd:"PROGRAM"
+    /// (see scripts/embed_serve.py). The built-in hash embedder by default; a store built
+    /// with another one must be given it again.
+    #[arg(long, value_parser = parse_embedder)]
+    pub(crate) embedder: Option<EmbedderSpec>,
+    /// Chunks longer than the model reads: split (default), warn (the model truncates them)
+    /// or refuse.
+    #[arg(long, default_value = "split")]
+    pub(crate) truncation: Truncation,
+    /// Late chunking (bert: and hf: models): every chunk's vector is pooled from token
+    /// states computed over its whole document, so it carries the document's context.
+    #[arg(long, requires = "embedder")]
+    pub(crate) late_chunking: bool,
+}
+
+fn parse_embedder(s: &str) -> Result<EmbedderSpec, String> {
+    s.parse().map_err(|e: EmbedError| e.to_string())
+}
+
+impl EmbedArgs {
+    /// The embedder named, loaded (`None`: the built-in default).
+    pub(crate) fn build(&self) -> Result<Option<Arc<dyn Embedder>>, String> {
+        self.embedder
+            .as_ref()
+            .map(|spec| {
+                if self.late_chunking {
+                    spec.build_late()
+                } else {
+                    spec.build()
+                }
+                .map_err(err)
+            })
+            .transpose()
+    }
+
+    /// Opens (or, with `create`, creates) the store with the embedder named.
+    pub(crate) fn open(&self, path: &Path, options: StoreBuilder) -> Result<Store, String> {
+        self.open_named(path, options).map(|(store, _)| store)
+    }
+
+    /// Like [`EmbedArgs::open`], with the name the embedder is registered under.
+    pub(crate) fn open_named(
+        &self,
+        path: &Path,
+        options: StoreBuilder,
+    ) -> Result<(Store, String), String> {
+        let options = options.truncation(self.truncation);
+        match self.build()? {
+            None => {
+                let name = options.embedder.name().to_string();
+                Ok((open_store(path, options)?, name))
+            }
+            Some(embedder) => {
+                let name = embedder.name().to_string();
+                Ok((options.embedder(embedder).open(path).map_err(err)?, name))
+            }
+        }
+    }
+}
+
+/// The embedders `store` has, quoted, for messages.
+fn registered(store: &Store) -> String {
+    let names: Vec<String> = store
+        .embedder_names()
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    names.join(", ")
+}
+
+/// Every index of `store` must have its embedder registered; the message names both.
+pub(crate) fn check_embedders(store: &Store) -> CliResult {
+    for index in store.list_indexes().map_err(err)? {
+        if store.embedder(&index.embedder.name).is_none() {
+            return Err(format!(
+                "index `{}` was built with embedder {}, but this command has {}: pass \
+                 --embedder with the same model",
+                index.name,
+                index.embedder,
+                registered(store)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_expand(s: &str) -> Result<Expand, String> {
@@ -243,7 +339,8 @@ fn run(command: Command) -> CliResult {
             acl,
             batch,
             json,
-        } => ingest::run(store, &paths, format, &acl, batch, json),
+            embed,
+        } => ingest::run(store, &paths, format, &acl, batch, json, &embed),
         Command::Search {
             store,
             query,
@@ -257,9 +354,10 @@ fn run(command: Command) -> CliResult {
             no_dedup,
             log,
             json,
+            embed,
         } => {
             let options = Store::builder().log_requests(log);
-            let store = open_store(&store, options)?;
+            let store = embed.open(&store, options)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
                 .k(k)
@@ -271,7 +369,14 @@ fn run(command: Command) -> CliResult {
             if no_dedup {
                 request.dedup = None;
             }
-            let response = store.search(&request).map_err(err)?;
+            let response = store.search(&request).map_err(|e| match e {
+                crate::store::ReadError::EmbedderNotRegistered { index, embedder } => format!(
+                    "index `{index}` was built with embedder `{embedder}`, but this command has {}: \
+                     pass --embedder with the same model",
+                    registered(&store)
+                ),
+                e => err(e),
+            })?;
             if json {
                 return print_json(&response);
             }
@@ -281,10 +386,23 @@ fn run(command: Command) -> CliResult {
             }
             Ok(())
         }
-        Command::Stats { store, json } => {
-            let stats = open_store(&store, Store::builder())?.stats().map_err(err)?;
+        Command::Stats { store, json, embed } => {
+            let store = embed.open(&store, Store::builder())?;
+            let stats = store.stats().map_err(err)?;
+            let mut reports = Vec::new();
+            for index in &stats.indexes {
+                reports.extend(store.token_report(&index.name).map_err(err)?);
+            }
             if json {
-                return print_json(&stats);
+                // The stats as before, plus the token reports (empty without a model).
+                let mut out = serde_json::to_value(&stats).map_err(err)?;
+                if let Some(fields) = out.as_object_mut() {
+                    fields.insert(
+                        "tokens".into(),
+                        serde_json::to_value(&reports).map_err(err)?,
+                    );
+                }
+                return print_json(&out);
             }
             println!(
                 "{}: format {}, {} bytes, {} documents",
@@ -311,6 +429,9 @@ fn run(command: Command) -> CliResult {
                 );
             }
             print_unavailable(&stats.unavailable);
+            for line in reports.iter().flat_map(report_lines) {
+                println!("{line}");
+            }
             Ok(())
         }
         Command::Delete {
@@ -407,6 +528,20 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
     }
+}
+
+/// A token report as lines: the figures, then every chunk above the model's limit.
+pub(crate) fn report_lines(report: &crate::embed::TruncationReport) -> Vec<String> {
+    std::iter::once(format!("tokens: {report}"))
+        .chain(report.over.iter().map(|o| {
+            format!(
+                "  over the limit: {} chunk {} ({} tokens)",
+                escape(&o.doc_id),
+                o.chunk,
+                o.tokens
+            )
+        }))
+        .collect()
 }
 
 /// What `delete` and `acl` did, as `--json` prints it.

@@ -11,11 +11,17 @@ pub(crate) struct Bar {
 impl Bar {
     pub(crate) fn new() -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} ({eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+        let style =
+            ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} {per_sec} ({eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
         bar.set_style(style);
         Bar { bar }
+    }
+
+    /// Runs `f` (which prints) with the bar out of the way, terminal or not.
+    pub(crate) fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
     }
 
     /// Prints a line above the bar.

@@ -10,7 +10,6 @@ use clap::Subcommand;
 use super::output::print_json;
 use super::{err, progress, CliResult};
 use crate::chunk::{ChildStrategy, ChunkSpec};
-use crate::embed::{default_embedder, Embedder};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
 use crate::retrieve::Expand;
@@ -133,11 +132,10 @@ pub(crate) enum IndexCommand {
         /// `parent-child:section/300`); the store's default spec when absent.
         #[arg(long)]
         chunking: Option<String>,
-        /// A registered embedder (the built-in one by default).
-        #[arg(long, conflicts_with = "vectors")]
-        embedder: Option<String>,
+        #[command(flatten)]
+        embed: super::EmbedArgs,
         /// No embedder: NAME:DIMENSION[:cosine|dot|l2]; every upsert brings its vectors.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "embedder")]
         vectors: Option<String>,
         /// Graph links per node (layer 0 keeps twice as many): more is better recall,
         /// a larger file and a slower build.
@@ -463,14 +461,14 @@ fn index(command: IndexCommand) -> CliResult {
             store,
             name,
             chunking,
-            embedder,
+            embed,
             vectors,
             m,
             ef_construction,
             min_graph_size,
             json,
         } => {
-            let store = open(&store)?;
+            let (store, embedder) = embed.open_named(&store, Store::builder())?;
             let spec = match chunking {
                 Some(given) => match Strategy::parse(&given).map_err(err)?.kind {
                     StrategyKind::Builtin {
@@ -500,9 +498,7 @@ fn index(command: IndexCommand) -> CliResult {
             };
             let embedder = match vectors {
                 Some(v) => vectors_only(&v)?,
-                None => IndexEmbedder::Registered(
-                    embedder.unwrap_or_else(|| default_embedder().name().to_string()),
-                ),
+                None => IndexEmbedder::Registered(embedder),
             };
             let config = IndexConfig {
                 spec,
@@ -514,10 +510,17 @@ fn index(command: IndexCommand) -> CliResult {
                 },
             };
             let bar = progress::Bar::new();
-            let version = store.create_index_with(&name, config, &bar).map_err(err)?;
+            let (version, report) = store
+                .create_index_reporting(&name, config, &bar)
+                .map_err(err)?;
             bar.finish();
+            for line in report.iter().flat_map(super::report_lines) {
+                eprintln!("{line}");
+            }
             if json {
-                return print_json(&serde_json::json!({ "created": name, "version": version }));
+                return print_json(
+                    &serde_json::json!({ "created": name, "version": version, "tokens": report }),
+                );
             }
             println!("created index {name} at version {version}");
             Ok(())

@@ -1,18 +1,51 @@
-//! Embedders: text in, vectors out.
+//! Embedders: text in, vectors out; and the token counters that size text for them.
+//!
+//! - [`HashEmbedder`]: the built-in lexical embedder (offline, instant, no model files);
+//! - [`CommandEmbedder`]: any program that speaks the small pipe protocol of `command.rs`;
+//! - `HttpEmbedder` (feature `http`): an OpenAI-compatible `/v1/embeddings` service
+//!   (OpenAI, Ollama, vLLM, TEI, ...);
+//! - `BertEmbedder` (feature `models`): a local sentence-transformers folder run in-process
+//!   with candle.
+//!
+//! [`EmbedderSpec`] parses the `--embedder` strings (`hash`, `bert:DIR`, `hf:NAME`,
+//! `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
 
+#[cfg(feature = "models")]
+mod bert;
+mod command;
+mod counter;
+mod error;
+mod folder;
 mod hash;
+#[cfg(feature = "http")]
+mod http;
+mod spec;
+mod truncation;
 
+#[cfg(feature = "models")]
+pub use bert::{BertEmbedder, LateChunking};
+pub use command::{CommandEmbedder, CommandOptions};
+pub use counter::{counter_from_spec, CharCounter, EstimateCounter, TokenCounter};
+#[cfg(feature = "models")]
+pub use counter::{HfTokenCounter, TiktokenCounter};
+pub use error::EmbedError;
+pub use folder::{ModelFolder, Pooling, Preset, PRESETS};
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
+#[cfg(feature = "http")]
+pub use http::{HttpEmbedder, HttpOptions};
+pub use spec::EmbedderSpec;
+pub(crate) use truncation::split_span;
+pub use truncation::{Oversized, TokenStats, Truncation, TruncationReport, DEFAULT_TRUNCATION};
 
 use crate::index::Metric;
 
-/// Why an embedder could not embed a batch.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EmbedError {
-    /// The model failed; the text says why.
-    #[error("embedder failed: {0}")]
-    Failed(String),
+/// What a text is embedded as: some models (E5, BGE) prefix queries and passages differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A search query.
+    Query,
+    /// A stored chunk.
+    Passage,
 }
 
 /// Turns a batch of texts into vectors. Implement it to bring your own model.
@@ -25,10 +58,39 @@ pub trait Embedder: Send + Sync {
     fn dimension(&self) -> usize;
     /// How its vectors are compared.
     fn metric(&self) -> Metric;
-    /// Inputs longer than this are truncated by the model.
+    /// Inputs longer than this (in the model's own tokens, special tokens included) are
+    /// truncated by the model; `usize::MAX` when nothing is.
     fn max_input_tokens(&self) -> usize;
-    /// Embeds `texts` into a row-major `texts.len() x dimension()` matrix.
+    /// Embeds `texts` (chunks) into a row-major `texts.len() x dimension()` matrix.
     fn embed(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError>;
+    /// Embeds search queries; models with a query prefix override this.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        self.embed(texts)
+    }
+    /// The tokens the model sees for each text (prefix and special tokens included), when
+    /// the embedder knows its tokenizer; `None` otherwise. Used for the truncation report.
+    fn input_tokens(&self, _texts: &[&str]) -> Option<Vec<usize>> {
+        None
+    }
+    /// The counter of the model's own tokens (without special tokens or prefixes), for
+    /// token-sized chunks and budgets; `None` when the embedder has no tokenizer.
+    fn token_counter(&self) -> Option<std::sync::Arc<dyn TokenCounter>> {
+        None
+    }
+    /// Whether chunks are embedded by late chunking: [`Embedder::embed_spans`] over each
+    /// whole document instead of [`Embedder::embed`] over each chunk alone.
+    fn late_chunking(&self) -> bool {
+        false
+    }
+    /// Late chunking: one vector per byte span of `text`, each pooled from token states
+    /// computed over the whole `text`. Only called when [`Embedder::late_chunking`] is true.
+    fn embed_spans(&self, text: &str, spans: &[(usize, usize)]) -> Result<Vec<f32>, EmbedError> {
+        let texts: Vec<&str> = spans
+            .iter()
+            .map(|&(s, e)| text.get(s..e).unwrap_or(""))
+            .collect();
+        self.embed(&texts)
+    }
 }
 
 /// The embedder a store uses when the application brings none.
@@ -83,4 +145,27 @@ pub fn validate(vectors: &[f32], dim: usize) -> Result<(), VectorError> {
         }),
         None => Ok(()),
     }
+}
+
+/// Checks that an embedder answered `texts` rows of `dim` values: a remote model that
+/// returns another shape is refused before anything is stored.
+pub(crate) fn check_shape(
+    vectors: &[f32],
+    texts: usize,
+    dim: usize,
+    rows_seen: usize,
+) -> Result<(), EmbedError> {
+    if rows_seen != texts {
+        return Err(EmbedError::Count {
+            expected: texts,
+            got: rows_seen,
+        });
+    }
+    if vectors.len() != texts * dim {
+        return Err(EmbedError::Dimension {
+            expected: dim,
+            got: vectors.len().checked_div(texts).unwrap_or(0),
+        });
+    }
+    Ok(())
 }

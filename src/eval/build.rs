@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use super::data::{read_external_chunks, Corpus};
 use super::spec::{Strategy, StrategyKind};
 use super::EvalError;
-use crate::chunk::{chunk_document, ChunkSpec, Chunked};
-use crate::embed::HashEmbedder;
+use crate::chunk::{ChunkSpec, Chunked};
+use crate::embed::{Embedder, Truncation, TruncationReport};
 use crate::input::InputError;
 use crate::store::{GraphParams, Progress, Store};
 
@@ -67,6 +67,8 @@ pub struct BuiltIndex {
     pub chunkings: Vec<Chunked>,
     /// Seconds the build took.
     pub build_secs: f64,
+    /// The chunks' token counts in the embedder's tokens, when it has a tokenizer.
+    pub tokens: Option<TruncationReport>,
     /// The store file's size: the index plus the documents' texts (the same for every
     /// strategy).
     pub index_bytes: u64,
@@ -93,6 +95,15 @@ impl BuiltIndex {
     }
 }
 
+/// The embedder every strategy is built with.
+#[derive(Clone)]
+pub struct EmbedSetup {
+    /// The same model for every strategy.
+    pub embedder: Arc<dyn Embedder>,
+    /// What happens to chunks longer than it reads.
+    pub truncation: Truncation,
+}
+
 /// Builds strategy number `n` into a new store file under `workspace` (an old file of the
 /// same name is replaced). Every index searches exactly (no graph), so the comparison
 /// measures chunking, not graph recall.
@@ -100,7 +111,7 @@ pub fn build_index(
     n: usize,
     strategy: &Strategy,
     corpus: &Corpus,
-    embed_dim: usize,
+    setup: &EmbedSetup,
     workspace: &Workspace,
     progress: &dyn Progress,
 ) -> Result<BuiltIndex, EvalError> {
@@ -120,7 +131,8 @@ pub fn build_index(
     };
     let options = Store::builder()
         .create(true)
-        .embedder(Arc::new(HashEmbedder::new(embed_dim)?))
+        .embedder(setup.embedder.clone())
+        .truncation(setup.truncation)
         .spec(spec)
         .graph(GraphParams {
             min_graph_size: u32::MAX,
@@ -135,16 +147,16 @@ pub fn build_index(
             None => batch.upsert(doc.clone()),
         };
     }
-    batch.commit_with(progress)?;
+    let receipt = batch.commit_with(progress)?;
     let build_secs = started.elapsed().as_secs_f64();
     let chunkings = match external {
         Some(chunks) => chunks,
-        // The store cut them with this very function; cut again to know every span.
+        // Cut again as the store did (splits of chunks too long for the model included).
         None => corpus
             .docs()
             .par_iter()
-            .map(|d| chunk_document(&d.text, d.format, &spec))
-            .collect(),
+            .map(|d| store.plan_chunked(crate::store::DEFAULT_INDEX, d))
+            .collect::<Result<_, _>>()?,
     };
     let index_bytes = store.stats()?.file_bytes;
     let built = BuiltIndex {
@@ -152,6 +164,7 @@ pub fn build_index(
         store,
         chunkings,
         build_secs,
+        tokens: receipt.truncation.into_iter().next(),
         index_bytes,
     };
     check_stored(&built)?;

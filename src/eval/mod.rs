@@ -16,7 +16,7 @@ pub mod run;
 pub mod score;
 pub mod spec;
 
-pub use build::{build_index, BuiltIndex, Workspace};
+pub use build::{build_index, BuiltIndex, EmbedSetup, Workspace};
 pub use data::{read_questions, Corpus, Gold, Question};
 pub use run::{ask_all, Answer, Settings, Unit};
 pub use score::{score_strategy, Scores, StrategyReport};

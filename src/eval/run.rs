@@ -12,8 +12,10 @@ use crate::store::{Access, Progress};
 /// The settings every strategy shares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// Dimension of the built-in hash embedder.
+    /// Dimension of the vectors.
     pub embed_dim: usize,
+    /// The embedder, as reports name it.
+    pub embedder: String,
     /// Cut-offs of Hit@k, ascending; the largest is "the" k of the other metrics.
     pub ks: Vec<usize>,
     /// Token budget of the returned texts, if any.
@@ -27,6 +29,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             embed_dim: 2048,
+            embedder: "folio-hash-v1 (2048 dims)".into(),
             ks: vec![1, 3, 5],
             token_budget: None,
         }

@@ -369,7 +369,7 @@ impl Store {
                         embedder: identity.name.clone(),
                     }
                 })?;
-                embedder.embed(&[text.as_str()])?
+                embedder.embed_queries(&[text.as_str()])?
             }
         };
         if vector.len() != dim {

@@ -95,8 +95,23 @@ impl Store {
 }
 
 impl Store {
+    /// How index `index` would cut `doc` into parents and children, as a commit would store
+    /// it (chunks longer than the index's model reads split, see
+    /// [`super::StoreBuilder::truncation`]).
+    pub fn plan_chunked(
+        &self,
+        index: &str,
+        doc: &crate::document::Document,
+    ) -> Result<crate::chunk::Chunked, ReadError> {
+        let state = self
+            .index(index)
+            .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
+        Ok(super::prepare::plan_chunks(self, state.record(), doc)?)
+    }
+
     /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
-    /// order [`Batch::upsert_with_vectors`](crate::Batch::upsert_with_vectors) expects vectors. Nothing is written.
+    /// order [`Batch::upsert_with_vectors`](crate::Batch::upsert_with_vectors) expects vectors
+    /// (chunks longer than the index's model reads already split). Nothing is written.
     pub fn plan(
         &self,
         index: &str,
@@ -106,7 +121,7 @@ impl Store {
             .index(index)
             .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let spec = state.record().spec;
-        let chunked = crate::chunk::chunk_document(&doc.text, doc.format, &spec);
+        let chunked = self.plan_chunked(index, doc)?;
         let embed = crate::chunk::embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
         Ok(chunked
             .children

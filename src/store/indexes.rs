@@ -20,6 +20,7 @@ use super::write::IndexBuild;
 use super::{Store, DEFAULT_INDEX};
 use crate::chunk::ChunkSpec;
 use crate::document::Document;
+use crate::embed::TruncationReport;
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M};
 
@@ -104,22 +105,92 @@ impl Store {
     }
 
     /// Like [`Store::create_index`], reporting chunking, embedding and graph building.
-    /// Writers wait while the index is built, so it covers exactly the stored documents.
     pub fn create_index_with(
         &self,
         name: &str,
         config: IndexConfig,
         progress: &dyn Progress,
     ) -> Result<u64, IndexError> {
+        self.create_index_reporting(name, config, progress)
+            .map(|(version, _)| version)
+    }
+
+    /// Like [`Store::create_index_with`], also returning the token counts of the build (for
+    /// an embedder with a tokenizer and an input limit).
+    ///
+    /// The documents are chunked and embedded before the writer lock is taken, so other
+    /// writers, rollbacks and alias switches do not wait for the model; when a commit changed
+    /// the documents meanwhile, the build runs again (the last time under the lock), so the
+    /// index covers exactly the stored documents.
+    pub fn create_index_reporting(
+        &self,
+        name: &str,
+        config: IndexConfig,
+        progress: &dyn Progress,
+    ) -> Result<(u64, Option<TruncationReport>), IndexError> {
+        /// Builds outside the lock before building under it.
+        const UNLOCKED_TRIES: usize = 2;
         validate_name(name, NameKind::Index)?;
         config.validate()?;
-        let _writer = self.lock_writer();
-        if self.index(name).is_some() {
-            return Err(IndexError::IndexExists {
-                name: name.to_string(),
-            });
+        let embedder = self.new_index_embedder(name, &config.embedder)?;
+        let mut attempt = 0;
+        loop {
+            let held = (attempt == UNLOCKED_TRIES).then(|| self.lock_writer());
+            let (docs, id) = self.index_sources(name, &config)?;
+            let revs: Vec<u64> = docs.iter().map(|(rev, _)| *rev).collect();
+            let record = IndexRecord {
+                id,
+                spec: config.spec,
+                embedder: embedder.clone(),
+                graph: config.graph,
+                head: 0,
+                next_child: 0,
+                next_parent: 0,
+                next_segment: 0,
+                created_ms: now_ms(),
+            };
+            let empty = Arc::new(IndexState::empty(
+                name,
+                record.clone(),
+                &empty_version(record.created_ms),
+            ));
+            let documents = docs.len() as u64;
+            let build = IndexBuild::prepare(self, &empty, docs, progress)?;
+            let _writer = match held {
+                Some(writer) => writer,
+                None => self.lock_writer(),
+            };
+            if attempt < UNLOCKED_TRIES {
+                attempt += 1;
+                let (now, now_id) = self.index_sources(name, &config)?;
+                if now_id != id || now.iter().map(|(rev, _)| *rev).ne(revs.iter().copied()) {
+                    continue;
+                }
+            }
+            let next = id.checked_add(1).ok_or_else(|| IndexError::Exhausted {
+                index: name.to_string(),
+                what: "index ids",
+            })?;
+            let report = build.report.clone();
+            let txn = self.db().begin_write()?;
+            txn.open_table(META)?
+                .insert("next_index", next.to_le_bytes().as_slice())?;
+            create_index_tables(&txn, name, &record)?;
+            let state = build.write(&txn, documents)?;
+            txn.commit()?;
+            let version = state.head().version();
+            self.install(vec![Arc::new(state)]);
+            return Ok((version, report));
         }
-        let embedder = match &config.embedder {
+    }
+
+    /// The identity a new index `name` records for `embedder`.
+    fn new_index_embedder(
+        &self,
+        name: &str,
+        embedder: &IndexEmbedder,
+    ) -> Result<EmbedderIdentity, IndexError> {
+        match embedder {
             IndexEmbedder::Registered(embedder) => {
                 let embedder =
                     self.embedder(embedder)
@@ -128,68 +199,50 @@ impl Store {
                             embedder: embedder.clone(),
                         })?;
                 check_dimension(embedder.as_ref())?;
-                identity_of(embedder.as_ref())
+                Ok(identity_of(embedder.as_ref()))
             }
+            // The dimension was checked by `IndexConfig::validate`.
             IndexEmbedder::VectorsOnly {
                 name: embedder,
                 dimension,
                 metric,
-            } => EmbedderIdentity {
+            } => Ok(EmbedderIdentity {
                 name: embedder.clone(),
                 fingerprint: "vectors-only".into(),
                 dimension: *dimension,
                 metric: *metric,
-            },
-        };
-        let (docs, id) = {
-            let txn = self.db().begin_read()?;
-            if txn.open_table(ALIASES)?.get(name)?.is_some() {
-                return Err(IndexError::NameTaken {
-                    name: name.to_string(),
-                    other: NameKind::Alias,
-                });
-            }
-            let docs = stored_documents(&txn)?;
-            let id = read_next_index(&txn)?;
-            (docs, id)
-        };
+            }),
+        }
+    }
+
+    /// The stored documents a new index `name` is built over, and its id; refused when the
+    /// name is taken or the index could not embed the documents.
+    fn index_sources(
+        &self,
+        name: &str,
+        config: &IndexConfig,
+    ) -> Result<(Vec<(u64, Document)>, u32), IndexError> {
+        if self.index(name).is_some() {
+            return Err(IndexError::IndexExists {
+                name: name.to_string(),
+            });
+        }
+        let txn = self.db().begin_read()?;
+        if txn.open_table(ALIASES)?.get(name)?.is_some() {
+            return Err(IndexError::NameTaken {
+                name: name.to_string(),
+                other: NameKind::Alias,
+            });
+        }
+        let docs = stored_documents(&txn)?;
+        let id = read_next_index(&txn)?;
         if matches!(config.embedder, IndexEmbedder::VectorsOnly { .. }) && !docs.is_empty() {
             return Err(IndexError::NeedsEmbedder {
                 index: name.to_string(),
                 documents: docs.len(),
             });
         }
-        let next = id.checked_add(1).ok_or_else(|| IndexError::Exhausted {
-            index: name.to_string(),
-            what: "index ids",
-        })?;
-        let record = IndexRecord {
-            id,
-            spec: config.spec,
-            embedder,
-            graph: config.graph,
-            head: 0,
-            next_child: 0,
-            next_parent: 0,
-            next_segment: 0,
-            created_ms: now_ms(),
-        };
-        let empty = Arc::new(IndexState::empty(
-            name,
-            record.clone(),
-            &empty_version(record.created_ms),
-        ));
-        let documents = docs.len() as u64;
-        let build = IndexBuild::prepare(self, &empty, docs, progress)?;
-        let txn = self.db().begin_write()?;
-        txn.open_table(META)?
-            .insert("next_index", next.to_le_bytes().as_slice())?;
-        create_index_tables(&txn, name, &record)?;
-        let state = build.write(&txn, documents)?;
-        txn.commit()?;
-        let version = state.head().version();
-        self.install(vec![Arc::new(state)]);
-        Ok(version)
+        Ok((docs, id))
     }
 
     /// Deletes index `name` and everything only it holds (chunks, segments, versions,

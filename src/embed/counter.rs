@@ -1,0 +1,271 @@
+//! Token counters: how long a text is in some unit, and where each unit starts, so chunkers
+//! can cut at token bounds and budgets can count in the tokens of the model that reads.
+
+use std::sync::Arc;
+
+use super::EmbedError;
+
+/// Counts a text in some model's tokens (or characters, or the built-in estimate).
+pub trait TokenCounter: Send + Sync {
+    /// What is counted: `chars`, `estimate`, `cl100k`, `o200k`, `tokenizer:NAME`.
+    fn name(&self) -> String;
+    /// The byte offsets where the tokens of `text` start, in order, on char boundaries
+    /// (several tokens may start at one offset when a character takes several tokens).
+    fn starts(&self, text: &str) -> Vec<usize>;
+    /// The number of tokens of `text` (special tokens and prefixes not included).
+    fn count(&self, text: &str) -> usize {
+        self.starts(text).len()
+    }
+}
+
+impl std::fmt::Debug for dyn TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TokenCounter({})", self.name())
+    }
+}
+
+/// Unicode scalar values.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CharCounter;
+
+impl TokenCounter for CharCounter {
+    fn name(&self) -> String {
+        "chars".into()
+    }
+    fn starts(&self, text: &str) -> Vec<usize> {
+        text.char_indices().map(|(i, _)| i).collect()
+    }
+    fn count(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+}
+
+/// The model-free estimate of [`crate::tokens`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EstimateCounter;
+
+impl TokenCounter for EstimateCounter {
+    fn name(&self) -> String {
+        "estimate".into()
+    }
+    fn starts(&self, text: &str) -> Vec<usize> {
+        crate::tokens::spans(text).map(|(s, _)| s).collect()
+    }
+    fn count(&self, text: &str) -> usize {
+        crate::tokens::count(text)
+    }
+}
+
+/// Builds the counter a spec names: `chars`, `estimate`, `cl100k`, `o200k` (OpenAI's BPEs,
+/// bundled in the binary) or `tokenizer:PATH` (a Hugging Face `tokenizer.json`, or a model
+/// folder holding one).
+pub fn counter_from_spec(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
+    match spec {
+        "chars" => Ok(Arc::new(CharCounter)),
+        "estimate" => Ok(Arc::new(EstimateCounter)),
+        _ => model_counter(spec),
+    }
+}
+
+#[cfg(feature = "models")]
+fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
+    match spec {
+        "cl100k" => Ok(Arc::new(TiktokenCounter::cl100k()?)),
+        "o200k" => Ok(Arc::new(TiktokenCounter::o200k()?)),
+        _ => match spec.strip_prefix("tokenizer:") {
+            Some(path) => {
+                let path = std::path::Path::new(path);
+                let file = if path.is_dir() {
+                    path.join("tokenizer.json")
+                } else {
+                    path.to_path_buf()
+                };
+                Ok(Arc::new(HfTokenCounter::from_file(&file)?))
+            }
+            None => Err(counter_spec_error(spec)),
+        },
+    }
+}
+
+#[cfg(not(feature = "models"))]
+fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
+    if matches!(spec, "cl100k" | "o200k") || spec.starts_with("tokenizer:") {
+        return Err(EmbedError::FeatureMissing {
+            feature: "models",
+            what: format!("the token counter `{spec}`"),
+        });
+    }
+    Err(counter_spec_error(spec))
+}
+
+fn counter_spec_error(spec: &str) -> EmbedError {
+    EmbedError::Spec {
+        spec: spec.to_string(),
+        reason: "expected a token counter: chars, estimate, cl100k, o200k or tokenizer:PATH".into(),
+    }
+}
+
+#[cfg(feature = "models")]
+pub use models::{HfTokenCounter, TiktokenCounter};
+
+#[cfg(feature = "models")]
+mod models {
+    use std::path::Path;
+
+    use tokenizers::Tokenizer;
+
+    use super::{EmbedError, TokenCounter};
+
+    /// Any Hugging Face `tokenizer.json`, with its baked-in truncation and padding removed
+    /// (a count must see the whole text).
+    #[derive(Clone)]
+    pub struct HfTokenCounter {
+        name: String,
+        tokenizer: Tokenizer,
+    }
+
+    impl HfTokenCounter {
+        /// Loads `tokenizer.json` from `file`.
+        pub fn from_file(file: &Path) -> Result<HfTokenCounter, EmbedError> {
+            let tokenizer = Tokenizer::from_file(file).map_err(|e| EmbedError::Model {
+                path: file.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+            let name = file
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.display().to_string());
+            Self::new(&name, tokenizer)
+        }
+
+        /// Wraps a loaded tokenizer under `name`.
+        pub fn new(name: &str, mut tokenizer: Tokenizer) -> Result<HfTokenCounter, EmbedError> {
+            tokenizer
+                .with_truncation(None)
+                .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            tokenizer.with_padding(None);
+            Ok(HfTokenCounter {
+                name: format!("tokenizer:{name}"),
+                tokenizer,
+            })
+        }
+    }
+
+    impl HfTokenCounter {
+        /// The tokenizer, without truncation or padding.
+        pub(crate) fn tokenizer(&self) -> &Tokenizer {
+            &self.tokenizer
+        }
+
+        /// The tokens a model sees for `text`: special tokens included, nothing truncated.
+        pub(crate) fn model_tokens(&self, text: &str) -> usize {
+            self.tokenizer
+                .encode(text, true)
+                .map_or_else(|_| text.chars().count(), |e| e.len())
+        }
+    }
+
+    impl TokenCounter for HfTokenCounter {
+        fn name(&self) -> String {
+            self.name.clone()
+        }
+
+        fn starts(&self, text: &str) -> Vec<usize> {
+            // A text the tokenizer cannot read counts as its characters: a count must not
+            // fail half way through an index build.
+            match self.tokenizer.encode(text, false) {
+                Ok(encoding) => encoding
+                    .get_offsets()
+                    .iter()
+                    .map(|&(start, _)| floor_char_boundary(text, start))
+                    .collect(),
+                Err(_) => super::CharCounter.starts(text),
+            }
+        }
+    }
+
+    /// OpenAI's `cl100k_base` or `o200k_base` byte-pair encoding (bundled by tiktoken-rs, so it
+    /// works offline).
+    pub struct TiktokenCounter {
+        name: &'static str,
+        bpe: tiktoken_rs::CoreBPE,
+    }
+
+    impl TiktokenCounter {
+        /// GPT-3.5 / GPT-4 / text-embedding-3 tokens.
+        pub fn cl100k() -> Result<TiktokenCounter, EmbedError> {
+            let bpe =
+                tiktoken_rs::cl100k_base().map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            Ok(TiktokenCounter {
+                name: "cl100k",
+                bpe,
+            })
+        }
+
+        /// GPT-4o tokens.
+        pub fn o200k() -> Result<TiktokenCounter, EmbedError> {
+            let bpe =
+                tiktoken_rs::o200k_base().map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            Ok(TiktokenCounter { name: "o200k", bpe })
+        }
+    }
+
+    impl TokenCounter for TiktokenCounter {
+        fn name(&self) -> String {
+            self.name.to_string()
+        }
+
+        fn starts(&self, text: &str) -> Vec<usize> {
+            let tokens = self.bpe.encode_ordinary(text);
+            let mut starts = Vec::with_capacity(tokens.len());
+            let mut at = 0;
+            for token in tokens {
+                starts.push(floor_char_boundary(text, at));
+                at += self.bpe.decode_bytes(&[token]).map_or(0, |b| b.len());
+            }
+            starts
+        }
+
+        fn count(&self, text: &str) -> usize {
+            self.bpe.encode_ordinary(text).len()
+        }
+    }
+
+    /// The char boundary at or before `at` (a byte-level token can start inside a character).
+    fn floor_char_boundary(text: &str, at: usize) -> usize {
+        let mut at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chars_and_estimate_count_what_they_say() {
+        assert_eq!(CharCounter.count("né 北京"), 5);
+        assert_eq!(CharCounter.starts("né"), vec![0, 1]);
+        assert_eq!(EstimateCounter.count("Hello, world!"), 4);
+        assert_eq!(EstimateCounter.starts("Hello, world!"), vec![0, 5, 7, 12]);
+        assert!(counter_from_spec("words").is_err());
+    }
+
+    #[cfg(feature = "models")]
+    #[test]
+    fn tiktoken_counts_offline_and_starts_on_char_boundaries() -> Result<(), EmbedError> {
+        let cl = counter_from_spec("cl100k")?;
+        // "hello world" is two cl100k tokens: "hello", " world".
+        assert_eq!(cl.count("hello world"), 2);
+        assert_eq!(cl.starts("hello world"), vec![0, 5]);
+        let text = "北京欢迎你 naïve";
+        for s in counter_from_spec("o200k")?.starts(text) {
+            assert!(text.is_char_boundary(s));
+        }
+        Ok(())
+    }
+}

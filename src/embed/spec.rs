@@ -1,0 +1,227 @@
+//! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `openai:MODEL[@URL]`
+//! and `cmd:COMMAND`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{CommandEmbedder, CommandOptions, EmbedError, Embedder, HashEmbedder};
+
+/// The OpenAI API, for `openai:MODEL` without `@URL`.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// An embedder named on a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbedderSpec {
+    /// The built-in hashing embedder with this many dimensions.
+    Hash {
+        /// Vector length.
+        dimension: usize,
+    },
+    /// A local sentence-transformers folder (feature `models`).
+    Bert {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// A model in the local Hugging Face cache, by its id (feature `models`).
+    HuggingFace {
+        /// `ORG/NAME`.
+        repo: String,
+    },
+    /// An OpenAI-compatible service (feature `http`).
+    OpenAi {
+        /// The model name sent with every request.
+        model: String,
+        /// The API's base URL (`…/v1`).
+        base_url: String,
+    },
+    /// A program speaking the pipe protocol of [`CommandEmbedder`].
+    Command {
+        /// The command line.
+        command: String,
+    },
+}
+
+const GRAMMAR: &str =
+    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, openai:MODEL[@URL] or cmd:COMMAND";
+
+impl std::str::FromStr for EmbedderSpec {
+    type Err = EmbedError;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        let fail = |reason: &str| EmbedError::Spec {
+            spec: input.to_string(),
+            reason: reason.to_string(),
+        };
+        let (kind, rest) = input.split_once(':').unwrap_or((input, ""));
+        let rest = rest.trim();
+        match kind.trim() {
+            "hash" if rest.is_empty() => Ok(EmbedderSpec::Hash {
+                dimension: super::DEFAULT_DIMENSION,
+            }),
+            "hash" => match rest.parse::<usize>() {
+                Ok(dimension) if (1..=super::MAX_DIMENSION).contains(&dimension) => {
+                    Ok(EmbedderSpec::Hash { dimension })
+                }
+                _ => Err(fail("hash:DIM needs a dimension from 1 to 65536")),
+            },
+            _ if rest.is_empty() => Err(fail(GRAMMAR)),
+            "bert" => Ok(EmbedderSpec::Bert {
+                dir: PathBuf::from(rest),
+            }),
+            "hf" if rest.split('/').count() == 2 && !rest.contains(' ') => {
+                Ok(EmbedderSpec::HuggingFace {
+                    repo: rest.to_string(),
+                })
+            }
+            "hf" => Err(fail(
+                "hf:ORG/NAME, e.g. hf:sentence-transformers/all-MiniLM-L6-v2",
+            )),
+            "openai" => {
+                let (model, url) = rest.split_once('@').unwrap_or((rest, OPENAI_BASE_URL));
+                if model.is_empty() || !(url.starts_with("http://") || url.starts_with("https://"))
+                {
+                    return Err(fail("openai:MODEL@URL, e.g. openai:text-embedding-3-small@https://api.openai.com/v1"));
+                }
+                Ok(EmbedderSpec::OpenAi {
+                    model: model.to_string(),
+                    base_url: url.to_string(),
+                })
+            }
+            "cmd" => {
+                let command = rest
+                    .strip_prefix('"')
+                    .and_then(|c| c.strip_suffix('"'))
+                    .unwrap_or(rest);
+                Ok(EmbedderSpec::Command {
+                    command: command.to_string(),
+                })
+            }
+            _ => Err(fail(GRAMMAR)),
+        }
+    }
+}
+
+impl EmbedderSpec {
+    /// Loads or connects to the embedder.
+    pub fn build(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
+        match self {
+            EmbedderSpec::Hash { dimension } => HashEmbedder::new(*dimension)
+                .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+                .map_err(|e| EmbedError::Spec {
+                    spec: format!("hash:{dimension}"),
+                    reason: e.to_string(),
+                }),
+            EmbedderSpec::Bert { dir } => bert(dir),
+            EmbedderSpec::HuggingFace { repo } => bert(&super::folder::hf_cache_snapshot(repo)?),
+            EmbedderSpec::OpenAi { model, base_url } => openai(model, base_url),
+            EmbedderSpec::Command { command } => Ok(Arc::new(CommandEmbedder::start(
+                command,
+                CommandOptions::default(),
+            )?)),
+        }
+    }
+}
+
+impl EmbedderSpec {
+    /// Loads the model for late chunking (see `LateChunking`): BERT-family models only.
+    pub fn build_late(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
+        match self {
+            EmbedderSpec::Bert { dir } => late(dir),
+            EmbedderSpec::HuggingFace { repo } => late(&super::folder::hf_cache_snapshot(repo)?),
+            other => Err(EmbedError::Spec {
+                spec: format!("{other:?}"),
+                reason: "late chunking needs the model's token states: bert:DIR or hf:NAME".into(),
+            }),
+        }
+    }
+}
+
+#[cfg(feature = "models")]
+fn late(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::LateChunking::new(Arc::new(
+        super::BertEmbedder::load(dir)?,
+    ))))
+}
+
+#[cfg(not(feature = "models"))]
+fn late(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    bert(dir)
+}
+
+#[cfg(feature = "models")]
+fn bert(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::BertEmbedder::load(dir)?))
+}
+
+#[cfg(not(feature = "models"))]
+fn bert(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "models",
+        what: format!("the native model at {}", dir.display()),
+    })
+}
+
+#[cfg(feature = "http")]
+fn openai(model: &str, base_url: &str) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::HttpEmbedder::new(
+        super::HttpOptions::new(base_url, model),
+    )?))
+}
+
+#[cfg(not(feature = "http"))]
+fn openai(model: &str, base_url: &str) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "http",
+        what: format!("the embedding service {model}@{base_url}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form_and_refuses_the_rest() {
+        let p = |s: &str| s.parse::<EmbedderSpec>();
+        assert!(matches!(
+            p("hash"),
+            Ok(EmbedderSpec::Hash { dimension: 512 })
+        ));
+        assert!(matches!(
+            p("hash:2048"),
+            Ok(EmbedderSpec::Hash { dimension: 2048 })
+        ));
+        assert!(matches!(
+            p("bert:models/minilm"),
+            Ok(EmbedderSpec::Bert { .. })
+        ));
+        assert!(matches!(
+            p("hf:intfloat/e5-small-v2"),
+            Ok(EmbedderSpec::HuggingFace { .. })
+        ));
+        assert_eq!(
+            p("openai:nomic-embed-text@http://127.0.0.1:11434/v1").ok(),
+            Some(EmbedderSpec::OpenAi {
+                model: "nomic-embed-text".into(),
+                base_url: "http://127.0.0.1:11434/v1".into()
+            })
+        );
+        assert_eq!(
+            p("cmd:\"python3 serve.py --model minilm\"").ok(),
+            Some(EmbedderSpec::Command {
+                command: "python3 serve.py --model minilm".into()
+            })
+        );
+        for bad in [
+            "",
+            "hash:0",
+            "hash:x",
+            "bert:",
+            "hf:nameonly",
+            "openai:m@ftp://x",
+            "glove:x",
+        ] {
+            assert!(matches!(p(bad), Err(EmbedError::Spec { .. })), "{bad}");
+        }
+    }
+}

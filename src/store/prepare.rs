@@ -1,0 +1,409 @@
+//! Chunking and embedding for one index, done before the writer lock is taken, so that a
+//! rollback, an alias switch or another writer never waits for a model.
+//!
+//! The texts of every document of a batch are embedded together, sorted by length (less
+//! padding for transformer models) in slices of [`EMBED_SLICE`] texts, each reported to the
+//! progress bar. Every text is first counted in the embedder's own tokens: chunks above the
+//! model's limit are split, reported or refused (see [`Truncation`]).
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::error::{DocumentProblem, ReadError, WriteError};
+use super::progress::Progress;
+use super::records::IndexRecord;
+use super::{EmbedderIdentity, Store};
+use crate::chunk::{chunk_document, ChildPiece, ChunkSpec, Chunked, EmbedTexts};
+use crate::document::Document;
+use crate::embed::{
+    split_span, validate, EmbedError, Embedder, Oversized, TokenStats, Truncation, TruncationReport,
+};
+use crate::index::Metric;
+
+/// Texts per call to the embedder (each call is one progress step).
+pub(crate) const EMBED_SLICE: usize = 128;
+
+/// Tokens kept free below the model's limit when splitting: a piece cut at token starts
+/// can tokenize a little longer on its own.
+const SPLIT_MARGIN: usize = 4;
+
+/// One upsert of a batch as an index sees it.
+pub(crate) struct Upsert<'a> {
+    /// The operation's position in the batch.
+    pub op: usize,
+    pub doc: &'a Document,
+    /// Vectors the application computed for this index.
+    pub vectors: Option<&'a Vec<f32>>,
+    /// Chunks the application cut.
+    pub chunks: Option<&'a Chunked>,
+}
+
+/// What a preparation depends on: a commit uses it only while the index still matches.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PrepareKey {
+    id: u32,
+    spec: ChunkSpec,
+    embedder: EmbedderIdentity,
+}
+
+impl PrepareKey {
+    pub(crate) fn of(record: &IndexRecord) -> PrepareKey {
+        PrepareKey {
+            id: record.id,
+            spec: record.spec,
+            embedder: record.embedder.clone(),
+        }
+    }
+}
+
+/// One index's chunks and vectors for a batch.
+pub(crate) struct Prepared {
+    pub key: PrepareKey,
+    /// Per upsert, in batch order: the op position, its chunks and their vectors.
+    pub docs: Vec<(usize, Chunked, Vec<f32>)>,
+    pub report: Option<TruncationReport>,
+}
+
+/// One document cut for an index: its chunks, the texts to embed (empty when the
+/// application brought vectors) and the token counts of the chunks as first cut.
+struct Cut {
+    chunked: Chunked,
+    texts: Vec<String>,
+    counts: Vec<usize>,
+    over: Vec<Oversized>,
+    pieces: usize,
+}
+
+/// Chunks and embeds `upserts` for the index `name` described by `record`.
+pub(crate) fn prepare(
+    store: &Store,
+    name: &str,
+    record: &IndexRecord,
+    upserts: &[Upsert<'_>],
+    progress: &dyn Progress,
+) -> Result<Prepared, WriteError> {
+    let dim = record.embedder.dimension as usize;
+    let embedder = store.embedder(&record.embedder.name);
+    if embedder.is_none() && upserts.iter().any(|u| u.vectors.is_none()) {
+        return Err(WriteError::EmbedderNotRegistered {
+            index: name.to_string(),
+            embedder: record.embedder.name.clone(),
+        });
+    }
+    let truncation = store.truncation();
+    progress.stage(&format!("chunk [{name}]"), upserts.len() as u64);
+    let cuts: Vec<Cut> = upserts
+        .par_iter()
+        .map(|u| {
+            let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
+            let cut = cut(u.doc, &record.spec, u.chunks, embedder, truncation);
+            progress.advance(1);
+            cut
+        })
+        .collect::<Result<_, EmbedError>>()?;
+
+    let report = embedder
+        .as_deref()
+        .filter(|_| cuts.iter().any(|c| !c.counts.is_empty()))
+        .map(|e| {
+            let mut counts: Vec<usize> =
+                cuts.iter().flat_map(|c| c.counts.iter().copied()).collect();
+            TruncationReport {
+                index: name.to_string(),
+                embedder: e.name().to_string(),
+                max_tokens: e.max_input_tokens(),
+                setting: truncation,
+                stats: TokenStats::of(&mut counts),
+                over: cuts.iter().flat_map(|c| c.over.iter().cloned()).collect(),
+                split_into: cuts.iter().map(|c| c.pieces).sum(),
+            }
+        });
+
+    let mut vectors = match &embedder {
+        Some(e) if e.late_chunking() => embed_late(e.as_ref(), name, upserts, &cuts, progress)?,
+        Some(e) => embed_all(e.as_ref(), name, &cuts, dim, progress)?,
+        None => vec![Vec::new(); cuts.len()],
+    };
+    let mut docs = Vec::with_capacity(upserts.len());
+    for ((u, cut), embedded) in upserts.iter().zip(cuts).zip(vectors.iter_mut()) {
+        let mut rows = match u.vectors {
+            Some(given) => given.clone(),
+            None => std::mem::take(embedded),
+        };
+        let children = cut.chunked.children.len();
+        if rows.len() != children * dim {
+            return Err(WriteError::InvalidDocument {
+                doc_id: u.doc.doc_id.clone(),
+                problem: DocumentProblem::VectorCount {
+                    index: name.to_string(),
+                    chunks: children,
+                    dimension: dim,
+                    expected: children * dim,
+                    found: rows.len(),
+                },
+            });
+        }
+        validate(&rows, dim)?;
+        normalise_rows(&mut rows, dim, record.embedder.metric).map_err(|chunk| {
+            WriteError::InvalidDocument {
+                doc_id: u.doc.doc_id.clone(),
+                problem: DocumentProblem::ZeroVector {
+                    index: name.to_string(),
+                    chunk,
+                },
+            }
+        })?;
+        docs.push((u.op, cut.chunked, rows));
+    }
+    Ok(Prepared {
+        key: PrepareKey::of(record),
+        docs,
+        report,
+    })
+}
+
+/// Every text of `cuts` embedded, longest last, in slices; the vectors per cut.
+fn embed_all(
+    embedder: &dyn Embedder,
+    name: &str,
+    cuts: &[Cut],
+    dim: usize,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<f32>>, WriteError> {
+    let mut order: Vec<(usize, usize)> = cuts
+        .iter()
+        .enumerate()
+        .flat_map(|(d, c)| (0..c.texts.len()).map(move |t| (d, t)))
+        .collect();
+    order.sort_by_key(|&(d, t)| cuts[d].texts[t].len());
+    progress.stage(&format!("embed [{name}]"), order.len() as u64);
+    let mut out: Vec<Vec<f32>> = cuts
+        .iter()
+        .map(|c| vec![0.0; c.texts.len() * dim])
+        .collect();
+    for slice in order.chunks(EMBED_SLICE) {
+        let texts: Vec<&str> = slice
+            .iter()
+            .map(|&(d, t)| cuts[d].texts[t].as_str())
+            .collect();
+        let rows = embedder.embed(&texts)?;
+        if rows.len() != texts.len() * dim {
+            return Err(EmbedError::Dimension {
+                expected: dim,
+                got: rows.len() / texts.len().max(1),
+            }
+            .into());
+        }
+        for (&(d, t), row) in slice.iter().zip(rows.chunks_exact(dim)) {
+            out[d][t * dim..(t + 1) * dim].copy_from_slice(row);
+        }
+        progress.advance(slice.len() as u64);
+    }
+    Ok(out)
+}
+
+/// Late chunking: each document's children embedded in one pass over the whole document.
+fn embed_late(
+    embedder: &dyn Embedder,
+    name: &str,
+    upserts: &[Upsert<'_>],
+    cuts: &[Cut],
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<f32>>, WriteError> {
+    progress.stage(&format!("late-embed [{name}]"), upserts.len() as u64);
+    upserts
+        .par_iter()
+        .zip(cuts)
+        .map(|(u, cut)| {
+            if cut.texts.is_empty() {
+                return Ok(Vec::new());
+            }
+            let spans: Vec<(usize, usize)> = cut
+                .chunked
+                .children
+                .iter()
+                .map(|c| (c.span.start, c.span.end))
+                .collect();
+            let vectors = embedder.embed_spans(&u.doc.text, &spans)?;
+            progress.advance(1);
+            Ok(vectors)
+        })
+        .collect()
+}
+
+/// Cuts `doc` for an index: its own chunks or the application's, then (with an embedder)
+/// the embed texts, counted in the model's tokens and split, reported or refused above the
+/// model's limit. Application-cut chunks are never split, only reported.
+fn cut(
+    doc: &Document,
+    spec: &ChunkSpec,
+    given: Option<&Chunked>,
+    embedder: Option<&dyn Embedder>,
+    truncation: Truncation,
+) -> Result<Cut, EmbedError> {
+    let mut chunked = match given {
+        Some(c) => c.clone(),
+        None => chunk_document(&doc.text, doc.format, spec),
+    };
+    let Some(embedder) = embedder else {
+        return Ok(Cut {
+            chunked,
+            texts: Vec::new(),
+            counts: Vec::new(),
+            over: Vec::new(),
+            pieces: 0,
+        });
+    };
+    let visible = EmbedTexts::new(&doc.text, doc.format);
+    let text_of = |c: &ChildPiece| visible.get(&c.section_path, c.span, spec.heading_depth);
+    let mut texts: Vec<String> = chunked.children.iter().map(text_of).collect();
+    let max = embedder.max_input_tokens();
+    let counts = match (max, embedder.input_tokens(&refs(&texts))) {
+        (usize::MAX, _) | (_, None) => Vec::new(),
+        (_, Some(counts)) => counts,
+    };
+    let over: Vec<Oversized> = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > max)
+        .map(|(chunk, &tokens)| Oversized {
+            doc_id: doc.doc_id.clone(),
+            chunk,
+            tokens,
+        })
+        .collect();
+    let mut pieces = 0;
+    match (truncation, over.first()) {
+        (_, None) | (Truncation::Warn, _) => {}
+        (Truncation::Refuse, Some(first)) => {
+            return Err(EmbedError::TooLong {
+                doc_id: doc.doc_id.clone(),
+                chunk: first.chunk,
+                tokens: first.tokens,
+                max,
+            })
+        }
+        (Truncation::Split, Some(_)) => {
+            if let (None, Some(counter)) = (given, embedder.token_counter()) {
+                // Back to front, so earlier positions stay valid.
+                for o in over.iter().rev() {
+                    let child = chunked.children[o.chunk].clone();
+                    let body = &doc.text[child.span.start..child.span.end];
+                    let starts = counter.starts(body);
+                    let overhead = o.tokens.saturating_sub(starts.len());
+                    let budget = max.saturating_sub(overhead + SPLIT_MARGIN);
+                    if budget == 0 {
+                        continue;
+                    }
+                    let spans =
+                        split_span(&doc.text, child.span.start, child.span.end, &starts, budget);
+                    pieces += spans.len();
+                    let split: Vec<ChildPiece> = spans
+                        .into_iter()
+                        .map(|(start, end)| ChildPiece {
+                            span: crate::chunk::Span { start, end },
+                            ..child.clone()
+                        })
+                        .collect();
+                    let split_texts: Vec<String> = split.iter().map(text_of).collect();
+                    chunked.children.splice(o.chunk..=o.chunk, split);
+                    texts.splice(o.chunk..=o.chunk, split_texts);
+                }
+            }
+        }
+    }
+    Ok(Cut {
+        chunked,
+        texts,
+        counts,
+        over,
+        pieces,
+    })
+}
+
+fn refs(texts: &[String]) -> Vec<&str> {
+    texts.iter().map(String::as_str).collect()
+}
+
+/// How `store`'s index `record` cuts `doc`, splits included: what a commit would store.
+pub(crate) fn plan_chunks(
+    store: &Store,
+    record: &IndexRecord,
+    doc: &Document,
+) -> Result<Chunked, EmbedError> {
+    let embedder: Option<Arc<dyn Embedder>> = store.embedder(&record.embedder.name);
+    Ok(cut(
+        doc,
+        &record.spec,
+        None,
+        embedder.as_deref(),
+        store.truncation(),
+    )?
+    .chunked)
+}
+
+/// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a
+/// zero row, which has no direction.
+fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) -> Result<(), usize> {
+    if metric != Metric::Cosine || dim == 0 {
+        return Ok(());
+    }
+    for (row, v) in vectors.chunks_exact_mut(dim).enumerate() {
+        if !crate::index::distance::normalize(v) {
+            return Err(row);
+        }
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
+    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
+    /// input limit. `over` names chunks by their position in the document as stored.
+    pub fn token_report(&self, index: &str) -> Result<Option<TruncationReport>, ReadError> {
+        let state = self.index(index).ok_or_else(|| ReadError::UnknownIndex {
+            name: index.to_string(),
+        })?;
+        let Some(embedder) = self.embedder(&state.embedder().name) else {
+            return Ok(None);
+        };
+        let max = embedder.max_input_tokens();
+        if max == usize::MAX || embedder.input_tokens(&[]).is_none() {
+            return Ok(None);
+        }
+        let reader = self.reader()?;
+        let mut doc_ids = std::collections::BTreeSet::new();
+        for number in state.head().live() {
+            let child = reader.child(&state, number)?;
+            doc_ids.insert(reader.doc(child.rev)?.doc_id.clone());
+        }
+        let mut chunks = Vec::new();
+        for doc_id in doc_ids {
+            for (ordinal, chunk) in self.chunks(index, &doc_id)?.into_iter().enumerate() {
+                chunks.push((doc_id.clone(), ordinal, chunk.embed_text));
+            }
+        }
+        let texts: Vec<&str> = chunks.iter().map(|(_, _, t)| t.as_str()).collect();
+        let mut counts = embedder.input_tokens(&texts).unwrap_or_default();
+        let over = chunks
+            .iter()
+            .zip(&counts)
+            .filter(|&(_, &n)| n > max)
+            .map(|((doc_id, chunk, _), &tokens)| Oversized {
+                doc_id: doc_id.clone(),
+                chunk: *chunk,
+                tokens,
+            })
+            .collect();
+        Ok(Some(TruncationReport {
+            index: index.to_string(),
+            embedder: embedder.name().to_string(),
+            max_tokens: max,
+            setting: self.truncation(),
+            stats: TokenStats::of(&mut counts),
+            over,
+            split_into: 0,
+        }))
+    }
+}

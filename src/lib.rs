@@ -11,7 +11,8 @@
 //! - [`store`] keeps it all in a redb file, committed atomically as index versions;
 //! - [`retrieve`] searches small children and returns their parents (small-to-big), only
 //!   from documents the caller may see;
-//! - [`eval`] measures chunking strategies on questions with gold evidence.
+//! - `eval` (feature `eval`, on by default) measures chunking strategies on questions with
+//!   gold evidence.
 //!
 //! ```
 //! use folio::{Document, SearchRequest, SourceFormat, Store};

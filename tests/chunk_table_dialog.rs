@@ -1,5 +1,6 @@
 //! The CSV/TSV and dialog readers: a CSV of a few hundred rows (quoted fields, commas and
-//! line breaks inside quotes) and a support ticket thread. Every chunk's embedded text starts
+//! line breaks inside quotes), a Markdown table longer than a child, and a support ticket
+//! thread. Every chunk's embedded text starts
 //! with the table header, rows and turns are never cut, everything is covered, and the
 //! generated inputs keep the span contract.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
@@ -102,6 +103,106 @@ fn csv_row_groups_repeat_the_header_and_keep_rows_whole() {
     let tsv = csv.replace(',', "\t");
     let out = chunk_document(&tsv, SourceFormat::Tsv, &spec(500));
     assert!(out.children.iter().all(|c| c.section_path.len() == 1));
+}
+
+/// A Markdown page with a 120-row table between two paragraphs of one section, and a small
+/// table in the next.
+fn plans_page() -> String {
+    let mut md = String::from(
+        "# Pricing\n\nWhat each plan costs.\n\n## Plans\n\nEvery plan is billed monthly.\n\n\
+         | plan | seats | price (EUR) |\n|---|---:|---:|\n",
+    );
+    for i in 0..120u32 {
+        md.push_str(&format!(
+            "| {} {} | {} | {}.{:02} |\n",
+            ["Team", "Business", "Scale"][(i % 3) as usize],
+            i,
+            5 + i % 50,
+            19 + i * 3,
+            i % 100
+        ));
+    }
+    md.push_str("\nPrices exclude VAT.\n\n## Extras\n\n| extra | price |\n|---|---|\n| SSO | 5 |\n| Audit log | 3 |\n");
+    md
+}
+
+#[test]
+fn markdown_tables_longer_than_a_child_go_in_row_groups_under_their_head_row() {
+    let md = plans_page();
+    let head = "plan | seats | price (EUR)";
+    let table_start = md.find("| plan").unwrap();
+    let table_end = md.find("\nPrices exclude").unwrap();
+    let body: Vec<Span> = md[table_start..table_end]
+        .lines()
+        .scan(table_start, |pos, line| {
+            let span = Span {
+                start: *pos,
+                end: *pos + line.len(),
+            };
+            *pos += line.len() + 1;
+            Some(span)
+        })
+        .skip(2)
+        .collect();
+    assert_eq!(body.len(), 120);
+    for target in [200, 500, 1000] {
+        let out = chunk_document(&md, SourceFormat::Markdown, &spec(target));
+        check_spans_and_order(&md, &out).unwrap_or_else(|e| panic!("{e}"));
+        let embed = EmbedTexts::new(&md, SourceFormat::Markdown);
+        let in_table: Vec<_> = out
+            .children
+            .iter()
+            .filter(|c| c.span.start < table_end && c.span.end > table_start)
+            .collect();
+        assert!(in_table.len() > 1, "{target}: the table was not cut");
+        for c in &in_table {
+            // No table chunk without its head row: in the path, so in the embedded text.
+            assert_eq!(c.section_path, ["Pricing", "Plans", head], "{target}");
+            assert!(embed.get(&c.section_path, c.span, 3).contains(head));
+            // A row group holds table rows only.
+            assert!(c.span.start >= table_start && c.span.end <= table_end);
+        }
+        // Rows are never cut, and the chunks cover the table.
+        for row in &body {
+            assert!(
+                inside(&out, *row),
+                "{target}: row {:?} cut",
+                &md[row.start..row.end]
+            );
+        }
+        assert!(inside(
+            &out,
+            Span {
+                start: table_start,
+                end: table_start + 28
+            }
+        ));
+        // The table's section ends with it.
+        let after = md.find("Prices exclude").unwrap();
+        let c = out
+            .children
+            .iter()
+            .find(|c| c.span.start <= after && after < c.span.end);
+        assert_eq!(c.unwrap().section_path, ["Pricing", "Plans"], "{target}");
+        // A table that fits stays whole, in its section.
+        let sso = md.find("| extra").unwrap();
+        let c = out
+            .children
+            .iter()
+            .find(|c| c.span.start <= sso && sso < c.span.end)
+            .unwrap();
+        assert!(md[c.span.start..c.span.end].contains("| Audit log | 3 |"));
+        assert_eq!(c.section_path, ["Pricing", "Extras"]);
+    }
+    // With children longer than the table, it is kept whole as before.
+    let out = chunk_document(&md, SourceFormat::Markdown, &spec(8000));
+    let c = out
+        .children
+        .iter()
+        .find(|c| c.span.start <= table_start && table_start < c.span.end)
+        .unwrap();
+    assert!(c.span.end >= table_end);
+    assert_eq!(c.section_path, ["Pricing", "Plans"]);
 }
 
 const TICKET: &str = r#"{"speaker": "customer:ana", "time": "2024-05-01T09:02:00Z", "topic": "Login fails", "text": "Since this morning I cannot log in. The page says 'session expired' right after I enter my password."}

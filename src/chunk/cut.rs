@@ -18,7 +18,12 @@ pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chu
 /// Cuts a document that a reader has read into `tree` (see [`readers::read`]). Every chunking
 /// strategy works on any tree, whatever its format.
 pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
-    let layout = tree_layout::from_tree(text, tree);
+    // Tables longer than a child are cut into row groups under their head row.
+    let table_limit = match spec.child {
+        ChildStrategy::Structure { target, .. } => target,
+        ChildStrategy::Fixed { .. } => usize::MAX,
+    };
+    let layout = tree_layout::from_tree_cut(text, tree, table_limit);
     let mut out = pieces(&layout, spec);
     if !tree.markup.is_empty() {
         drop_markup_only(&layout, &mut out);

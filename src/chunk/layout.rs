@@ -80,12 +80,14 @@ pub(crate) struct Builder<'a> {
     headings: Vec<Heading>,
 }
 
-/// A heading that opens a section: its span, level (1 is the top) and plain text.
+/// A heading that opens a section: its span, level (1 is the top) and plain text; without
+/// a title, the end of every section of `level` or deeper (the text after a table that
+/// had a section of its own).
 struct Heading {
     start: usize,
     end: usize,
     level: usize,
-    title: String,
+    title: Option<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -147,9 +149,21 @@ impl<'a> Builder<'a> {
             start,
             end,
             level,
-            title,
+            title: Some(title),
         });
         self.cut(start, Strength::Section);
+    }
+
+    /// Ends every section of `level` or deeper at `pos`: what follows belongs to the
+    /// section around them again.
+    pub fn end_sections(&mut self, pos: usize, level: usize) {
+        self.headings.push(Heading {
+            start: pos,
+            end: pos,
+            level,
+            title: None,
+        });
+        self.cut(pos, Strength::Section);
     }
 
     /// The hard zones so far, trimmed, sorted and merged.
@@ -243,7 +257,9 @@ fn sections(layout: &Layout<'_>, headings: &[Heading]) -> Vec<Section> {
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             stack.pop();
         }
-        stack.push((h.level, h.title.clone()));
+        if let Some(title) = &h.title {
+            stack.push((h.level, title.clone()));
+        }
         starts.push((
             h.start,
             h.end,

@@ -27,8 +27,9 @@ pub enum BlockKind {
     Quote,
     /// A code block (or a source code item): never cut while it fits.
     Code,
-    /// A table: never cut in Markdown; tables of rows with a `header` are cut between
-    /// row groups, each group embedded with the header.
+    /// A table: kept whole while it fits a child; tables of rows with a `header` are cut
+    /// between row groups, each group embedded with the header (CSV/TSV always, a Markdown
+    /// table whose head row is inside it when it is longer than a child).
     Table {
         /// The header row, repeated in the embedded text of every row group.
         header: Option<Span>,

@@ -5,8 +5,18 @@ use super::layout::{Builder, Layout, Strength};
 use super::prose::{self, MARKDOWN, PLAIN};
 use super::tree::{Block, BlockKind, Prose, Tree};
 
-/// The layout of `text` as its reader's `tree` describes it.
+/// The layout of `text` as its reader's `tree` describes it, every table kept whole.
+#[cfg(test)]
 pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
+    from_tree_cut(text, tree, usize::MAX)
+}
+
+/// The layout of `text` as its reader's `tree` describes it. A table that carries its head
+/// row and is longer than `table_limit` characters is cut between rows instead of kept
+/// whole, under a section of its own that the head row opens: every row group then has the
+/// head row in its section path (and so in its embedded text), as a CSV file's row groups
+/// have their header.
+pub(crate) fn from_tree_cut<'a>(text: &'a str, tree: &Tree, table_limit: usize) -> Layout<'a> {
     let mut b = Builder::new(text);
     for span in &tree.skipped {
         b.skip(*span);
@@ -18,7 +28,7 @@ pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
         b.soft(span.start, span.end);
     }
     for block in &tree.blocks {
-        add_block(&mut b, tree.prose, block, true, false);
+        add_block(&mut b, tree.prose, block, true, false, table_limit);
     }
     let breaks = match tree.prose {
         Prose::Plain => PLAIN,
@@ -39,7 +49,14 @@ pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
 /// The bounds and zones of one block and the blocks inside it. `top`: not inside another
 /// block (so a heading opens a section); `in_list`: inside a list (so block bounds are only
 /// as strong as item bounds, and a list's items stay together).
-fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_list: bool) {
+fn add_block(
+    b: &mut Builder<'_>,
+    prose: Prose,
+    block: &Block,
+    top: bool,
+    in_list: bool,
+    table_limit: usize,
+) {
     let (start, end) = (block.span.start, block.span.end);
     let bound = if in_list {
         Strength::Item
@@ -58,6 +75,28 @@ fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_lis
             if top {
                 b.heading(start, end, *level, title.clone());
             }
+        }
+        // A head row inside the table heads the row groups of a table too long to keep whole
+        // (deeper than any heading, so it ends at the table's end).
+        BlockKind::Table { header: Some(head) }
+            if top
+                && head.start >= start
+                && head.end <= end
+                && b.text[start..end].chars().count() > table_limit =>
+        {
+            b.cut(start, bound);
+            let title = head_title(&b.text[head.start..head.end]);
+            b.heading(head.start, head.end, usize::MAX, title);
+            // The head row stays with what follows it up to the first row (Markdown's
+            // delimiter row).
+            let first_row = block.children.get(1).map_or(head.end, |row| row.span.start);
+            b.hard(head.start, first_row);
+            b.end_sections(end, usize::MAX);
+        }
+        BlockKind::Table { header: Some(head) } if head.start >= start => {
+            b.cut(start, bound);
+            b.cut(end, bound);
+            b.hard(start, end);
         }
         BlockKind::Code | BlockKind::Table { header: None } => {
             b.cut(start, bound);
@@ -91,8 +130,17 @@ fn add_block(b: &mut Builder<'_>, prose: Prose, block: &Block, top: bool, in_lis
         BlockKind::PageBreak { .. } => b.cut(start, Strength::Line),
     }
     for child in &block.children {
-        add_block(b, prose, child, false, inner_list);
+        add_block(b, prose, child, false, inner_list, table_limit);
     }
+}
+
+/// A Markdown head row as a section title: its cells, trimmed, between ` | `.
+fn head_title(row: &str) -> String {
+    let row = row.trim().trim_start_matches('|').trim_end_matches('|');
+    row.split('|')
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// Keeps a list or quote marker (`-`, `1.`, `>`) with the first word after it.

@@ -17,6 +17,9 @@ pub struct MarkdownFacts {
     pub front_matter: Option<Span>,
     /// Code blocks and tables, trimmed of whitespace.
     pub blocks: Vec<Span>,
+    /// Tables outside any container (trimmed), each with its head row (up to the first
+    /// row) and rows: cut into row groups when longer than a child.
+    pub tables: Vec<(Span, Vec<Span>)>,
     /// Headings that are not inside a container.
     pub headings: Vec<Span>,
 }
@@ -28,9 +31,11 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
     let mut facts = MarkdownFacts {
         front_matter: None,
         blocks: Vec::new(),
+        tables: Vec::new(),
         headings: Vec::new(),
     };
     let mut depth = 0usize;
+    let mut top_table = false;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
             Event::Start(tag) => {
@@ -42,13 +47,23 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
                         });
                     }
                     Tag::CodeBlock(_) | Tag::Table(_) => {
-                        facts.blocks.extend(trimmed(
-                            text,
-                            Span {
-                                start: range.start,
-                                end: range.end,
-                            },
-                        ));
+                        let span = trimmed(text, span_of(&range));
+                        facts.blocks.extend(span);
+                        if let (Tag::Table(_), 0, Some(span)) = (&tag, depth, span) {
+                            facts.tables.push((span, Vec::new()));
+                            top_table = true;
+                        }
+                    }
+                    Tag::TableHead | Tag::TableRow if top_table => {
+                        if let (Some(row), Some((_, rows))) =
+                            (trimmed(text, span_of(&range)), facts.tables.last_mut())
+                        {
+                            // The head row reaches to the first row (over the delimiter row).
+                            if let [head] = rows.as_mut_slice() {
+                                head.end = text[..row.start].trim_end().len();
+                            }
+                            rows.push(row);
+                        }
                     }
                     Tag::Heading { .. } if depth == 0 => facts.headings.push(Span {
                         start: range.start,
@@ -58,11 +73,22 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
                 }
                 depth += 1;
             }
+            Event::End(pulldown_cmark::TagEnd::Table) => {
+                depth -= 1;
+                top_table = false;
+            }
             Event::End(_) => depth -= 1,
             _ => {}
         }
     }
     facts
+}
+
+fn span_of(range: &std::ops::Range<usize>) -> Span {
+    Span {
+        start: range.start,
+        end: range.end,
+    }
 }
 
 fn trimmed(text: &str, span: Span) -> Option<Span> {
@@ -116,15 +142,26 @@ pub fn check(
     spec: &ChunkSpec,
     out: &Chunked,
 ) -> Result<(), String> {
-    let facts = match format {
+    let mut facts = match format {
         SourceFormat::Markdown => markdown_facts(text),
         SourceFormat::Text => MarkdownFacts {
             front_matter: None,
             blocks: Vec::new(),
+            tables: Vec::new(),
             headings: Vec::new(),
         },
         other => return Err(format!("{other:?} has checks of its own")),
     };
+    // A table longer than a structure child is cut between rows: its rows are the blocks.
+    if let ChildStrategy::Structure { target, .. } = spec.child {
+        for (table, rows) in &facts.tables {
+            if chars(text, table.start, table.end) > target {
+                facts.blocks.retain(|b| b != table);
+                facts.blocks.extend(rows);
+            }
+        }
+        facts.blocks.sort_by_key(|b| b.start);
+    }
     check_spans_and_order(text, out)?;
     check_parents(text, spec, out, &facts)?;
     check_coverage(text, spec, out, facts.front_matter)?;

@@ -92,6 +92,7 @@ impl Reader<'_> {
             },
             Tag::CodeBlock(_) => BlockKind::Code,
             Tag::Table(_) => BlockKind::Table { header: None },
+            Tag::TableHead | Tag::TableRow => BlockKind::Row,
             Tag::Item => BlockKind::Item,
             Tag::BlockQuote(_) => BlockKind::Quote,
             Tag::List(_) => BlockKind::List,
@@ -110,6 +111,10 @@ impl Reader<'_> {
     fn close(&mut self, mut block: Block, tag: TagEnd) {
         if let (BlockKind::Heading { title, .. }, TagEnd::Heading(_)) = (&mut block.kind, tag) {
             *title = title.trim().to_string();
+        }
+        // The head row heads the table (its row groups, when the table is cut).
+        if let (BlockKind::Table { header }, TagEnd::Table) = (&mut block.kind, tag) {
+            *header = block.children.first().map(|head| head.span);
         }
         self.push(block);
     }

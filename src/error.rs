@@ -5,6 +5,7 @@
 //! `Error` gathers its per-operation errors.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::embed::{EmbedError, VectorError};
 use crate::index::ShapeError;
@@ -69,8 +70,49 @@ pub enum Error {
         source: StorageError,
     },
     /// [`OpenError::Locked`].
-    #[error("{0} is open in another process")]
-    Locked(PathBuf),
+    #[error("{path} is open for writing in another process (waited {waited:.1?})")]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// How long the open waited for the writer to close it.
+        waited: Duration,
+    },
+    /// [`OpenError::UpgradeNeeded`].
+    #[error(
+        "{path} has store format version {found}; opening it for writing once upgrades it to \
+         {current} (a read-only open does not write)"
+    )]
+    UpgradeNeeded {
+        /// The file.
+        path: PathBuf,
+        /// The format version the file records.
+        found: u32,
+        /// The format version this build writes.
+        current: u32,
+    },
+    /// [`OpenError::NeedsRecovery`].
+    #[error(
+        "{path} was not closed by the process that last wrote it; an open for writing \
+         recovers it (a read-only open cannot, and the file is not writable here)"
+    )]
+    NeedsRecovery {
+        /// The file.
+        path: PathBuf,
+    },
+    /// [`OpenError::ReadOnlyLog`].
+    #[error("{path}: a store open for reading only cannot keep the request log")]
+    ReadOnlyLog {
+        /// The file.
+        path: PathBuf,
+    },
+    /// [`OpenError::Io`].
+    #[error("cannot open {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// [`OpenError::EmbedderMismatch`].
     #[error(
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"
@@ -299,7 +341,19 @@ impl From<OpenError> for Error {
                 to,
                 source,
             },
-            OpenError::Locked(path) => Error::Locked(path),
+            OpenError::Locked { path, waited } => Error::Locked { path, waited },
+            OpenError::UpgradeNeeded {
+                path,
+                found,
+                current,
+            } => Error::UpgradeNeeded {
+                path,
+                found,
+                current,
+            },
+            OpenError::NeedsRecovery { path } => Error::NeedsRecovery { path },
+            OpenError::ReadOnlyLog { path } => Error::ReadOnlyLog { path },
+            OpenError::Io { path, source } => Error::Io { path, source },
             OpenError::EmbedderMismatch {
                 index,
                 stored,

@@ -16,7 +16,7 @@ use folio::retrieve::{
 };
 use folio::store::{
     GraphParams, MergePolicy, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS,
-    DEFAULT_MIN_GRAPH_SIZE,
+    DEFAULT_MIN_GRAPH_SIZE, DEFAULT_WAIT,
 };
 
 /// The rows of the table under `# Defaults` in the doc comments of `source`: constant name
@@ -81,6 +81,7 @@ fn the_store_defaults_table_equals_the_constants() {
             DEFAULT_MAX_DEAD_FRACTION.to_string(),
         ),
         ("DEFAULT_TRUNCATION", format!("{DEFAULT_TRUNCATION:?}")),
+        ("DEFAULT_WAIT", DEFAULT_WAIT.as_secs_f64().to_string()),
     ]);
     assert_eq!(
         documented(include_str!("../src/store/options.rs")),

@@ -408,8 +408,24 @@ fn other_format_versions_are_refused_by_name() {
     // Nothing was written to the refused file.
     assert_eq!(stored_format(&path), 99);
 
+    // A redb file without a table holds no store (its creation stopped before folio's
+    // tables); one with tables of its own is not a store.
     let plain = path.with_file_name("plain.redb");
     drop(redb::Database::create(&plain).expect("plain redb"));
+    assert!(matches!(
+        reader_options().open(&plain),
+        Err(OpenError::NotFound(_))
+    ));
+    {
+        let db = redb::Database::create(&plain).expect("plain redb");
+        let txn = db.begin_write().expect("write");
+        let other: redb::TableDefinition<u64, u64> = redb::TableDefinition::new("other");
+        txn.open_table(other)
+            .expect("table")
+            .insert(1, 2)
+            .expect("insert");
+        txn.commit().expect("commit");
+    }
     assert!(matches!(
         reader_options().open(&plain),
         Err(OpenError::NotAStore { .. })

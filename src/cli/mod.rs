@@ -10,7 +10,8 @@ mod versions;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,20 @@ use output::{escape, preview, print_json, print_response, print_unavailable};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Seconds to wait while another process writes the store (one may write at a time;
+    /// any number may read meanwhile) before giving up.
+    #[arg(long, global = true, value_name = "SECONDS", default_value = "0", value_parser = parse_wait)]
+    wait: Duration,
+}
+
+/// `--wait`, for every store a command opens.
+static WAIT: OnceLock<Duration> = OnceLock::new();
+
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| format!("`{s}`: expected a number of seconds, 0 or more"))
 }
 
 #[derive(Subcommand)]
@@ -233,7 +248,7 @@ impl EmbedArgs {
             }
             Some(embedder) => {
                 let name = embedder.name().to_string();
-                Ok((options.embedder(embedder).open(path).map_err(err)?, name))
+                Ok((open_store(path, options.embedder(embedder))?, name))
             }
         }
     }
@@ -289,6 +304,7 @@ fn parse_expand(s: &str) -> Result<Expand, String> {
 /// Runs the command line; errors go to stderr with a non-zero exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    WAIT.get_or_init(|| cli.wait);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -306,10 +322,43 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// Opens the store at `path` with the built-in embedder. A store whose indexes it made in
-/// another configuration (`folio eval --store-dir` embeds in 2,048 dimensions) opens with
-/// that configuration, read back from the fingerprint the store records.
+/// Opens the store at `path` for reading only: read commands do not write the file (see
+/// [`open_typed`] for a store of an older format).
+fn open_reader(path: &Path) -> Result<Store, String> {
+    open_store(path, Store::builder().read_only(true))
+}
+
+/// Opens the store at `path` with the built-in embedder, waiting `--wait` for another
+/// writer.
 fn open_store(path: &Path, options: StoreBuilder) -> Result<Store, String> {
+    open_typed(path, options).map_err(err)
+}
+
+/// [`open_store`] with its typed error. A store whose indexes it made in another
+/// configuration (`folio eval --store-dir` embeds in 2,048 dimensions) opens with that
+/// configuration, read back from the fingerprint the store records.
+///
+/// A read-only open of a store of an older format, which every open for writing upgrades in
+/// place: when the file is writable here, it is upgraded first (with a note on stderr), as
+/// the first command that writes would; otherwise the read-only open's error says why.
+fn open_typed(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
+    let options = options.wait(WAIT.get().copied().unwrap_or_default());
+    match open_matching(path, options.clone()) {
+        Err(OpenError::UpgradeNeeded { found, current, .. }) if options.read_only => {
+            if open_matching(path, options.clone().read_only(false)).is_ok() {
+                eprintln!(
+                    "upgraded {} from store format {found} to {current}",
+                    path.display()
+                );
+            }
+            open_matching(path, options)
+        }
+        other => other,
+    }
+}
+
+/// Opens with `options`, or with the embedder a store made by `folio eval` records.
+fn open_matching(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
     let refused = match options.clone().open(path) {
         Ok(store) => return Ok(store),
         Err(e) => e,
@@ -319,10 +368,10 @@ fn open_store(path: &Path, options: StoreBuilder) -> Result<Store, String> {
             .filter(|e| e.name() == stored.name && options.embedder.name() == stored.name);
         if let Some(embedder) = recorded {
             let embedder = Arc::new(embedder);
-            return options.embedder(embedder).open(path).map_err(err);
+            return options.embedder(embedder).open(path);
         }
     }
-    Err(err(refused))
+    Err(refused)
 }
 
 fn run(command: Command) -> CliResult {
@@ -356,7 +405,8 @@ fn run(command: Command) -> CliResult {
             json,
             embed,
         } => {
-            let options = Store::builder().log_requests(log);
+            // The request log is written: only a logged search opens the store for writing.
+            let options = Store::builder().log_requests(log).read_only(!log);
             let store = embed.open(&store, options)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
@@ -387,7 +437,7 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Stats { store, json, embed } => {
-            let store = embed.open(&store, Store::builder())?;
+            let store = embed.open(&store, Store::builder().read_only(true))?;
             let stats = store.stats().map_err(err)?;
             let mut reports = Vec::new();
             for index in &stats.indexes {
@@ -503,7 +553,7 @@ fn run(command: Command) -> CliResult {
             index,
             json,
         } => {
-            let store = open_store(&store, Store::builder())?;
+            let store = open_reader(&store)?;
             let chunks = store.chunks(&index, &doc_id).map_err(err)?;
             if chunks.is_empty() {
                 return Err(format!(
@@ -642,6 +692,12 @@ mod tests {
                     continue;
                 }
                 let flag = format!("--{long}");
+                // An option of every command (`--wait`) is listed once, not on each line.
+                let line = if arg.is_global_set() {
+                    section
+                } else {
+                    line.as_str()
+                };
                 let named = line
                     .split(|c: char| !(c.is_alphanumeric() || c == '-'))
                     .any(|word| word == flag);

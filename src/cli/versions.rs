@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use super::output::print_json;
-use super::{err, progress, CliResult};
+use super::{err, open_reader, progress, CliResult};
 use crate::chunk::{ChildStrategy, ChunkSpec};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
@@ -239,7 +239,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
     match command {
         VersionsCommand::Index(command) => index(command),
         VersionsCommand::Versions { store, index, json } => {
-            let versions = open(&store)?.versions(&index).map_err(err)?;
+            let versions = open_reader(&store)?.versions(&index).map_err(err)?;
             if json {
                 return print_json(&versions);
             }
@@ -326,7 +326,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             key,
             json,
         } => {
-            let route = open(&store)?.route(&alias, &key).map_err(err)?;
+            let route = open_reader(&store)?.route(&alias, &key).map_err(err)?;
             if json {
                 return print_json(&route);
             }
@@ -368,7 +368,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             Ok(())
         }
         VersionsCommand::Check { store, json } => {
-            let mut store = open(&store)?;
+            let mut store = open_reader(&store)?;
             let report = store.check_integrity().map_err(err)?;
             if json {
                 // One JSON document on stdout; the exit code says whether it is consistent.
@@ -526,7 +526,7 @@ fn index(command: IndexCommand) -> CliResult {
             Ok(())
         }
         IndexCommand::List { store, json } => {
-            let store = open(&store)?;
+            let store = open_reader(&store)?;
             let indexes = store.list_indexes().map_err(err)?;
             if json {
                 return print_json(&indexes);
@@ -580,7 +580,7 @@ fn alias(command: AliasCommand) -> CliResult {
             Ok(())
         }
         AliasCommand::List { store, json } => {
-            let aliases = open(&store)?.aliases().map_err(err)?;
+            let aliases = open_reader(&store)?.aliases().map_err(err)?;
             if json {
                 return print_json(&aliases);
             }
@@ -603,7 +603,7 @@ fn alias(command: AliasCommand) -> CliResult {
 fn log(command: LogCommand) -> CliResult {
     match command {
         LogCommand::Export { store, out } => {
-            let entries = open(&store)?.log_entries().map_err(err)?;
+            let entries = open_reader(&store)?.log_entries().map_err(err)?;
             let mut text = String::new();
             for entry in &entries {
                 text.push_str(&serde_json::to_string(entry).map_err(err)?);

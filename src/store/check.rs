@@ -36,6 +36,9 @@ pub enum RedbCheck {
     /// Not run now because other handles share this store; it ran when the store opened.
     #[default]
     AtOpen,
+    /// Not run: the store is open for reading only, and redb's check may repair the file,
+    /// which writes. Every open for writing runs it.
+    ReadOnly,
 }
 
 /// What [`Store::check_integrity`] found.
@@ -82,8 +85,10 @@ impl Store {
     /// tag, alias and serving pin names a retained version.
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
         let mut report = IntegrityReport::default();
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            match inner.db.check_integrity() {
+        if self.is_read_only() {
+            report.redb = RedbCheck::ReadOnly;
+        } else if let Some(db) = Arc::get_mut(&mut self.inner).and_then(|i| i.db.writer()) {
+            match db.check_integrity() {
                 Ok(true) => report.redb = RedbCheck::Passed,
                 Ok(false) => {
                     report.redb = RedbCheck::Repaired;

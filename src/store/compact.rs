@@ -97,7 +97,7 @@ impl Store {
         index: &str,
         progress: &dyn Progress,
     ) -> Result<Option<Compaction>, IndexError> {
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let state = self.index(index).ok_or_else(|| IndexError::UnknownIndex {
             name: index.to_string(),
         })?;

@@ -1,7 +1,7 @@
 //! Documents and chunks as stored, and as an index would cut a document before it is
 //! written (what an application embeds itself to bring its own vectors).
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
 use super::error::ReadError;
 use super::records::ChildRecord;
@@ -50,7 +50,7 @@ pub(crate) fn parent_id(doc_id: &str, ordinal: u32) -> String {
 impl Store {
     /// The ids of the stored documents, sorted.
     pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
-        let txn = self.db().begin_read()?;
+        let (txn, _) = self.snapshot()?;
         let table = txn.open_table(DOCS)?;
         let mut ids = Vec::new();
         for entry in table.iter()? {
@@ -61,7 +61,7 @@ impl Store {
 
     /// The stored document `doc_id` (current revision), or `None`.
     pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
-        let txn = self.db().begin_read()?;
+        let (txn, _) = self.snapshot()?;
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(None);
         };
@@ -71,10 +71,10 @@ impl Store {
     /// The child chunks of `doc_id` in index `index` (newest version), with their
     /// `embed_text`: what an application embeds itself to bring its own vectors.
     pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
-        let state = self
-            .index(index)
+        let (txn, states) = self.snapshot()?;
+        let state = states
+            .get(index)
             .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
-        let txn = self.db().begin_read()?;
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(Vec::new());
         };
@@ -88,7 +88,7 @@ impl Store {
         let mut out = Vec::with_capacity(chunks.children as usize);
         for number in chunks.child_range() {
             let child = read_child_in(&children, state.id(), number)?;
-            out.push(chunk_info(&state, number, doc_id, &child, &text, &embed)?);
+            out.push(chunk_info(state, number, doc_id, &child, &text, &embed)?);
         }
         Ok(out)
     }

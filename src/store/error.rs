@@ -3,6 +3,7 @@
 //! searching), each with structured variants, as in redb. [`crate::Error`] gathers them all.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::identity::EmbedderIdentity;
 use crate::embed::{EmbedError, VectorError};
@@ -19,6 +20,10 @@ pub enum StorageError {
     /// The file holds bytes folio cannot decode: it was damaged or written by something else.
     #[error("the store is corrupt: {0}")]
     Corrupt(String),
+    /// A write on a store opened for reading only (`StoreBuilder::read_only`); nothing was
+    /// done.
+    #[error("the store is open for reading only")]
+    ReadOnly,
 }
 
 impl StorageError {
@@ -31,7 +36,8 @@ impl StorageError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenError {
-    /// There is no file at the path, and the options did not ask to create one.
+    /// No store at the path (no file, or one that holds none yet: empty, or a creation cut
+    /// short), and the options did not ask to create one.
     #[error("no store at {0} (create one with `folio ingest`)")]
     NotFound(PathBuf),
     /// A new store was asked for in a folder that does not exist (it is not created).
@@ -82,9 +88,53 @@ pub enum OpenError {
         /// What failed.
         source: StorageError,
     },
-    /// Another process has the file open.
-    #[error("{0} is open in another process")]
-    Locked(PathBuf),
+    /// Another process has the store open for writing (only one may at a time), and it
+    /// did not close it within `StoreBuilder::wait`.
+    #[error("{path} is open for writing in another process (waited {waited:.1?})")]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// How long the open waited for the writer to close it.
+        waited: Duration,
+    },
+    /// A read-only open of a file of an older format, which only an open for writing
+    /// upgrades (in place, see `storage-format.md`); nothing was written.
+    #[error(
+        "{path} has store format version {found}; opening it for writing once upgrades it to \
+         {current} (a read-only open does not write)"
+    )]
+    UpgradeNeeded {
+        /// The file.
+        path: PathBuf,
+        /// The format version the file records.
+        found: u32,
+        /// The format version this build writes.
+        current: u32,
+    },
+    /// A process writing the store stopped without closing it, and redb must recover the
+    /// file before it can be read, which writes; the file is not writable here.
+    #[error(
+        "{path} was not closed by the process that last wrote it; an open for writing \
+         recovers it (a read-only open cannot, and the file is not writable here)"
+    )]
+    NeedsRecovery {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `StoreBuilder::log_requests` with `read_only`: the request log is written.
+    #[error("{path}: a store open for reading only cannot keep the request log")]
+    ReadOnlyLog {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file could not be opened or created.
+    #[error("cannot open {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// An embedder has the name an index was built with, but would make other vectors.
     #[error(
         "index `{index}` was built with embedder {stored}, but the store was opened with {given}"

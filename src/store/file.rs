@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use redb::{ReadableDatabase, ReadableTableMetadata};
+use redb::ReadableTableMetadata;
 
-use super::error::{CompactFileError, ReadError};
+use super::error::{CompactFileError, ReadError, StorageError};
 use super::identity::EmbedderIdentity;
 use super::state;
 use super::tables::{DOCS, FORMAT_VERSION};
@@ -66,10 +66,10 @@ pub struct IndexStats {
 impl Store {
     /// Counts and settings, for `folio stats`.
     pub fn stats(&self) -> Result<StoreStats, ReadError> {
-        let txn = self.db().begin_read()?;
+        let (txn, states) = self.snapshot()?;
         let documents = txn.open_table(DOCS)?.len()?;
         let mut indexes = Vec::new();
-        for (name, state) in self.indexes() {
+        for (name, state) in states {
             let view = state.head();
             indexes.push(IndexStats {
                 name,
@@ -104,17 +104,19 @@ impl Store {
     /// [`CompactFileError::InUse`] while other clones of this handle exist (drop them,
     /// or let their threads finish). It is crash safe (a sequence of ordinary durable redb
     /// commits that move pages but change no table; see `storage-format.md`), and it
-    /// makes pending request-log entries durable. After a storage error the file still
+    /// writes pending request-log entries first. It needs the writer's handle
+    /// ([`StorageError::ReadOnly`] otherwise), and redb refuses it while a reader in
+    /// another process is in the middle of a read. After a storage error the file still
     /// holds the same store, but redb may refuse further work on this handle: reopen it.
     pub fn compact_file(&mut self) -> Result<FileCompaction, CompactFileError> {
         let bytes_before = file_len(self.path());
         let others = Arc::strong_count(&self.inner).saturating_sub(1);
         let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
+        super::log::flush(&inner.db, inner.log.get_mut())?;
         // Only this handle is left, so no writer holds `inner.writer` and no reader holds
         // a transaction (a `Reader` borrows the store).
-        let compacted = inner.db.compact()?;
-        // Its commits are durable, which makes the request log's unsynced ones durable too.
-        *inner.log_unsynced.get_mut() = 0;
+        let db = inner.db.writer().ok_or(StorageError::ReadOnly)?;
+        let compacted = db.compact()?;
         Ok(FileCompaction {
             compacted,
             bytes_before,

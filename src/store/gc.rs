@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use redb::{ReadTransaction, ReadableDatabase, ReadableTable};
+use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
 use super::current;
@@ -69,7 +69,7 @@ impl Store {
         }
         // An index that did not load would keep nothing it uses.
         self.check_writable()?;
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let indexes = self.indexes();
         // Planned on a read transaction: with the writer lock held, nothing it reads can
         // change before the write transaction below.

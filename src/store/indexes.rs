@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::commit::{create_index_tables, empty_version};
 use super::error::{IndexError, NameKind, ReadError, StorageError};
@@ -135,7 +135,9 @@ impl Store {
         let embedder = self.new_index_embedder(name, &config.embedder)?;
         let mut attempt = 0;
         loop {
-            let held = (attempt == UNLOCKED_TRIES).then(|| self.lock_writer());
+            let held = (attempt == UNLOCKED_TRIES)
+                .then(|| self.lock_writer())
+                .transpose()?;
             let (docs, id) = self.index_sources(name, &config)?;
             let revs: Vec<u64> = docs.iter().map(|(rev, _)| *rev).collect();
             let record = IndexRecord {
@@ -158,7 +160,7 @@ impl Store {
             let build = IndexBuild::prepare(self, &empty, docs, progress)?;
             let _writer = match held {
                 Some(writer) => writer,
-                None => self.lock_writer(),
+                None => self.lock_writer()?,
             };
             if attempt < UNLOCKED_TRIES {
                 attempt += 1;
@@ -252,7 +254,7 @@ impl Store {
         if name == DEFAULT_INDEX {
             return Err(IndexError::DefaultIndex);
         }
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         // An index that failed to load is dropped by its id all the same.
         let id = match self.index(name) {
             Some(state) => state.id(),

@@ -12,10 +12,12 @@ mod current;
 mod docs;
 mod error;
 mod file;
+mod follow;
 mod gc;
 mod identity;
 mod indexes;
 mod log;
+mod open;
 mod options;
 mod prepare;
 mod progress;
@@ -32,13 +34,10 @@ mod write;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use redb::{
-    Database, ReadTransaction, ReadableDatabase, ReadableTable, StorageBackend, WriteTransaction,
-};
+use redb::{Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction};
 
 pub use check::IntegrityReport;
 pub use compact::Compaction;
@@ -53,7 +52,9 @@ pub use gc::GcReport;
 pub use identity::EmbedderIdentity;
 pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
 pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
-pub use options::{MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS};
+pub use options::{
+    MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS, DEFAULT_WAIT,
+};
 pub use progress::{NoProgress, Progress};
 pub use read::VersionVectors;
 pub(crate) use read::{Reader, StoredChild};
@@ -71,14 +72,11 @@ pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
 pub use write::{Batch, CommitReceipt};
 
 use crate::embed::{Embedder, Truncation};
+use follow::Follow;
 use identity::identity_of;
-use records::{decode, IndexRecord};
+use open::Db;
+use records::IndexRecord;
 use tables::*;
-
-/// redb's page cache. folio keeps vectors and graphs in its own memory once loaded, so
-/// redb's 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB
-/// for 148 MiB of data, +187 MiB with 16 MiB of cache).
-const REDB_CACHE_BYTES: usize = 64 << 20;
 
 /// The index every store starts with.
 pub const DEFAULT_INDEX: &str = "default";
@@ -90,7 +88,7 @@ pub struct Store {
 }
 
 struct Inner {
-    db: Database,
+    db: Db,
     path: PathBuf,
     embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
     /// Readers take this lock only to pair a read transaction with the index states (see
@@ -103,19 +101,17 @@ struct Inner {
     merge: MergePolicy,
     log_requests: bool,
     truncation: Truncation,
-    /// Request-log commits made without an fsync since the last durable one.
-    log_unsynced: AtomicU32,
+    /// Request-log entries not written yet (see `log.rs`).
+    log: Mutex<log::Pending>,
+    /// A read-only store's record of the file state its index states were loaded from.
+    follow: Option<Follow>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        // Makes the last request-log entries durable; a failure here cannot be reported and
+        // Writes the last request-log entries; a failure here cannot be reported and
         // loses only those entries (see storage-format.md, "Request log").
-        if *self.log_unsynced.get_mut() > 0 {
-            if let Ok(txn) = self.db.begin_write() {
-                let _ = txn.commit();
-            }
-        }
+        let _ = log::flush(&self.db, self.log.get_mut());
     }
 }
 
@@ -154,73 +150,61 @@ impl Store {
         Store::builder().create(true).open(path)
     }
 
-    /// Opens (or, with `options.create`, creates) the store at `path`.
-    fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
-        let path = path.to_path_buf();
-        // A zero-byte file (from `touch` or `mktemp`) holds nothing: it becomes a new store.
-        let exists = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
-        if !exists && !options.create {
-            return Err(OpenError::NotFound(path));
-        }
-        if !exists {
-            options.validate()?;
-            if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
-                if !folder.is_dir() {
-                    return Err(OpenError::MissingFolder {
-                        folder: folder.to_path_buf(),
-                        path,
-                    });
-                }
-            }
-        }
-        // A file damaged outside redb can make a trusting open panic; the integrity check
-        // (every page checksum, about one sequential read of the file) reports it instead.
-        let db = if exists {
-            Database::builder()
-                .set_check_integrity_on_open(true)
-                .set_cache_size(REDB_CACHE_BYTES)
-                .open(&path)
-        } else {
-            Database::builder()
-                .set_cache_size(REDB_CACHE_BYTES)
-                .create(&path)
-        };
-        let db = db.map_err(|e| open_error(&path, e))?;
-        Store::from_db(db, path, !exists, options)
+    /// Opens the store at `path` for reading only (see [`StoreBuilder::read_only`]).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::builder().read_only(true).open(path)
     }
 
+    /// Opens (or, with `options.create`, creates) the store at `path`.
+    ///
+    /// One process at a time may have a store open for writing; any number may open it
+    /// with [`StoreBuilder::read_only`] meanwhile. A writing open that finds another writer
+    /// waits up to [`StoreBuilder::wait`], then fails with [`OpenError::Locked`]. Creation
+    /// is crash safe: a file whose creation was cut short holds no store, and the next
+    /// open with `create` makes one in it.
+    fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
+        let path = path.to_path_buf();
+        open::waiting(&path, options.wait, || {
+            let db = if options.read_only {
+                Db::Reader(open::reader_at(&path)?)
+            } else {
+                let validate = || Ok(options.validate()?);
+                Db::Writer(open::writer_at(&path, options.create, validate)?)
+            };
+            Store::from_db(db, path.clone(), options.clone())
+        })
+    }
+
+    /// A backend that supports redb's range locks is shared with other processes as a
+    /// file is; one that does not is this handle's alone. The wait setting does not apply:
+    /// the backend is used once.
     fn open_with_backend(
         path: &Path,
         backend: impl StorageBackend,
         options: StoreBuilder,
     ) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
-        let fresh = backend.len().map_err(|e| open_error(&path, e.into()))? == 0;
-        if fresh && !options.create {
-            return Err(OpenError::NotFound(path));
-        }
-        if fresh {
-            options.validate()?;
-        }
-        let db = Database::builder()
-            .set_check_integrity_on_open(!fresh)
-            .create_with_backend(backend)
-            .map_err(|e| open_error(&path, e))?;
-        Store::from_db(db, path, fresh, options)
+        let db = if options.read_only {
+            Db::Reader(open::reader(&path, backend)?)
+        } else {
+            let validate = || Ok(options.validate()?);
+            Db::Writer(open::writer(&path, backend, options.create, validate)?)
+        };
+        Store::from_db(db, path, options)
     }
 
-    fn from_db(
-        db: Database,
-        path: PathBuf,
-        fresh: bool,
-        options: StoreBuilder,
-    ) -> Result<Store, OpenError> {
-        if fresh {
-            initialise(&db, &options)?;
-        } else {
-            check_format(&db, &path)?;
+    fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+        if options.read_only && options.log_requests {
+            return Err(OpenError::ReadOnlyLog { path });
         }
-        let (indexes, unavailable) = load_indexes(&db)?;
+        match &db {
+            Db::Writer(writer) => prepare(writer, &path, &options)?,
+            Db::Reader(_) => check_readable(&db, &path)?,
+        }
+        let txn = db.begin_read()?;
+        let loaded = follow::load(&txn, &BTreeMap::new())?;
+        drop(txn);
+        let follow = db.is_reader().then(|| Follow::new(loaded.seen));
         let mut embedders = HashMap::new();
         embedders.insert(
             options.embedder.name().to_string(),
@@ -231,13 +215,14 @@ impl Store {
                 db,
                 path,
                 embedders: RwLock::new(embedders),
-                indexes: RwLock::new(indexes),
-                unavailable: RwLock::new(unavailable),
+                indexes: RwLock::new(loaded.states),
+                unavailable: RwLock::new(loaded.unavailable),
                 writer: Mutex::new(()),
                 merge: options.merge,
                 log_requests: options.log_requests,
                 truncation: options.truncation,
-                log_unsynced: AtomicU32::new(0),
+                log: Mutex::new(log::Pending::default()),
+                follow,
             }),
         };
         store.check_embedder(&options.embedder)?;
@@ -286,16 +271,23 @@ impl Store {
         &self.inner.path
     }
 
-    pub(crate) fn db(&self) -> &Database {
+    pub(crate) fn db(&self) -> &Db {
         &self.inner.db
     }
 
-    /// The names of the indexes, sorted.
+    /// Whether the store was opened for reading only ([`StoreBuilder::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.db.is_reader()
+    }
+
+    /// The names of the indexes, sorted. A read-only store reports them as of its last
+    /// read (a search, [`Store::stats`], …), each of which follows the writer's commits.
     pub fn index_names(&self) -> Vec<String> {
         self.inner.indexes.read().keys().cloned().collect()
     }
 
-    /// The current state of index `name` (its newest version and loaded segments).
+    /// The current state of index `name` (its newest version and loaded segments); on a
+    /// read-only store, as of its last read (see [`Store::index_names`]).
     pub(crate) fn index(&self, name: &str) -> Option<Arc<IndexState>> {
         self.inner.indexes.read().get(name).cloned()
     }
@@ -308,12 +300,43 @@ impl Store {
     /// lock, so the transaction never predates the states: a commit that adds records is
     /// installed after it commits (its new versions are simply not used yet), and one that
     /// deletes records commits and installs under the write lock ([`Store::commit_deleting`]).
+    /// A read-only store whose writer (another process) committed since its states were
+    /// loaded brings them up to the transaction first ([`follow`]).
     pub(crate) fn snapshot(
         &self,
     ) -> Result<(ReadTransaction, BTreeMap<String, Arc<IndexState>>), StorageError> {
-        let indexes = self.inner.indexes.read();
+        {
+            let indexes = self.inner.indexes.read();
+            let txn = self.db().begin_read()?;
+            match &self.inner.follow {
+                Some(follow) if follow.moved(&txn)? => {}
+                _ => return Ok((txn, indexes.clone())),
+            }
+        }
+        self.catch_up()
+    }
+
+    /// Loads what the writer committed since this read-only store's states were loaded:
+    /// new versions of the indexes (only their new segments are read), new indexes, and
+    /// drops what is gone.
+    fn catch_up(
+        &self,
+    ) -> Result<(ReadTransaction, BTreeMap<String, Arc<IndexState>>), StorageError> {
+        let Some(follow) = &self.inner.follow else {
+            return Err(StorageError::corrupt(
+                "only a read-only store follows a writer",
+            ));
+        };
+        // One catch-up at a time, each on a transaction begun after the previous one
+        // installed: the installed states only ever move forward.
+        let _one = follow.lock();
         let txn = self.db().begin_read()?;
-        Ok((txn, indexes.clone()))
+        let loaded = follow::load(&txn, &self.indexes())?;
+        let mut indexes = self.inner.indexes.write();
+        *indexes = loaded.states.clone();
+        *self.inner.unavailable.write() = loaded.unavailable;
+        follow.saw(loaded.seen);
+        Ok((txn, loaded.states))
     }
 
     pub(crate) fn install(&self, states: Vec<Arc<IndexState>>) {
@@ -350,21 +373,84 @@ impl Store {
         self.inner.truncation
     }
 
-    pub(crate) fn lock_writer(&self) -> parking_lot::MutexGuard<'_, ()> {
-        self.inner.writer.lock()
+    /// Serialises this handle's writers; [`StorageError::ReadOnly`] on a read-only store,
+    /// before any work is done.
+    pub(crate) fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, ()>, StorageError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly);
+        }
+        Ok(self.inner.writer.lock())
     }
 }
-fn open_error(path: &Path, e: redb::DatabaseError) -> OpenError {
-    match e {
-        redb::DatabaseError::DatabaseAlreadyOpen => OpenError::Locked(path.to_path_buf()),
-        redb::DatabaseError::UpgradeRequired(v) => OpenError::NotAStore {
-            path: path.to_path_buf(),
-            reason: format!("redb file format {v} needs an upgrade"),
-        },
-        other => OpenError::NotAStore {
-            path: path.to_path_buf(),
-            reason: other.to_string(),
-        },
+
+/// Makes the writer's file a store of this build's format: a file with no table yet (a
+/// new file, or one whose creation was cut short before folio's tables were written) is
+/// initialised when `options.create` (else it holds no store: [`OpenError::NotFound`]); an
+/// older format is upgraded in place.
+fn prepare(db: &Database, path: &Path, options: &StoreBuilder) -> Result<(), OpenError> {
+    match read_format(&db.begin_read()?)? {
+        Format::Blank if options.create => {
+            options.validate()?;
+            initialise(db, options)
+        }
+        Format::Blank => Err(OpenError::NotFound(path.to_path_buf())),
+        Format::Version(found) => check_format(db, path, found),
+        Format::Foreign => Err(not_a_store(path)),
+    }
+}
+
+/// What a read-only open can read: this build's format, nothing older (upgrading writes).
+fn check_readable(db: &Db, path: &Path) -> Result<(), OpenError> {
+    match read_format(&db.begin_read()?)? {
+        Format::Blank => Err(OpenError::NotFound(path.to_path_buf())),
+        Format::Version(FORMAT_VERSION) => Ok(()),
+        Format::Version(found @ OLDEST_FORMAT_VERSION..FORMAT_VERSION) => {
+            Err(OpenError::UpgradeNeeded {
+                path: path.to_path_buf(),
+                found,
+                current: FORMAT_VERSION,
+            })
+        }
+        Format::Version(found) => Err(unsupported(path, found)),
+        Format::Foreign => Err(not_a_store(path)),
+    }
+}
+
+/// What a redb file holds.
+enum Format {
+    /// No table at all: a store whose creation stopped before folio's tables were written.
+    Blank,
+    /// A folio store of this format version.
+    Version(u32),
+    /// Tables, but not folio's.
+    Foreign,
+}
+
+fn read_format(txn: &ReadTransaction) -> Result<Format, StorageError> {
+    if let Some(version) = read_meta_u32(txn, "format_version")? {
+        return Ok(Format::Version(version));
+    }
+    let blank = txn.list_tables()?.next().is_none() && txn.list_multimap_tables()?.next().is_none();
+    Ok(if blank {
+        Format::Blank
+    } else {
+        Format::Foreign
+    })
+}
+
+fn not_a_store(path: &Path) -> OpenError {
+    OpenError::NotAStore {
+        path: path.to_path_buf(),
+        reason: "a redb file without folio's meta table".into(),
+    }
+}
+
+fn unsupported(path: &Path, found: u32) -> OpenError {
+    OpenError::UnsupportedFormat {
+        path: path.to_path_buf(),
+        found,
+        oldest: OLDEST_FORMAT_VERSION,
+        supported: FORMAT_VERSION,
     }
 }
 
@@ -410,19 +496,13 @@ fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, Storag
     Ok(Some(u32::from_le_bytes(bytes)))
 }
 
-/// Refuses a file that is not a folio store or has a format this build does not read, and
-/// upgrades a file of an older format in place, in one write transaction (`upgrade.rs`:
-/// version 1 lacks the tables version 2 added; versions 1 and 2 store records with
-/// fixed-width integers).
-fn check_format(db: &Database, path: &Path) -> Result<(), OpenError> {
-    let found = read_meta_u32(&db.begin_read()?, "format_version")?;
+/// Refuses a format this build does not read, and upgrades a file of an older format in
+/// place, in one write transaction (`upgrade.rs`: versions before 4 lack what later ones
+/// added, see `storage-format.md`, "Format versions").
+fn check_format(db: &Database, path: &Path, found: u32) -> Result<(), OpenError> {
     match found {
-        None => Err(OpenError::NotAStore {
-            path: path.to_path_buf(),
-            reason: "a redb file without folio's meta table".into(),
-        }),
-        Some(FORMAT_VERSION) => Ok(()),
-        Some(from @ OLDEST_FORMAT_VERSION..FORMAT_VERSION) => {
+        FORMAT_VERSION => Ok(()),
+        from @ OLDEST_FORMAT_VERSION..FORMAT_VERSION => {
             let upgraded = (|| -> Result<(), StorageError> {
                 let txn = db.begin_write()?;
                 upgrade::upgrade(&txn, from)?;
@@ -436,46 +516,6 @@ fn check_format(db: &Database, path: &Path) -> Result<(), OpenError> {
                 source,
             })
         }
-        Some(found) => Err(OpenError::UnsupportedFormat {
-            path: path.to_path_buf(),
-            found,
-            oldest: OLDEST_FORMAT_VERSION,
-            supported: FORMAT_VERSION,
-        }),
+        found => Err(unsupported(path, found)),
     }
-}
-
-/// The indexes that loaded, and those that did not.
-type LoadedIndexes = (
-    BTreeMap<String, Arc<IndexState>>,
-    BTreeMap<String, UnavailableIndex>,
-);
-
-/// The indexes that load, and those that do not (a damaged segment, or graph parameters an
-/// older folio accepted and no decoder reads): a store with one bad index still opens.
-fn load_indexes(db: &Database) -> Result<LoadedIndexes, OpenError> {
-    let txn = db.begin_read()?;
-    let mut out = BTreeMap::new();
-    let mut unavailable = BTreeMap::new();
-    let table = txn.open_table(INDEXES)?;
-    for entry in table.iter()? {
-        let (name, value) = entry?;
-        let name = name.value().to_string();
-        let record: IndexRecord = decode(value.value(), "index record")?;
-        let id = record.id;
-        // Graph parameters an older folio accepted would fail at the next graph build.
-        let loaded = match record.graph.validate() {
-            Ok(()) => IndexState::load(&txn, &name, record).map_err(|e| e.to_string()),
-            Err(e) => Err(format!("its graph parameter {e}")),
-        };
-        match loaded {
-            Ok(state) => {
-                out.insert(name, Arc::new(state));
-            }
-            Err(reason) => {
-                unavailable.insert(name.clone(), UnavailableIndex { name, id, reason });
-            }
-        }
-    }
-    Ok((out, unavailable))
 }

@@ -2,6 +2,7 @@
 //! merge policy, each default a named constant.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::records::GraphParams;
 use crate::chunk::ChunkSpec;
@@ -43,9 +44,11 @@ use crate::limits::{check, InvalidParameter, DIMENSION};
 /// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
 /// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
 /// | writes: chunks longer than the model reads | `Split` | [`DEFAULT_TRUNCATION`](crate::embed::DEFAULT_TRUNCATION) |
+/// | open: wait for another process that writes the store, seconds | 0 | [`DEFAULT_WAIT`] |
 ///
-/// The file is not created unless [`create`](StoreBuilder::create) says so, and searches
-/// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so.
+/// The file is not created unless [`create`](StoreBuilder::create) says so, searches
+/// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so, and the
+/// store is opened for writing unless [`read_only`](StoreBuilder::read_only) says so.
 #[derive(Clone)]
 pub struct StoreBuilder {
     pub(crate) embedder: Arc<dyn Embedder>,
@@ -55,6 +58,8 @@ pub struct StoreBuilder {
     pub(crate) merge: MergePolicy,
     pub(crate) log_requests: bool,
     pub(crate) truncation: Truncation,
+    pub(crate) read_only: bool,
+    pub(crate) wait: Duration,
 }
 
 impl Default for StoreBuilder {
@@ -67,6 +72,8 @@ impl Default for StoreBuilder {
             merge: MergePolicy::default(),
             log_requests: false,
             truncation: DEFAULT_TRUNCATION,
+            read_only: false,
+            wait: DEFAULT_WAIT,
         }
     }
 }
@@ -104,7 +111,8 @@ impl StoreBuilder {
     }
 
     /// Whether to record every search in the file's request log (see
-    /// [`Store::log_entries`](super::Store::log_entries)).
+    /// [`Store::log_entries`](super::Store::log_entries)). The log is written, so a
+    /// read-only store cannot keep one ([`OpenError::ReadOnlyLog`](super::OpenError::ReadOnlyLog)).
     pub fn log_requests(mut self, log: bool) -> Self {
         self.log_requests = log;
         self
@@ -114,6 +122,28 @@ impl StoreBuilder {
     /// tokens): split it, embed it truncated and report it, or refuse the commit.
     pub fn truncation(mut self, truncation: Truncation) -> Self {
         self.truncation = truncation;
+        self
+    }
+
+    /// Whether to open for reading only: searches and every other read work, every write
+    /// fails with [`StorageError::ReadOnly`](super::StorageError::ReadOnly), and the file is
+    /// opened read-only, so a file the user may only read, or one on a read-only mount,
+    /// opens. Any number of processes may read a store while one process writes it, and a
+    /// read-only store sees each commit of that writer at its next read, without
+    /// reopening. The file is never written, except that after a writer died without
+    /// closing it, redb must recover it before it can be read: when the file is writable
+    /// this open runs that recovery (it changes no table), otherwise it fails with
+    /// [`OpenError::NeedsRecovery`](super::OpenError::NeedsRecovery).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// How long an open waits while another process has the store open for writing (one
+    /// may at a time) before it fails with [`OpenError::Locked`](super::OpenError::Locked).
+    /// Read-only opens read beside the writer and do not wait for it.
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.wait = wait;
         self
     }
 
@@ -131,6 +161,10 @@ pub(crate) fn check_dimension(embedder: &dyn Embedder) -> Result<(), InvalidPara
     let allowed = *DIMENSION.start() as usize..=*DIMENSION.end() as usize;
     check("dimension", embedder.dimension(), &allowed).map(drop)
 }
+
+/// How long an open waits for another process that writes the store, by default: not at
+/// all, so a second writer learns at once (see [`StoreBuilder::wait`]).
+pub const DEFAULT_WAIT: Duration = Duration::ZERO;
 
 /// When the store merges segments right after a commit.
 ///

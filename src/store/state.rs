@@ -249,6 +249,45 @@ impl IndexState {
         Ok(all)
     }
 
+    /// This index at `record`, which another process's commits moved on from this state's:
+    /// the new head reuses every loaded segment it lists and reads only the new ones, and
+    /// the older versions `txn` still holds stay cached (with the segments they use).
+    pub(crate) fn advance(
+        &self,
+        txn: &ReadTransaction,
+        record: IndexRecord,
+    ) -> Result<IndexState, StorageError> {
+        let mut segments = self.segments.lock().clone();
+        let head = load_view(txn, &record, record.head, &mut segments)?;
+        let versions = txn.open_table(VERSIONS)?;
+        let mut older = HashMap::new();
+        let cached = self.older.lock();
+        for (version, view) in cached.iter().chain([(&self.head.version, &self.head)]) {
+            if *version != record.head && versions.get((record.id, *version))?.is_some() {
+                older.insert(*version, view.clone());
+            }
+        }
+        drop(cached);
+        let used: std::collections::HashSet<u32> = older
+            .values()
+            .flat_map(|view| view.segments.iter())
+            .chain(head.segments.iter())
+            .map(|s| s.id())
+            .collect();
+        segments.retain(|id, _| used.contains(id));
+        Ok(IndexState {
+            name: self.name.clone(),
+            record,
+            head: Arc::new(head),
+            segments: Mutex::new(segments),
+            older: Mutex::new(older),
+            // The current-ACL bitmaps belong to the head: the new head's are read on use.
+            current: Mutex::new(HashMap::new()),
+            existing: Mutex::new(None),
+            masks: Mutex::new(HashMap::new()),
+        })
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -2,8 +2,6 @@
 //! searchable and `drop_index`, `check_integrity` and `stats` still work; writes that would
 //! have to update every index are refused until the index is dropped.
 
-use redb::ReadableDatabase;
-
 use super::error::{ReadError, WriteError};
 use super::versions::read_alias;
 use super::Store;

@@ -7,12 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use redb::{ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
+use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 
 use super::error::{IndexError, NameKind, NameRule, ReadError, StorageError};
 use super::records::{decode, decode_bitmap, encode, AliasRecord, AliasRoute, VersionRecord};
 use super::state::IndexState;
-use super::tables::{ALIASES, REQUEST_LOG, SERVING, TAGS, VERSIONS};
+use super::tables::{ALIASES, INDEXES, REQUEST_LOG, SERVING, TAGS, VERSIONS};
 use super::Store;
 use crate::limits::InvalidParameter;
 
@@ -234,6 +234,25 @@ pub(crate) fn named_versions(
     Ok(out)
 }
 
+fn name_in(indexes: &BTreeMap<String, Arc<IndexState>>, id: u32) -> Option<String> {
+    indexes
+        .values()
+        .find(|s| s.id() == id)
+        .map(|s| s.name().to_string())
+}
+
+fn routes_of(indexes: &BTreeMap<String, Arc<IndexState>>, record: &AliasRecord) -> Vec<Route> {
+    record
+        .routes
+        .iter()
+        .map(|r| Route {
+            index: name_in(indexes, r.index).unwrap_or_else(|| format!("#{}", r.index)),
+            version: r.version,
+            weight: r.weight,
+        })
+        .collect()
+}
+
 fn version_exists(txn: &WriteTransaction, index: u32, version: u64) -> Result<bool, StorageError> {
     Ok(txn.open_table(VERSIONS)?.get((index, version))?.is_some())
 }
@@ -246,17 +265,14 @@ impl Store {
     }
 
     fn name_of(&self, id: u32) -> Option<String> {
-        self.indexes()
-            .into_values()
-            .find(|s| s.id() == id)
-            .map(|s| s.name().to_string())
+        name_in(&self.indexes(), id)
     }
 
     /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
     /// version with a taken tag is refused (remove it first); the same version is a no-op.
     pub fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), IndexError> {
         validate_name(tag, NameKind::Tag)?;
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
         if !version_exists(&txn, state.id(), version)? {
@@ -285,7 +301,7 @@ impl Store {
 
     /// Removes a tag; returns the version it named (which a later `gc` may now delete).
     pub fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, IndexError> {
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
         let version = txn
@@ -305,12 +321,6 @@ impl Store {
     /// new ones. Routes may name versions of different indexes.
     pub fn set_alias(&self, alias: &str, routes: &[Route]) -> Result<(), IndexError> {
         validate_name(alias, NameKind::Alias)?;
-        if self.index(alias).is_some() {
-            return Err(IndexError::NameTaken {
-                name: alias.to_string(),
-                other: NameKind::Index,
-            });
-        }
         if routes.is_empty() {
             return Err(InvalidParameter::new("routes", "none", "at least one route").into());
         }
@@ -324,8 +334,15 @@ impl Store {
             )
             .into());
         }
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let txn = self.db().begin_write()?;
+        // Under the writer lock, so an index being created cannot take the name meanwhile.
+        if txn.open_table(INDEXES)?.get(alias)?.is_some() {
+            return Err(IndexError::NameTaken {
+                name: alias.to_string(),
+                other: NameKind::Index,
+            });
+        }
         let mut stored = Vec::with_capacity(routes.len());
         for route in routes {
             let state = self.state_of(&route.index)?;
@@ -361,7 +378,7 @@ impl Store {
 
     /// Deletes an alias (the versions it named stay until a `gc` finds them unnamed).
     pub fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let txn = self.db().begin_write()?;
         if txn.open_table(ALIASES)?.remove(alias)?.is_none() {
             return Err(IndexError::UnknownAlias {
@@ -374,38 +391,24 @@ impl Store {
 
     /// Every alias and its routes, by name.
     pub fn aliases(&self) -> Result<Vec<AliasInfo>, ReadError> {
-        let txn = self.db().begin_read()?;
+        let (txn, indexes) = self.snapshot()?;
         let mut out = Vec::new();
         for entry in txn.open_table(ALIASES)?.iter()? {
             let (name, value) = entry?;
             let record: AliasRecord = decode(value.value(), "alias record")?;
             out.push(AliasInfo {
                 name: name.value().to_string(),
-                routes: self.routes_of(&record),
+                routes: routes_of(&indexes, &record),
             });
         }
         Ok(out)
-    }
-
-    fn routes_of(&self, record: &AliasRecord) -> Vec<Route> {
-        record
-            .routes
-            .iter()
-            .map(|r| Route {
-                index: self
-                    .name_of(r.index)
-                    .unwrap_or_else(|| format!("#{}", r.index)),
-                version: r.version,
-                weight: r.weight,
-            })
-            .collect()
     }
 
     /// Serves an earlier (or any retained) version, in O(1): for an alias, all its traffic
     /// goes to `version` of its index; for an index name, `version` becomes the version its
     /// bare name serves (writes still build on the head; [`Store::unpin`] undoes it).
     pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let txn = self.db().begin_write()?;
         let result = if let Some(state) = self.index(target) {
             if !version_exists(&txn, state.id(), version)? {
@@ -470,7 +473,7 @@ impl Store {
 
     /// Makes the bare index name serve the head again; returns the version it was pinned to.
     pub fn unpin(&self, index: &str) -> Result<Option<u64>, IndexError> {
-        let _writer = self.lock_writer();
+        let _writer = self.lock_writer()?;
         let state = self.state_of(index)?;
         let txn = self.db().begin_write()?;
         let old = txn
@@ -483,11 +486,11 @@ impl Store {
 
     /// The route of `alias` that `key` takes (what a search with that route key uses).
     pub fn route(&self, alias: &str, key: &str) -> Result<Route, ReadError> {
-        let txn = self.db().begin_read()?;
+        let (txn, indexes) = self.snapshot()?;
         let record = read_alias(&txn, alias)?.ok_or_else(|| ReadError::UnknownAlias {
             name: alias.to_string(),
         })?;
-        let routes = self.routes_of(&record);
+        let routes = routes_of(&indexes, &record);
         let bucket = route_bucket(alias, key.as_bytes());
         let position = pick(&record.routes, bucket)
             .and_then(|chosen| record.routes.iter().position(|r| r == chosen))

@@ -200,7 +200,7 @@ impl<'s> Batch<'s> {
             )?;
             prepared.insert(state.name().to_string(), ready);
         }
-        let _writer = store.lock_writer();
+        let _writer = store.lock_writer()?;
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
         let mut truncation = Vec::new();

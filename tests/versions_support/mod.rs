@@ -156,6 +156,8 @@ pub struct TestBackend {
     inner: FileBackend,
     pub written: Arc<AtomicU64>,
     pub writes: Arc<AtomicU64>,
+    /// Syncs that succeeded.
+    pub syncs: Arc<AtomicU64>,
     /// Writes, syncs and resizes still allowed; negative = unlimited.
     pub budget: Arc<AtomicI64>,
     /// What the injected fault hit: 1 write, 2 sync, 3 resize (0 = nothing yet).
@@ -175,6 +177,7 @@ impl TestBackend {
             inner: FileBackend::new(file).expect("file backend"),
             written: Arc::new(AtomicU64::new(0)),
             writes: Arc::new(AtomicU64::new(0)),
+            syncs: Arc::new(AtomicU64::new(0)),
             budget: Arc::new(AtomicI64::new(-1)),
             failed: Arc::new(AtomicU64::new(0)),
         }
@@ -211,7 +214,9 @@ impl StorageBackend for TestBackend {
 
     fn sync_data(&self) -> io::Result<()> {
         self.spend(2)?;
-        self.inner.sync_data()
+        self.inner.sync_data()?;
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {

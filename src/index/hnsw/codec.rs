@@ -94,34 +94,15 @@ impl Graph {
     /// Serialises the graph: a magic, a format version, the parameters, then the arrays
     /// as bulk little-endian copies, so [`Graph::decode`] is mostly `memcpy`.
     ///
-    /// Layout (all integers little-endian; offsets in bytes):
-    ///
-    /// | offset | size | field |
-    /// | --- | --- | --- |
-    /// | 0 | 4 | magic `b"FHNS"` |
-    /// | 4 | 4 | format version, `u32` = 2 |
-    /// | 8 | 4 | metric, `u32`: 0 cosine, 1 dot, 2 l2 |
-    /// | 12 | 4 | dim, `u32` |
-    /// | 16 | 4 | n (nodes), `u32` |
-    /// | 20 | 4 | M, `u32` (layer 0 lists have 2M slots) |
-    /// | 24 | 4 | ef_construction, `u32` |
-    /// | 28 | 8 | level seed, `u64` |
-    /// | 36 | 4 | entry node, `u32` (`u32::MAX` when n = 0) |
-    /// | 40 | 4 | top level, `u32` (level of the entry node; 0 when n = 0) |
-    /// | 44 | n, padded to a multiple of 4 with zeros | node levels, one byte each |
-    /// | … | 4 · n · (1 + 2M) | layer-0 lists: per node a count then 2M slots (unused slots 0) |
-    /// | … | 4 · L · (1 + M) | upper lists, L = Σ levels: per node, layers 1..=level, each a count then M slots |
-    /// | … | 4 · dim | quantiser offsets, `f32` per dimension |
-    /// | … | 4 · dim | quantiser scales, `f32` per dimension |
-    ///
-    /// The byte length must match exactly. The 8-bit codes the walks use are not stored:
-    /// code `j` of row `i` is `((x - offset[j]) / scale[j]).round()` saturated to `0..=255`
-    /// (0 where `scale[j]` is not positive), `x` being element `j` of the segment's row `i`
-    /// as stored, computed in `f32` exactly as when the graph was built, so
-    /// [`Graph::decode`] gets the same bytes back.
-    ///
-    /// Version 1 (still decoded) is the same up to the scales, followed by the codes:
-    /// n · dim bytes, row by row, padded to a multiple of 4 with zeros.
+    /// The byte layout, field widths and the limits [`Graph::decode`] enforces are
+    /// specified in `storage-format.md`, "Graph encoding (`segment_graphs`)": a 44-byte
+    /// header, node levels, fixed-width neighbour lists and the quantiser's offsets and
+    /// scales. The 8-bit codes the walks use are not stored: code `j` of row `i` is
+    /// `((x - offset[j]) / scale[j]).round()` saturated to `0..=255` (0 where `scale[j]` is
+    /// not positive), `x` being element `j` of the segment's row `i` as stored, computed in
+    /// `f32` exactly as when the graph was built, so [`Graph::decode`] gets the same bytes
+    /// back. Version 1 (still decoded) is the same followed by the codes: n · dim bytes,
+    /// row by row, padded to a multiple of 4 with zeros.
     pub fn encode(&self) -> Vec<u8> {
         let links = &self.links;
         let padded = self.levels.len().next_multiple_of(4);

@@ -1,0 +1,146 @@
+//! What sharing the file between processes costs: a search on the writing handle and on a
+//! read-only one (which checks per search whether the writer committed), the first search
+//! after a commit (the read-only handle loads the new version), and a one-document commit
+//! in redb's shared mode (two-phase: two syncs) against its exclusive mode (one sync), the
+//! mode a backend without range locks gets.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use std::io;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use folio::chunk::SourceFormat;
+use folio::document::Document;
+use folio::embed::HashEmbedder;
+use folio::retrieve::SearchRequest;
+use folio::store::{Access, Store, StoreBuilder};
+use redb::backends::FileBackend;
+use redb::StorageBackend;
+
+const DOCS: usize = 2_000;
+
+fn options() -> StoreBuilder {
+    Store::builder().create(true).embedder(std::sync::Arc::new(
+        HashEmbedder::new(64).expect("embedder"),
+    ))
+}
+
+fn doc(i: usize) -> Document {
+    Document::new(
+        format!("d{i}"),
+        SourceFormat::Text,
+        format!(
+            "Document {i} about deploys, hotels and budgets, item {}.",
+            i * 7
+        ),
+    )
+}
+
+fn fill(store: &Store) {
+    let mut batch = store.batch();
+    for i in 0..DOCS {
+        batch.upsert(doc(i));
+    }
+    batch.commit().expect("fill");
+}
+
+fn request() -> SearchRequest {
+    SearchRequest::text("deploy budget").access(Access::Unrestricted)
+}
+
+fn searches(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    let writer = options().open(&path).expect("writer");
+    fill(&writer);
+    let reader = options()
+        .read_only(true)
+        .create(false)
+        .open(&path)
+        .expect("reader");
+    let mut group = c.benchmark_group(format!("search/{DOCS}_docs"));
+    group.bench_function("writer", |b| {
+        b.iter(|| writer.search(&request()).expect("search"))
+    });
+    group.bench_function("read_only", |b| {
+        b.iter(|| reader.search(&request()).expect("search"))
+    });
+    let mut next = DOCS;
+    group.bench_function("read_only_after_a_commit", |b| {
+        b.iter_batched(
+            || {
+                let mut batch = writer.batch();
+                batch.upsert(doc(next));
+                next += 1;
+                batch.commit().expect("commit");
+            },
+            |()| reader.search(&request()).expect("search"),
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+/// A file backend without range locks: redb then opens it in its exclusive mode.
+#[derive(Debug)]
+struct Unshared(FileBackend);
+
+impl StorageBackend for Unshared {
+    fn len(&self) -> io::Result<u64> {
+        self.0.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+        self.0.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.0.write(offset, data)
+    }
+    fn close(&self) -> io::Result<()> {
+        self.0.close()
+    }
+}
+
+fn commits(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let shared = options()
+        .open(dir.path().join("shared.folio"))
+        .expect("shared");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.path().join("exclusive.folio"))
+        .expect("file");
+    let exclusive = options()
+        .open_with_backend(
+            dir.path().join("exclusive.folio"),
+            Unshared(FileBackend::new(file).expect("backend")),
+        )
+        .expect("exclusive");
+    let mut group = c.benchmark_group("commit/one_document");
+    group.sample_size(30);
+    for (name, store) in [
+        ("shared_two_phase", &shared),
+        ("exclusive_one_phase", &exclusive),
+    ] {
+        let mut i = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut batch = store.batch();
+                batch.upsert(doc(i));
+                i += 1;
+                batch.commit().expect("commit")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, searches, commits);
+criterion_main!(benches);

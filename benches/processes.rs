@@ -1,11 +1,15 @@
 //! What sharing the file between processes costs: a search on the writing handle and on a
 //! read-only one (which checks per search whether the writer committed), the first search
-//! after a commit (the read-only handle loads the new version), and a one-document commit
+//! after a commit (the read-only handle loads the new version), a read-only search while
+//! the writer commits one document after another (each search that follows a commit loads
+//! it), and a one-document commit
 //! in redb's shared mode (two-phase: two syncs) against its exclusive mode (one sync), the
 //! mode a backend without range locks gets.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use folio::chunk::SourceFormat;
@@ -77,6 +81,34 @@ fn searches(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    // The writer commits without pause on another thread: as another process would, it
+    // shares the file with the read-only handle only through redb's file locks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let commits = Arc::new(AtomicU64::new(0));
+    let committer = {
+        let (writer, stop, commits) = (writer.clone(), stop.clone(), commits.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = writer.batch();
+                batch.upsert(doc(next));
+                next += 1;
+                batch.commit().expect("commit");
+                commits.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = std::time::Instant::now();
+    group.bench_function("read_only_while_the_writer_commits", |b| {
+        b.iter(|| reader.search(&request()).expect("search"))
+    });
+    stop.store(true, Ordering::Relaxed);
+    committer.join().expect("committer");
+    let elapsed = started.elapsed().as_secs_f64();
+    let commits = commits.load(Ordering::Relaxed);
+    println!(
+        "the writer committed {commits} times meanwhile ({:.0} commits/s)",
+        commits as f64 / elapsed
+    );
     group.finish();
 }
 

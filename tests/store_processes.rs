@@ -657,3 +657,50 @@ fn a_reader_opens_after_the_writer_was_killed() {
         .expect("ids")
         .contains(&"late".to_string()));
 }
+
+/// A reader handle that outlives a revocation, a delete and a rollback in another handle
+/// never serves what the writer took away, at any version it can name.
+#[test]
+fn a_reader_never_serves_what_the_writer_revoked() {
+    use folio::store::Access;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    drop(small_options().open(&path).expect("create"));
+    let writer = writer_options().open(&path).expect("writer");
+    let mut batch = writer.batch();
+    batch.upsert(doc("secret", "Falcon budget memo.").with_acl(["a"]));
+    batch.upsert(doc("gone", "Falcon budget draft.").with_acl(["a"]));
+    batch.upsert(doc("lunch", "Lunch is served at noon."));
+    batch.commit().expect("commit");
+    writer
+        .set_alias("prod", &[route("default", 1, 100)])
+        .expect("alias");
+    let reader = reader_options().open(&path).expect("reader");
+    let ids = |target: &str| -> Vec<String> {
+        let request = SearchRequest::text("falcon budget")
+            .access(Access::principals(["a"]))
+            .target(target)
+            .k(10);
+        let mut ids: Vec<String> = reader
+            .search(&request)
+            .expect("search")
+            .results
+            .into_iter()
+            .map(|h| h.doc_id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    // The reader caches a's mask for version 1 before the writer acts.
+    assert_eq!(ids("prod"), ["gone", "lunch", "secret"]);
+    assert_eq!(ids("default@1"), ["gone", "lunch", "secret"]);
+
+    let mut batch = writer.batch();
+    batch.set_acl("secret", ["b"]);
+    batch.delete("gone");
+    batch.commit().expect("revoke");
+    writer.rollback("default", 1).expect("rollback");
+    for target in ["prod", "default@1", "default@2", "default"] {
+        assert_eq!(ids(target), ["lunch"], "{target}");
+    }
+}

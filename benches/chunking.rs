@@ -1,9 +1,11 @@
 //! Chunking throughput (MB/s) of folio's structure-aware chunker beside text-splitter, at
 //! the same chunk size in characters.
 //!
-//! Corpora: the chunkeval plain-text documents and a Markdown set (the conditionalqa pages
-//! plus the CommonMark spec). The `../shared/data` sets are optional: without them only the
-//! CommonMark spec (shipped in `tests/data`) is measured.
+//! Corpora: the chunkeval plain-text documents, a Markdown set (the conditionalqa pages
+//! plus the CommonMark spec) and Rust source code (this crate's own `src/`, read by
+//! tree-sitter beside text-splitter's `CodeSplitter` with the same grammar). The
+//! `../shared/data` sets are optional: without them only the CommonMark spec (shipped in
+//! `tests/data`) and the Rust sources are measured.
 //!
 //! Run: `cargo bench --bench chunking -- --quick`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
@@ -13,7 +15,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use folio::chunk::{chunk_document, ChildStrategy, ChunkSpec, ParentStrategy, SourceFormat};
-use text_splitter::{MarkdownSplitter, TextSplitter};
+use text_splitter::{CodeSplitter, MarkdownSplitter, TextSplitter};
 
 /// Chunk size in characters, for every chunker.
 const SIZE: usize = 500;
@@ -128,5 +130,41 @@ fn markdown(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plain_text, markdown);
+/// Every `.rs` file under `dir`, in path order.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn rust_code(c: &mut Criterion) {
+    let mut paths = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut paths,
+    );
+    paths.sort();
+    let docs: Vec<String> = paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let mut group = group(c, "rust-code", &docs);
+    bench_folio(&mut group, &docs, SourceFormat::Rust);
+    let splitter = CodeSplitter::new(tree_sitter_rust::LANGUAGE, SIZE).unwrap();
+    group.bench_function("text-splitter-code", |b| {
+        b.iter(|| {
+            docs.iter()
+                .map(|d| splitter.chunk_indices(black_box(d)).count())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, plain_text, markdown, rust_code);
 criterion_main!(benches);

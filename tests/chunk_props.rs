@@ -1,5 +1,6 @@
 //! Property tests: the chunking contract holds for generated Markdown-ish documents and for
-//! arbitrary Unicode, under every strategy (see `chunk_support::check`).
+//! arbitrary Unicode, read as Markdown, text and source code, under every strategy (see
+//! `chunk_support::check`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod chunk_support;
@@ -162,6 +163,25 @@ proptest! {
         for format in [SourceFormat::Markdown, SourceFormat::Text] {
             chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
             chunk_and_check(&text, format, &zero_overlap(spec)).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    /// Source code readers (feature `code`; plain text without it) on anything, every
+    /// language: markup, jumbles, arbitrary Unicode.
+    #[test]
+    fn code_keeps_the_contract(
+        text in prop_oneof![markdownish(), jumble(), any::<String>()],
+        spec in spec(),
+    ) {
+        for format in [
+            SourceFormat::Rust,
+            SourceFormat::Python,
+            SourceFormat::JavaScript,
+            SourceFormat::TypeScript,
+            SourceFormat::Tsx,
+            SourceFormat::Go,
+        ] {
+            chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
         }
     }
 

@@ -196,3 +196,43 @@ fn binary_files_are_refused_by_name_and_nothing_is_written() {
         "nothing of the refused ingest was written"
     );
 }
+
+/// Source code by extension in a directory, and `--format` for a script without one: read by
+/// tree-sitter, each item a chunk named by its section path, the embedded text headed by
+/// the file's path.
+#[cfg(feature = "code")]
+#[test]
+fn source_code_is_read_by_extension_or_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.folio");
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/code");
+    std::fs::copy(code.join("store.rs"), src.join("store.rs")).unwrap();
+    let script = dir.path().join("billing");
+    std::fs::copy(code.join("billing.py"), &script).unwrap();
+    let out = folio(&["ingest", s(&store), s(&src)]);
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let out = folio(&["ingest", s(&store), s(&script), "--format", "python"]);
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let chunks = |id: &str| -> Vec<serde_json::Value> {
+        let out = folio(&["chunks", s(&store), id, "--json"]);
+        let chunks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        chunks.as_array().expect("chunks").clone()
+    };
+    let rust = chunks("src/store.rs");
+    let search = rust
+        .iter()
+        .find(|c| c["section_path"] == serde_json::json!(["impl Store", "fn search"]))
+        .expect("a chunk of Store::search");
+    let embed = search["embed_text"].as_str().unwrap();
+    assert!(
+        embed.starts_with("src/store.rs > impl Store > fn search\n"),
+        "{embed}"
+    );
+    assert!(!search["text"].as_str().unwrap().contains("src/store.rs"));
+    let python = chunks("billing");
+    assert!(python
+        .iter()
+        .any(|c| c["section_path"] == serde_json::json!(["class Invoice", "def vat"])));
+}

@@ -139,11 +139,15 @@ pub fn embed_texts(
 
 /// What the embedder sees for the chunks of one document: [`embed_text`] of each chunk's
 /// visible text (for formats with markup, HTML, the text without tags, entities decoded;
-/// for dialogs `speaker (time): text` lines). Reads the document once for all its chunks.
+/// for dialogs `speaker (time): text` lines). Source code (feature `code`) has a header
+/// instead of the heading path: the document's path and the section path, the file's
+/// imports that the chunk names, and the declarations of the items it is inside that it
+/// does not show. Reads the document once for all its chunks.
 pub struct EmbedTexts<'a> {
     text: &'a str,
     format: SourceFormat,
     tree: Tree,
+    path: Option<String>,
 }
 
 impl<'a> EmbedTexts<'a> {
@@ -153,18 +157,30 @@ impl<'a> EmbedTexts<'a> {
             text,
             format,
             tree: readers::read(text, format),
+            path: None,
         }
+    }
+
+    /// Names the document (the store passes its `doc_id`, a file's path for files): source
+    /// code starts every embedded text with it.
+    pub fn with_path(mut self, path: &str) -> Self {
+        self.path = Some(path.to_string());
+        self
     }
 
     /// The embedded text of the chunk `span` with `section_path`, prefixed with `depth`
     /// headings. A span outside the text (or off char bounds) gives an empty body.
     pub fn get(&self, section_path: &[String], span: Span, depth: usize) -> String {
-        let body = if self.text.get(span.start..span.end).is_some() {
-            readers::visible_text(self.text, self.format, &self.tree, span)
-        } else {
-            String::new()
-        };
-        embed_text(section_path, &body, depth)
+        if self.text.get(span.start..span.end).is_none() {
+            return embed_text(section_path, "", depth);
+        }
+        let body = readers::visible_text(self.text, self.format, &self.tree, span);
+        let path = self.path.as_deref();
+        match readers::code_header(self.text, &self.tree, span, path, section_path, depth) {
+            None => embed_text(section_path, &body, depth),
+            Some(header) if header.is_empty() => body,
+            Some(header) => format!("{header}\n\n{body}"),
+        }
     }
 }
 

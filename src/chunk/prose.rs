@@ -22,6 +22,12 @@ pub(crate) const MARKDOWN: Breaks = Breaks {
     blank_line: Strength::Word,
 };
 
+/// Source code: every line break is a line bound (statements come from the parser).
+pub(crate) const CODE: Breaks = Breaks {
+    newline: Strength::Line,
+    blank_line: Strength::Line,
+};
+
 /// Abbreviations whose period does not end a sentence (compared lowercased).
 const ABBREVIATIONS: &[&str] = &[
     "al", "approx", "cf", "dr", "e.g", "fig", "i.e", "inc", "jr", "ltd", "mr", "mrs", "ms", "no",

@@ -33,6 +33,33 @@ pub enum SourceFormat {
     Tsv = 4,
     /// A dialog or ticket thread: JSON Lines of turns (`speaker`, `time`, `text`, `topic`).
     Dialog = 5,
+    /// Rust source code, parsed by tree-sitter (feature `code`; plain text without it).
+    Rust = 6,
+    /// Python source code, read like [`SourceFormat::Rust`].
+    Python = 7,
+    /// JavaScript source code (JSX included), read like [`SourceFormat::Rust`].
+    JavaScript = 8,
+    /// TypeScript source code, read like [`SourceFormat::Rust`].
+    TypeScript = 9,
+    /// TypeScript with JSX (`.tsx`), read like [`SourceFormat::Rust`].
+    Tsx = 10,
+    /// Go source code, read like [`SourceFormat::Rust`].
+    Go = 11,
+}
+
+impl SourceFormat {
+    /// Whether the format is source code in a programming language.
+    pub fn is_code(self) -> bool {
+        matches!(
+            self,
+            SourceFormat::Rust
+                | SourceFormat::Python
+                | SourceFormat::JavaScript
+                | SourceFormat::TypeScript
+                | SourceFormat::Tsx
+                | SourceFormat::Go
+        )
+    }
 }
 
 /// The unit a size is measured in.
@@ -211,6 +238,12 @@ mod tests {
         assert_eq!(bytes(SourceFormat::Csv), [3]);
         assert_eq!(bytes(SourceFormat::Tsv), [4]);
         assert_eq!(bytes(SourceFormat::Dialog), [5]);
+        assert_eq!(bytes(SourceFormat::Rust), [6]);
+        assert_eq!(bytes(SourceFormat::Python), [7]);
+        assert_eq!(bytes(SourceFormat::JavaScript), [8]);
+        assert_eq!(bytes(SourceFormat::TypeScript), [9]);
+        assert_eq!(bytes(SourceFormat::Tsx), [10]);
+        assert_eq!(bytes(SourceFormat::Go), [11]);
         assert_eq!(bytes(SizeUnit::Chars), [0]);
         assert_eq!(bytes(SizeUnit::Tokens), [1]);
         let structure = ChildStrategy::Structure {

@@ -1,5 +1,5 @@
 //! The one structure every format reader produces and every chunker cuts: a tree of blocks,
-//! each with its byte span in the source text.
+//! each with its byte span in the source text (source code included: items and statements).
 //!
 //! A reader (`readers/`) knows its format; the layout (`layout.rs`) turns any tree into
 //! sections and cut candidates, so each chunking strategy works on every format.
@@ -52,6 +52,25 @@ pub enum BlockKind {
     },
     /// A thematic break (`***`, `<hr>`).
     Rule,
+    /// A source code item (function, type, class, impl, module) with the comments and
+    /// attributes right above it. A top-level one is a section of its own, named `title`, so
+    /// it is never cut while it fits a child; in one longer than a child, each inner item
+    /// (method) opens a section below it.
+    Symbol {
+        /// What `section_path` calls it: `fn search`, `impl Store`, `class Store`, `def get`.
+        title: String,
+        /// Its declaration (decorators and `export` included) up to the body, which the
+        /// embedded text of every piece of the item that does not hold it starts with. The
+        /// comments and attributes above it, when the item is too long with them, are the
+        /// first piece cut off.
+        signature: Span,
+    },
+    /// A statement, or any other piece of code that is not an item: cut only between
+    /// statements, and inside one only when it alone is longer than a child.
+    Statement,
+    /// An import (`use`, `import`, `from … import`): a statement whose top-level ones go
+    /// into the embedded text of the chunks that name what they import.
+    Import,
 }
 
 /// One block of a document: its kind, its byte span in the source and its inner blocks.
@@ -84,6 +103,8 @@ pub enum Prose {
     Plain,
     /// Markup (Markdown, HTML): blocks come from the reader, a newline is a soft break.
     Markup,
+    /// Source code: blocks come from the parser, lines are the only bounds inside them.
+    Code,
 }
 
 /// What a separator stands for when markup is left out of the embedded text.

@@ -2,7 +2,7 @@
 //! running-text bounds (sentences, clauses, words) everywhere cuts are allowed.
 
 use super::layout::{Builder, Layout, Strength};
-use super::prose::{self, MARKDOWN, PLAIN};
+use super::prose::{self, CODE, MARKDOWN, PLAIN};
 use super::tree::{Block, BlockKind, Prose, Tree};
 
 /// The layout of `text` as its reader's `tree` describes it, every table kept whole.
@@ -33,6 +33,7 @@ pub(crate) fn from_tree_cut<'a>(text: &'a str, tree: &Tree, table_limit: usize) 
     let breaks = match tree.prose {
         Prose::Plain => PLAIN,
         Prose::Markup => MARKDOWN,
+        Prose::Code => CODE,
     };
     // Running-text bounds everywhere except inside code blocks, tables and markup.
     let mut from = 0;
@@ -128,9 +129,86 @@ fn add_block(
             b.cut(end, bound);
         }
         BlockKind::PageBreak { .. } => b.cut(start, Strength::Line),
+        BlockKind::Symbol { .. } | BlockKind::Statement | BlockKind::Import => {
+            let open = top.then_some((start, 1));
+            add_code(b, block, open, Strength::Block, table_limit);
+            // What follows a top-level item (loose statements, comments) is in no item.
+            if top && matches!(block.kind, BlockKind::Symbol { .. }) {
+                b.end_sections(end, 1);
+            }
+            return;
+        }
     }
     for child in &block.children {
         add_block(b, prose, child, false, inner_list, table_limit);
+    }
+}
+
+/// The bounds and zones of a piece of source code and of the code inside it. Every piece is
+/// a soft zone, so it is cut only when it alone is longer than a child, and then at its
+/// strongest inner bounds first (its statements, then theirs, then lines). `open`: where and
+/// at which level an item opens its section (top-level items, and the inner items of an
+/// item longer than `limit`); `bound`: the strength of the cuts at its ends.
+fn add_code(
+    b: &mut Builder<'_>,
+    block: &Block,
+    open: Option<(usize, usize)>,
+    bound: Strength,
+    limit: usize,
+) {
+    let (start, end) = (block.span.start, block.span.end);
+    b.cut(start, bound);
+    b.cut(end, bound);
+    b.soft(start, end);
+    if let BlockKind::Symbol { signature, .. } = &block.kind {
+        // Too long with the comments above it, an item is first cut from them.
+        if signature.start > start {
+            b.cut(signature.start, Strength::Section);
+        }
+    }
+    let mut inner_level = None;
+    if let (BlockKind::Symbol { title, .. }, Some((at, level))) = (&block.kind, open) {
+        b.heading(at, at, level, title.clone());
+        if b.text[start..end].chars().count() > limit {
+            inner_level = Some(level + 1);
+        }
+    }
+    // The statements of an item's body are cut between before those of their own bodies.
+    let bound = if open.is_some() {
+        Strength::Block
+    } else {
+        Strength::Item
+    };
+    let Some(level) = inner_level else {
+        for child in &block.children {
+            add_code(b, child, None, bound, limit);
+        }
+        return;
+    };
+    let is_symbol = |b: &Block| matches!(b.kind, BlockKind::Symbol { .. });
+    let symbols: Vec<&Block> = block.children.iter().filter(|c| is_symbol(c)).collect();
+    let mut seen = 0;
+    for child in &block.children {
+        if !is_symbol(child) {
+            add_code(b, child, None, bound, limit);
+            continue;
+        }
+        let first = seen == 0;
+        seen += 1;
+        let next = symbols.get(seen).map_or(end, |s| s.span.start);
+        // The declaration above the first inner item (`impl Store {`, a docstring) goes
+        // with it when both fit a child, rather than being a chunk of its own.
+        let glued = first && b.text[start..child.span.end].chars().count() <= limit;
+        let at = if glued { start } else { child.span.start };
+        add_code(b, child, Some((at, level)), bound, limit);
+        // What follows up to the next inner item (fields, statements) belongs to the outer
+        // item again; closing brackets stay with this one.
+        if b.text[child.span.end..next]
+            .chars()
+            .any(char::is_alphanumeric)
+        {
+            b.end_sections(child.span.end, level);
+        }
     }
 }
 

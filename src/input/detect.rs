@@ -1,4 +1,4 @@
-//! What a file holds, from its name and its bytes: binary files are told apart from text
+//! What a file holds, from its name and its bytes (source code by its extension only): binary files are told apart from text
 //! (and refused), and text without a known extension is sniffed as HTML, JSON Lines
 //! (documents or turns), CSV/TSV (only when every sampled row agrees), Markdown or text.
 
@@ -22,6 +22,12 @@ pub fn by_extension(ext: &str) -> Option<FileKind> {
         "html" | "htm" => FileKind::Single(SourceFormat::Html),
         "csv" => FileKind::Single(SourceFormat::Csv),
         "tsv" | "tab" => FileKind::Single(SourceFormat::Tsv),
+        "rs" => FileKind::Single(SourceFormat::Rust),
+        "py" | "pyi" => FileKind::Single(SourceFormat::Python),
+        "js" | "mjs" | "cjs" | "jsx" => FileKind::Single(SourceFormat::JavaScript),
+        "ts" | "mts" | "cts" => FileKind::Single(SourceFormat::TypeScript),
+        "tsx" => FileKind::Single(SourceFormat::Tsx),
+        "go" => FileKind::Single(SourceFormat::Go),
         "jsonl" | "ndjson" => FileKind::Documents,
         _ => return None,
     };
@@ -229,6 +235,21 @@ mod tests {
             single(SourceFormat::Dialog)
         );
         assert_eq!(by_content("{\"x\":1}\n"), single(SourceFormat::Text));
+    }
+
+    #[test]
+    fn source_code_by_extension() {
+        let single = |f| Some(FileKind::Single(f));
+        assert_eq!(by_extension("rs"), single(SourceFormat::Rust));
+        assert_eq!(by_extension("py"), single(SourceFormat::Python));
+        assert_eq!(by_extension("mjs"), single(SourceFormat::JavaScript));
+        assert_eq!(by_extension("JS"), single(SourceFormat::JavaScript));
+        assert_eq!(by_extension("ts"), single(SourceFormat::TypeScript));
+        assert_eq!(by_extension("tsx"), single(SourceFormat::Tsx));
+        assert_eq!(by_extension("go"), single(SourceFormat::Go));
+        assert_eq!(parse_kind("rust"), single(SourceFormat::Rust));
+        assert_eq!(parse_kind("TypeScript"), single(SourceFormat::TypeScript));
+        assert_eq!(parse_kind("golang"), single(SourceFormat::Go));
     }
 
     #[test]

@@ -82,7 +82,9 @@ fn json_text(value: serde_json::Value) -> Option<String> {
     }
 }
 
-/// The format named in a record: `markdown`/`md` or `text`/`txt`/`plain`.
+/// The format named in a record or by `--format`: `markdown`/`md`, `text`/`txt`/`plain`,
+/// `html`, `csv`, `tsv`, `dialog`, or a language (`rust`, `python`, `javascript`,
+/// `typescript`, `tsx`, `go`, or their file extensions).
 pub fn parse_format(name: &str) -> Option<SourceFormat> {
     match name.to_ascii_lowercase().as_str() {
         "markdown" | "md" => Some(SourceFormat::Markdown),
@@ -91,6 +93,12 @@ pub fn parse_format(name: &str) -> Option<SourceFormat> {
         "csv" => Some(SourceFormat::Csv),
         "tsv" => Some(SourceFormat::Tsv),
         "dialog" | "ticket" | "chat" => Some(SourceFormat::Dialog),
+        "rust" | "rs" => Some(SourceFormat::Rust),
+        "python" | "py" => Some(SourceFormat::Python),
+        "javascript" | "js" => Some(SourceFormat::JavaScript),
+        "typescript" | "ts" => Some(SourceFormat::TypeScript),
+        "tsx" => Some(SourceFormat::Tsx),
+        "go" | "golang" => Some(SourceFormat::Go),
         _ => None,
     }
 }

@@ -83,7 +83,7 @@ impl Store {
         };
         let text = read_text(&txn, entry.rev)?;
         let format = read_revision(&txn, entry.rev)?.format;
-        let embed = crate::chunk::EmbedTexts::new(&text, format);
+        let embed = crate::chunk::EmbedTexts::new(&text, format).with_path(doc_id);
         let children = txn.open_table(CHILDREN)?;
         let mut out = Vec::with_capacity(chunks.children as usize);
         for number in chunks.child_range() {
@@ -122,17 +122,16 @@ impl Store {
             .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let spec = state.record().spec;
         let chunked = self.plan_chunked(index, doc)?;
-        let embed = crate::chunk::embed_texts(&doc.text, doc.format, &chunked, spec.heading_depth);
+        let embed = crate::chunk::EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
         Ok(chunked
             .children
             .iter()
-            .zip(embed)
             .enumerate()
-            .map(|(ordinal, (c, embed_text))| PlannedChunk {
+            .map(|(ordinal, c)| PlannedChunk {
                 chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
                 start: c.span.start,
                 end: c.span.end,
-                embed_text,
+                embed_text: embed.get(&c.section_path, c.span, spec.heading_depth),
             })
             .collect())
     }

@@ -255,7 +255,7 @@ fn cut(
             pieces: 0,
         });
     };
-    let visible = EmbedTexts::new(&doc.text, doc.format);
+    let visible = EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
     let text_of = |c: &ChildPiece| visible.get(&c.section_path, c.span, spec.heading_depth);
     let mut texts: Vec<String> = chunked.children.iter().map(text_of).collect();
     let max = embedder.max_input_tokens();

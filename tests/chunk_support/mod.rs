@@ -144,7 +144,14 @@ pub fn check(
 ) -> Result<(), String> {
     let mut facts = match format {
         SourceFormat::Markdown => markdown_facts(text),
-        SourceFormat::Text => MarkdownFacts {
+        // Source code has no block that is never cut: every piece falls back to lines.
+        SourceFormat::Text
+        | SourceFormat::Rust
+        | SourceFormat::Python
+        | SourceFormat::JavaScript
+        | SourceFormat::TypeScript
+        | SourceFormat::Tsx
+        | SourceFormat::Go => MarkdownFacts {
             front_matter: None,
             blocks: Vec::new(),
             tables: Vec::new(),

@@ -1,6 +1,8 @@
 //! Format readers: each turns one format's source into the block [`Tree`] the chunkers cut.
 //! Readers know nothing of storage or embeddings.
 
+#[cfg(feature = "code")]
+pub mod code;
 pub mod dialog;
 #[cfg(feature = "html")]
 pub mod html;
@@ -26,6 +28,16 @@ pub fn read(text: &str, format: SourceFormat) -> Tree {
         SourceFormat::Csv => table::read(text, b','),
         SourceFormat::Tsv => table::read(text, b'\t'),
         SourceFormat::Dialog => dialog::read(text),
+        // Without the `code` feature (or for a source the parser gives up on) code is read
+        // as plain text: nothing is lost, but items may be cut anywhere.
+        #[cfg(feature = "code")]
+        code if code.is_code() => code::read(text, code).unwrap_or_else(|| text::read(text)),
+        SourceFormat::Rust
+        | SourceFormat::Python
+        | SourceFormat::JavaScript
+        | SourceFormat::TypeScript
+        | SourceFormat::Tsx
+        | SourceFormat::Go => text::read(text),
     }
 }
 
@@ -47,4 +59,22 @@ pub(crate) fn visible_text(
     }
     let _ = tree;
     text[span.start..span.end].to_string()
+}
+
+/// The header of the embedded text of a chunk of source code (see [`code::header`]), or
+/// `None` when `tree` is not code.
+pub(crate) fn code_header(
+    text: &str,
+    tree: &Tree,
+    span: super::Span,
+    path: Option<&str>,
+    section_path: &[String],
+    depth: usize,
+) -> Option<String> {
+    #[cfg(feature = "code")]
+    if tree.prose == super::tree::Prose::Code {
+        return Some(code::header(text, tree, span, path, section_path, depth));
+    }
+    let _ = (text, tree, span, path, section_path, depth);
+    None
 }

@@ -1,0 +1,218 @@
+//! Batches: operations gathered in Python and committed as one atomic folio batch, on
+//! `commit()` or at the end of a `with` block (discarded when the block raises).
+
+use std::collections::BTreeMap;
+
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::convert::{by_name, f32_array, to_json, to_py};
+use crate::errors::{self, invalid};
+
+/// One operation, checked when it was added.
+pub enum Op {
+    Upsert(folio::Document, BTreeMap<String, Vec<f32>>),
+    Delete(String),
+    SetAcl(String, Vec<String>),
+}
+
+/// The formats `format=` takes.
+const FORMATS: &str = "\"text\", \"markdown\", \"html\", \"csv\", \"tsv\" or \"dialog\"";
+
+/// The arguments of an upsert, as Python passes them.
+pub struct UpsertArgs<'a, 'py> {
+    pub doc_id: String,
+    pub text: String,
+    pub format: &'a str,
+    pub acl: Option<Vec<String>>,
+    pub metadata: Option<&'a Bound<'py, PyDict>>,
+    pub title: String,
+    pub source_uri: String,
+    pub vectors: Option<&'a Bound<'py, PyAny>>,
+}
+
+impl UpsertArgs<'_, '_> {
+    /// The document and its vectors, refused here (before anything is queued) when
+    /// malformed: an unknown format, metadata that is not plain data, vectors of another
+    /// dtype, rank or width than the index's, or with NaN or infinity.
+    pub fn into_op(self, store: &folio::Store) -> PyResult<Op> {
+        let format = by_name(self.format, "format", FORMATS)?;
+        let mut doc = folio::Document::new(self.doc_id, format, self.text)
+            .with_acl(self.acl.unwrap_or_default());
+        doc.title = self.title;
+        doc.source_uri = self.source_uri;
+        if let Some(metadata) = self.metadata {
+            // Through serde, so the binding follows `Document::metadata`'s own type.
+            doc.metadata = serde_json::from_value(to_json(metadata.as_any(), "metadata")?)
+                .map_err(|e| invalid(format!("metadata: {e}")))?;
+        }
+        let vectors = match self.vectors {
+            None => BTreeMap::new(),
+            Some(v) => vectors(store, v)?,
+        };
+        Ok(Op::Upsert(doc, vectors))
+    }
+}
+
+/// `vectors=`: one float32 array of shape (chunks, dimension) for the `default` index, or a
+/// dict of them by index name.
+fn vectors(store: &folio::Store, value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<String, Vec<f32>>> {
+    let mut arrays = Vec::new();
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (name, array) in dict.iter() {
+            let name = name
+                .cast::<PyString>()
+                .map_err(|_| invalid("vectors: index names must be str"))?
+                .to_cow()?
+                .into_owned();
+            arrays.push((name, array));
+        }
+    } else {
+        arrays.push((folio::store::DEFAULT_INDEX.to_owned(), value.clone()));
+    }
+    let indexes = store.list_indexes().map_err(errors::to_py)?;
+    let mut out = BTreeMap::new();
+    for (name, array) in arrays {
+        let dimension = indexes
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.embedder.dimension as usize)
+            .ok_or_else(|| errors::to_py(folio::Error::UnknownIndex { name: name.clone() }))?;
+        let (values, shape) = f32_array(&array, 2, &format!("vectors for index `{name}`"))?;
+        if shape[1] != dimension {
+            return Err(errors::to_py(folio::Error::DimensionMismatch {
+                expected: dimension,
+                found: shape[1],
+            }));
+        }
+        folio::embed::validate(&values, dimension).map_err(errors::to_py)?;
+        out.insert(name, values);
+    }
+    Ok(out)
+}
+
+/// Commits `ops` as one folio batch, without the GIL.
+pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py<PyAny>> {
+    let receipt = py
+        .detach(|| {
+            let mut batch = store.batch();
+            for op in ops {
+                match op {
+                    Op::Upsert(doc, vectors) => batch.upsert_with_vectors(doc, vectors),
+                    Op::Delete(id) => batch.delete(&id),
+                    Op::SetAcl(id, acl) => batch.set_acl(&id, acl),
+                };
+            }
+            batch.commit()
+        })
+        .map_err(errors::to_py)?;
+    Ok(to_py(py, &receipt)?.unbind())
+}
+
+/// A set of changes committed atomically: all of them or none. Use it as a context manager
+/// (`with store.batch() as b:`): it commits when the block ends and discards every change
+/// when the block raises. Operations apply in the order they were added.
+#[pyclass(module = "folio", name = "Batch", frozen)]
+pub struct Batch {
+    store: folio::Store,
+    /// `None` once committed or rolled back.
+    ops: Mutex<Option<Vec<Op>>>,
+}
+
+impl Batch {
+    pub fn new(store: folio::Store) -> Self {
+        Batch {
+            store,
+            ops: Mutex::new(Some(Vec::new())),
+        }
+    }
+
+    fn push(&self, op: Op) -> PyResult<()> {
+        self.ops.lock().as_mut().ok_or_else(finished)?.push(op);
+        Ok(())
+    }
+}
+
+fn finished() -> PyErr {
+    errors::StoreError::new_err("this batch was already committed or rolled back")
+}
+
+#[pymethods]
+impl Batch {
+    /// Adds or replaces a document. `format` is how its text is read ("text", "markdown",
+    /// "html", "csv", "tsv", "dialog"); `acl` lists the principals who may see it (none:
+    /// public); `metadata` is a dict of plain values kept with it. `vectors` brings your own
+    /// embeddings: a float32 array of shape (chunks, dimension) in the order of
+    /// `Store.plan`, for the `default` index, or a dict of such arrays by index name.
+    #[pyo3(signature = (doc_id, text, *, format="text", acl=None, metadata=None, title=String::new(), source_uri=String::new(), vectors=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn upsert(
+        &self,
+        doc_id: String,
+        text: String,
+        format: &str,
+        acl: Option<Vec<String>>,
+        metadata: Option<&Bound<'_, PyDict>>,
+        title: String,
+        source_uri: String,
+        vectors: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let args = UpsertArgs {
+            doc_id,
+            text,
+            format,
+            acl,
+            metadata,
+            title,
+            source_uri,
+            vectors,
+        };
+        self.push(args.into_op(&self.store)?)
+    }
+
+    /// Deletes a document and its chunks (`NotFound` at commit if there is none).
+    fn delete(&self, doc_id: String) -> PyResult<()> {
+        self.push(Op::Delete(doc_id))
+    }
+
+    /// Replaces who may see a document (empty: public), without re-embedding it.
+    fn set_acl(&self, doc_id: String, acl: Vec<String>) -> PyResult<()> {
+        self.push(Op::SetAcl(doc_id, acl))
+    }
+
+    /// Commits every operation in one transaction; returns the receipt (the new version of
+    /// each index, counts). Searches run meanwhile, on the versions before it.
+    fn commit(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let ops = self.ops.lock().take().ok_or_else(finished)?;
+        commit(py, &self.store, ops)
+    }
+
+    /// Discards every operation: nothing is written.
+    fn rollback(&self) -> PyResult<()> {
+        self.ops.lock().take().map(drop).ok_or_else(finished)
+    }
+
+    fn __len__(&self) -> usize {
+        self.ops.lock().as_ref().map_or(0, Vec::len)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Commits when the block ends normally, discards when it raised (the exception goes on).
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let ops = self.ops.lock().take();
+        match (exc_type, ops) {
+            (None, Some(ops)) => commit(py, &self.store, ops).map(|_| false),
+            _ => Ok(false),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What a search returns to Python: read-only result objects.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+/// A matching child chunk inside a returned unit: its id, score and byte span.
+#[pyclass(module = "folio", name = "Span", frozen, get_all)]
+#[derive(Clone)]
+pub struct Span {
+    /// The child's id, `doc_id#c<ordinal>`.
+    pub chunk_id: String,
+    /// Its similarity to the query (higher is closer).
+    pub score: f32,
+    /// Byte offset in the document's source text.
+    pub start: usize,
+    /// End of the span (exclusive).
+    pub end: usize,
+}
+
+#[pymethods]
+impl Span {
+    fn __repr__(&self) -> String {
+        format!(
+            "Span(chunk_id={:?}, score={:.4}, start={}, end={})",
+            self.chunk_id, self.score, self.start, self.end
+        )
+    }
+}
+
+/// One returned reading unit (a parent, a section or a window), with the version that
+/// answered.
+#[pyclass(module = "folio", name = "Hit", frozen, get_all)]
+#[derive(Clone)]
+pub struct Hit {
+    /// The best child's score.
+    pub score: f32,
+    /// The unit's text: a slice of the document's source text.
+    pub text: String,
+    /// The document the unit comes from.
+    pub doc_id: String,
+    /// The parent chunk of the best child, `doc_id#p<ordinal>`.
+    pub parent_id: String,
+    /// The heading path of the unit's section.
+    pub section_path: Vec<String>,
+    /// The document's title.
+    pub title: String,
+    /// The document's source URI.
+    pub source_uri: String,
+    /// Byte offset of `text` in the document's source text.
+    pub start: usize,
+    /// End of `text` (exclusive).
+    pub end: usize,
+    /// Estimated tokens of `text`.
+    pub tokens: usize,
+    /// The matching children inside the unit, best first.
+    pub spans: Vec<Span>,
+    /// The index that answered.
+    pub index: String,
+    /// The version of it that answered.
+    pub version: u64,
+}
+
+#[pymethods]
+impl Hit {
+    fn __repr__(&self) -> String {
+        format!(
+            "Hit(doc_id={:?}, score={:.4}, section_path={:?}, {}@{})",
+            self.doc_id, self.score, self.section_path, self.index, self.version
+        )
+    }
+}
+
+/// The answer to a search: the hits, best first, and the index version that answered.
+/// Iterable, indexable and sized like a list of `Hit`.
+#[pyclass(module = "folio", name = "SearchResult", frozen, get_all)]
+#[derive(Clone)]
+pub struct SearchResult {
+    /// The hits, best first.
+    pub hits: Vec<Hit>,
+    /// The index that answered.
+    pub index: String,
+    /// The version of it that answered.
+    pub version: u64,
+    /// Children the caller may see in that version.
+    pub visible: u64,
+    /// The request-log id of this search, when the store logs requests.
+    pub request_id: Option<u64>,
+    /// Time the search took in Rust, microseconds.
+    pub micros: u64,
+}
+
+#[pymethods]
+impl SearchResult {
+    fn __len__(&self) -> usize {
+        self.hits.len()
+    }
+
+    fn __getitem__(&self, i: isize) -> PyResult<Hit> {
+        let n = self.hits.len() as isize;
+        let at = if i < 0 { i + n } else { i };
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| self.hits.get(at))
+            .cloned()
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("hit index out of range"))
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(py, self.hits.clone())?.try_iter()?.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SearchResult({} hits, {}@{})",
+            self.hits.len(),
+            self.index,
+            self.version
+        )
+    }
+}
+
+impl From<folio::SearchResponse> for SearchResult {
+    fn from(response: folio::SearchResponse) -> Self {
+        let (index, version) = (response.index, response.version);
+        let hits = response
+            .results
+            .into_iter()
+            .map(|h| Hit {
+                score: h.score,
+                text: h.text,
+                doc_id: h.doc_id,
+                parent_id: h.parent_id,
+                section_path: h.section_path,
+                title: h.title,
+                source_uri: h.source_uri,
+                start: h.start,
+                end: h.end,
+                tokens: h.tokens,
+                spans: h
+                    .children
+                    .into_iter()
+                    .map(|c| Span {
+                        chunk_id: c.chunk_id,
+                        score: c.score,
+                        start: c.start,
+                        end: c.end,
+                    })
+                    .collect(),
+                index: index.clone(),
+                version,
+            })
+            .collect();
+        SearchResult {
+            hits,
+            index,
+            version,
+            visible: response.stats.visible,
+            request_id: response.request_id,
+            micros: response.stats.micros,
+        }
+    }
+}

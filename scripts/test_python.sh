@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Python package (python/, PyO3 + maturin) into an abi3 wheel, installs it in a
-# fresh virtual environment with pinned pytest and numpy, and runs python/tests. The build
+# fresh virtual environment with pinned pytest, numpy and the adapters' frameworks
+# (langchain-core, llama-index-core), and runs python/tests. The build
 # tools live in target/python/tools (installed once, pinned); the test environment is made
 # anew each run, so the wheel is tested as a user installs it.
 set -euo pipefail
@@ -15,5 +16,6 @@ rm -rf "$out/wheels"
 "$tools/bin/maturin" build --release --strip --quiet --manifest-path python/Cargo.toml --out "$out/wheels"
 rm -rf "$out/venv"
 python3 -m venv "$out/venv"
-"$out/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.0.3 numpy==2.4.6 "$out"/wheels/folio_store-*.whl
+"$out/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.0.3 numpy==2.4.6 \
+  langchain-core==1.8.1 llama-index-core==0.14.25 "$out"/wheels/folio_store-*.whl
 cd python/tests && "../../$out/venv/bin/python" -m pytest -q -p no:cacheprovider .

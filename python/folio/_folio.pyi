@@ -1,6 +1,7 @@
 """Type stubs of folio's native module (python/src/*.rs)."""
 
 import os
+import pathlib
 from types import TracebackType
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
@@ -120,7 +121,7 @@ class Store:
         wait: float = 0.0,
     ) -> "Store": ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def closed(self) -> bool: ...
     def close(self) -> None: ...

@@ -18,7 +18,7 @@ pub enum Op {
 }
 
 /// The formats `format=` takes.
-const FORMATS: &str = "\"text\", \"markdown\", \"html\", \"csv\", \"tsv\" or \"dialog\"";
+const FORMATS: &str = "\"text\", \"markdown\", \"html\", \"csv\", \"tsv\", \"dialog\", \"rust\", \"python\", \"javascript\", \"typescript\", \"tsx\" or \"go\"";
 
 /// The arguments of an upsert, as Python passes them.
 pub struct UpsertArgs<'a, 'py> {
@@ -141,7 +141,8 @@ fn finished() -> PyErr {
 #[pymethods]
 impl Batch {
     /// Adds or replaces a document. `format` is how its text is read ("text", "markdown",
-    /// "html", "csv", "tsv", "dialog"); `acl` lists the principals who may see it (none:
+    /// "html", "csv", "tsv", "dialog", or source code: "rust", "python", "javascript",
+    /// "typescript", "tsx", "go"); `acl` lists the principals who may see it (none:
     /// public); `metadata` is a dict of plain values kept with it. `vectors` brings your own
     /// embeddings: a float32 array of shape (chunks, dimension) in the order of
     /// `Store.plan`, for the `default` index, or a dict of such arrays by index name.

@@ -72,6 +72,13 @@ def test_expand_and_token_budget(store):
     assert len(store.search("topic", k=5, token_budget=1)) == 0
 
 
+def test_source_code_format(store):
+    source = "def rollback(build):\n    return restore(build)\n\n\ndef menu():\n    return 'pasta'\n"
+    store.upsert("ops.py", source, format="python")
+    hit = store.search("rollback restore build", k=1)[0]
+    assert hit.doc_id == "ops.py" and "def rollback" in hit.text
+
+
 def test_close_and_reopen(tmp_path):
     path = tmp_path / "kb.folio"
     s = folio.Store.open(path, embedder="hash:32")

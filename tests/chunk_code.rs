@@ -498,6 +498,23 @@ fn a_statement_longer_than_a_child_is_cut_at_lines() {
     }
 }
 
+#[test]
+fn an_item_inside_a_long_statement_is_cut_from_it_before_it_is_cut_itself() {
+    let arms: String = (0..12)
+        .map(|i| {
+            format!("        {i} => {{\n            let v = {i};\n            v * 2\n        }}\n")
+        })
+        .collect();
+    let text = format!(
+        "fn outer(x: u32) -> u32 {{\n    match x {{\n{arms}        _ => {{\n            fn helper(y: u32) -> u32 {{\n                let z = y + 1;\n                z * z\n            }}\n            helper(x)\n        }}\n    }}\n}}\n"
+    );
+    let functions = nodes(&text, SourceFormat::Rust, &["function_item"]);
+    for target in [120, 200, 300] {
+        let out = chunked(&text, SourceFormat::Rust, target);
+        items_whole(&text, &out, &functions, target);
+    }
+}
+
 /// Code-like fragments in each language, glued at random, to stress the reader.
 fn fragments() -> impl Strategy<Value = (SourceFormat, String)> {
     let rust = prop::collection::vec(

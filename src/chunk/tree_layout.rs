@@ -173,11 +173,12 @@ fn add_code(
             inner_level = Some(level + 1);
         }
     }
-    // The statements of an item's body are cut between before those of their own bodies.
-    let bound = if open.is_some() {
-        Strength::Block
-    } else {
-        Strength::Item
+    // The statements of an item's body are cut between before those of their own bodies,
+    // and an item inside a statement is cut from it before it is cut itself.
+    let bound = match (&block.kind, open) {
+        (_, Some(_)) => Strength::Block,
+        (BlockKind::Symbol { .. }, None) => Strength::Line,
+        _ => Strength::Item,
     };
     let Some(level) = inner_level else {
         for child in &block.children {

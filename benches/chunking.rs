@@ -2,10 +2,11 @@
 //! the same chunk size in characters.
 //!
 //! Corpora: the chunkeval plain-text documents, a Markdown set (the conditionalqa pages
-//! plus the CommonMark spec) and Rust source code (this crate's own `src/`, read by
-//! tree-sitter beside text-splitter's `CodeSplitter` with the same grammar). The
-//! `../shared/data` sets are optional: without them only the CommonMark spec (shipped in
-//! `tests/data`) and the Rust sources are measured.
+//! plus the CommonMark spec), Rust source code (this crate's own `src/`, read by
+//! tree-sitter beside text-splitter's `CodeSplitter` with the same grammar) and a generated
+//! two-column PDF paper (`tests/pdf_support`: text extraction, then chunking of the
+//! extracted text). The `../shared/data` sets are optional: without them only the
+//! CommonMark spec (shipped in `tests/data`), the Rust sources and the PDF are measured.
 //!
 //! Run: `cargo bench --bench chunking -- --quick`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
@@ -166,5 +167,40 @@ fn rust_code(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, plain_text, markdown, rust_code);
+#[cfg(feature = "pdf")]
+#[path = "../tests/pdf_support/mod.rs"]
+mod pdf_support;
+
+/// PDF: extracting the text layer (throughput in PDF bytes), then chunking what it gives.
+#[cfg(feature = "pdf")]
+fn pdf(c: &mut Criterion) {
+    let paper = pdf_support::paper(16, 8);
+    let pages = paper.words.last().map_or(0, |w| w.1);
+    let text = folio::chunk::readers::pdf::extract(&paper.bytes).unwrap();
+    eprintln!(
+        "pdf: {pages} pages, {} bytes of PDF, {} bytes of text",
+        paper.bytes.len(),
+        text.len()
+    );
+    let mut extract = c.benchmark_group("pdf-extract");
+    extract.throughput(Throughput::Bytes(paper.bytes.len() as u64));
+    extract.sample_size(10);
+    extract.bench_function("folio", |b| {
+        b.iter(|| folio::chunk::readers::pdf::extract(black_box(&paper.bytes)).map(|t| t.len()))
+    });
+    extract.finish();
+    let docs = [text];
+    let mut group = group(c, "pdf-text", &docs);
+    bench_folio(&mut group, &docs, SourceFormat::Pdf);
+    let splitter = TextSplitter::new(SIZE);
+    group.bench_function("text-splitter", |b| {
+        b.iter(|| splitter.chunk_indices(black_box(&docs[0])).count())
+    });
+    group.finish();
+}
+
+#[cfg(not(feature = "pdf"))]
+fn pdf(_: &mut Criterion) {}
+
+criterion_group!(benches, plain_text, markdown, rust_code, pdf);
 criterion_main!(benches);

@@ -1,11 +1,13 @@
-//! Property tests: the chunking contract holds for generated Markdown-ish documents and for
-//! arbitrary Unicode, read as Markdown, text and source code, under every strategy (see
+//! Property tests: the chunking contract holds for generated Markdown-ish documents, for
+//! extracted PDF text (headings, paragraphs, page breaks) and for arbitrary Unicode, read as
+//! Markdown, text, source code and PDF text, under every strategy (see
 //! `chunk_support::check`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod chunk_support;
 
 use chunk_support::chunk_and_check;
+use folio::chunk::tree::BlockKind;
 use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat};
 use proptest::prelude::*;
 
@@ -109,8 +111,23 @@ fn jumble() -> impl Strategy<Value = String> {
         Just(" ="),
         Just("😀"),
         Just("\u{0}"),
+        Just("\u{c}"),
     ];
     prop::collection::vec(piece, 0..120).prop_map(|ps| ps.concat())
+}
+
+/// Text as PDF extraction writes it: `#` headings, paragraphs, page breaks between blocks
+/// and inside paragraphs that run on to the next page, empty pages.
+fn pdfish() -> impl Strategy<Value = String> {
+    let block = prop_oneof![
+        3 => words().prop_map(|w| w.replace('\n', " ")),
+        1 => (1..4usize, words()).prop_map(|(n, w)| format!("{} {}", "#".repeat(n), w.replace('\n', " "))),
+        1 => (words(), words()).prop_map(|(a, b)| format!("{}\n\u{c}{}", a.replace('\n', " "), b.replace('\n', " "))),
+    ];
+    let joiner =
+        prop_oneof![3 => Just("\n\n"), 1 => Just("\n\n\u{c}"), 1 => Just("\n\n\u{c}\u{c}")];
+    prop::collection::vec((block, joiner), 0..12)
+        .prop_map(|bs| bs.into_iter().map(|(b, j)| b + j).collect::<String>())
 }
 
 fn spec() -> impl Strategy<Value = ChunkSpec> {
@@ -159,8 +176,29 @@ proptest! {
     }
 
     #[test]
+    fn pdf_text_keeps_the_contract(text in pdfish(), spec in spec()) {
+        for spec in [spec, zero_overlap(spec)] {
+            let out = chunk_and_check(&text, SourceFormat::Pdf, &spec).map_err(TestCaseError::fail)?;
+            // A chunk's pages are those of the last page break blocks of the tree at or
+            // before its first and its last byte.
+            let breaks: Vec<(usize, u32)> = folio::chunk::readers::pdf::read(&text)
+                .walk()
+                .filter_map(|b| match b.kind {
+                    BlockKind::PageBreak { page } => Some((b.span.start, page)),
+                    _ => None,
+                })
+                .collect();
+            let page_at = |at: usize| breaks.iter().rev().find(|b| b.0 <= at).map_or(1, |b| b.1);
+            for c in &out.children {
+                let pages = folio::chunk::pages(&text, SourceFormat::Pdf, c.span).unwrap();
+                prop_assert_eq!((pages.first, pages.last), (page_at(c.span.start), page_at(c.span.end - 1)));
+            }
+        }
+    }
+
+    #[test]
     fn jumbles_keep_the_contract(text in jumble(), spec in spec()) {
-        for format in [SourceFormat::Markdown, SourceFormat::Text] {
+        for format in [SourceFormat::Markdown, SourceFormat::Text, SourceFormat::Pdf] {
             chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
             chunk_and_check(&text, format, &zero_overlap(spec)).map_err(TestCaseError::fail)?;
         }
@@ -187,7 +225,7 @@ proptest! {
 
     #[test]
     fn arbitrary_unicode_keeps_the_contract(text in any::<String>(), spec in spec()) {
-        for format in [SourceFormat::Markdown, SourceFormat::Text] {
+        for format in [SourceFormat::Markdown, SourceFormat::Text, SourceFormat::Pdf] {
             chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
         }
     }

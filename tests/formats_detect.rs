@@ -1,7 +1,7 @@
 //! Format detection (issue 14, item 7) on files the test carries (`tests/data/formats/`):
 //! formats told by content when the extension says nothing, JSON Lines records without a
-//! `format`, `--format` overriding detection, and binary files refused with their name and
-//! nothing written to the store.
+//! `format`, `--format` overriding detection, binary files refused with their name and
+//! nothing written to the store, and PDF files read by their extension or magic number.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 #[path = "common/cli.rs"]
@@ -132,7 +132,12 @@ fn binary_files_are_refused_by_name_and_nothing_is_written() {
         ("legacy-latin1.txt", "not UTF-8"),
     ];
     for (name, what) in cases {
-        match read_paths(&[data("LETTER"), data(name)], &data_dir(), None) {
+        // With the `pdf` feature, a PDF is read unless another format is named.
+        let read = read_paths(&[data("LETTER"), data(name)], &data_dir(), None);
+        match read {
+            Ok(docs) if cfg!(feature = "pdf") && name.ends_with(".pdf") => {
+                assert_eq!(docs[1].format, SourceFormat::Pdf);
+            }
             Err(e @ (InputError::Binary { .. } | InputError::NotUtf8 { .. })) => {
                 let message = e.to_string();
                 assert!(
@@ -235,4 +240,59 @@ fn source_code_is_read_by_extension_or_format() {
     assert!(python
         .iter()
         .any(|c| c["section_path"] == serde_json::json!(["class Invoice", "def vat"])));
+}
+
+#[cfg(feature = "pdf")]
+#[test]
+fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
+    let expected = "Quarterly report: revenue grew 4%.";
+    let dir = tempfile::tempdir().unwrap();
+    // Named without a telling extension, a PDF is known by its magic number.
+    let renamed = dir.path().join("report.bin");
+    std::fs::copy(data("quarterly-report.pdf"), &renamed).unwrap();
+    for path in [data("quarterly-report.pdf"), renamed] {
+        let docs = read_paths(&[path], &data_dir(), None).unwrap();
+        assert_eq!(docs[0].format, SourceFormat::Pdf);
+        assert_eq!(docs[0].text, expected);
+    }
+    // Directories take .pdf files.
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::copy(data("quarterly-report.pdf"), docs.join("q.pdf")).unwrap();
+    let read = read_paths(std::slice::from_ref(&docs), &docs, None).unwrap();
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].doc_id, "q.pdf");
+
+    // End to end: ingested, searched, the hit knows its page.
+    let store = dir.path().join("s.folio");
+    let out = folio(&["ingest", s(&store), s(&docs)]);
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let out = folio(&["search", s(&store), "revenue", "--json"]);
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hit = &response["results"][0];
+    assert_eq!(hit["text"], expected);
+    assert_eq!(hit["pages"], serde_json::json!({"first": 1, "last": 1}));
+
+    // A damaged or encrypted PDF refuses the ingest: a typed error naming the file, and
+    // nothing written.
+    let damaged = dir.path().join("damaged.pdf");
+    std::fs::write(&damaged, b"%PDF-1.4\nthis is not a PDF body").unwrap();
+    let fresh = dir.path().join("fresh.folio");
+    match read_paths(std::slice::from_ref(&damaged), dir.path(), None) {
+        Err(InputError::Pdf { path, .. }) => assert_eq!(path, damaged),
+        other => panic!("{other:?}"),
+    }
+    let out = folio(&["ingest", s(&fresh), s(&data("LETTER")), s(&damaged)]);
+    assert!(!out.status.success());
+    let stderr = cli::stderr(&out);
+    assert!(
+        stderr.contains("damaged.pdf") && stderr.contains("not a readable PDF"),
+        "{stderr}"
+    );
+    assert!(!fresh.exists(), "the store was created");
+    // `--format pdf` reads a file as PDF whatever its name; a text file is then no PDF.
+    let out = folio(&["ingest", s(&fresh), s(&data("LETTER")), "--format", "pdf"]);
+    assert!(!out.status.success());
+    assert!(!fresh.exists());
 }

@@ -2,7 +2,7 @@
 //! children inside each parent.
 
 use super::layout::Layout;
-use super::pieces::{ChildPiece, Chunked, ParentPiece, Span};
+use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 use super::spec::{ChildStrategy, ChunkSpec, SourceFormat};
 use super::tree::Tree;
 use super::tree_layout;
@@ -119,6 +119,12 @@ fn path_at(layout: &Layout<'_>, pos: usize) -> Vec<String> {
         .section_at(pos)
         .map(|s| s.path.clone())
         .unwrap_or_default()
+}
+
+/// The pages the bytes `span` of a document's text read as `format` lie on: for PDF
+/// documents (the page breaks of their extracted text), `None` for formats without pages.
+pub fn pages(text: &str, format: SourceFormat, span: Span) -> Option<Pages> {
+    (format == SourceFormat::Pdf).then(|| readers::pdf::pages(text, span))
 }
 
 /// The texts to embed for the children of `chunked` (cut from `text` read as `format`), in

@@ -25,8 +25,8 @@ mod spec;
 pub mod tree;
 mod tree_layout;
 
-pub use cut::{chunk_document, chunk_tree, embed_text, embed_texts, EmbedTexts};
-pub use pieces::{ChildPiece, Chunked, ParentPiece, Span};
+pub use cut::{chunk_document, chunk_tree, embed_text, embed_texts, pages, EmbedTexts};
+pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use spec::{
     ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat, DEFAULT_CHILD_OVERLAP,
     DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,

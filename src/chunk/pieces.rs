@@ -22,6 +22,15 @@ pub struct Span {
     pub end: usize,
 }
 
+/// The pages a chunk lies on, for formats with pages (PDF), numbered from 1 in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Pages {
+    /// The page of its first character.
+    pub first: u32,
+    /// The page of its last character.
+    pub last: u32,
+}
+
 /// A parent piece: a section (or part of one, or a window).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParentPiece {

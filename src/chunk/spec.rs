@@ -45,6 +45,10 @@ pub enum SourceFormat {
     Tsx = 10,
     /// Go source code, read like [`SourceFormat::Rust`].
     Go = 11,
+    /// A PDF's text layer. The stored text is what extraction made of the file
+    /// ([`crate::chunk::readers::pdf`]): blocks in reading order, a form feed where each page
+    /// after the first starts, `#` heading lines; spans point into that text.
+    Pdf = 12,
 }
 
 impl SourceFormat {
@@ -244,6 +248,7 @@ mod tests {
         assert_eq!(bytes(SourceFormat::TypeScript), [9]);
         assert_eq!(bytes(SourceFormat::Tsx), [10]);
         assert_eq!(bytes(SourceFormat::Go), [11]);
+        assert_eq!(bytes(SourceFormat::Pdf), [12]);
         assert_eq!(bytes(SizeUnit::Chars), [0]);
         assert_eq!(bytes(SizeUnit::Tokens), [1]);
         let structure = ChildStrategy::Structure {

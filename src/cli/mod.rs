@@ -62,13 +62,13 @@ enum Command {
         /// Files and directories to read (directories recursively, each file once). A
         /// file's id is its path relative to the store's folder (see the README). Files are
         /// read as their extension says (.md .markdown .txt .html .htm .csv .tsv .jsonl
-        /// .ndjson, source code .rs .py .js .mjs .ts .tsx .go), files named here with another
-        /// extension as their content looks;
+        /// .ndjson .pdf, source code .rs .py .js .mjs .ts .tsx .go), files named here with
+        /// another extension as their content looks;
         /// directories take the files with those extensions.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Read every file as this format instead: markdown, text, html, csv, tsv, dialog,
-        /// rust, python, javascript, typescript, tsx, go, or jsonl (JSON Lines documents).
+        /// rust, python, javascript, typescript, tsx, go, pdf, or jsonl (JSON Lines documents).
         #[arg(long, value_parser = parse_kind)]
         format: Option<crate::input::FileKind>,
         /// Principals allowed to see these documents (comma-separated); public when absent.
@@ -188,7 +188,7 @@ enum Command {
 
 fn parse_kind(s: &str) -> Result<crate::input::FileKind, String> {
     crate::input::detect::parse_kind(s)
-        .ok_or_else(|| format!("`{s}`: expected markdown, text, html, csv, tsv, dialog, rust, python, javascript, typescript, tsx, go or jsonl"))
+        .ok_or_else(|| format!("`{s}`: expected markdown, text, html, csv, tsv, dialog, rust, python, javascript, typescript, tsx, go, pdf or jsonl"))
 }
 
 /// `--embedder` and `--truncation`, for the commands that embed.

@@ -107,8 +107,13 @@ pub(crate) fn print_response(response: &SearchResponse) {
         } else {
             format!(" › {}", escape(&hit.section_path.join(" › ")))
         };
+        let pages = match hit.pages {
+            Some(p) if p.first == p.last => format!(" p. {}", p.first),
+            Some(p) => format!(" pp. {}-{}", p.first, p.last),
+            None => String::new(),
+        };
         println!(
-            "{:>2}. {:.3}  {}{section}  [{}]",
+            "{:>2}. {:.3}  {}{section}  [{}]{pages}",
             i + 1,
             hit.score,
             escape(&hit.doc_id),

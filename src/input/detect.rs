@@ -1,4 +1,5 @@
-//! What a file holds, from its name and its bytes (source code by its extension only): binary files are told apart from text
+//! What a file holds, from its name and its bytes (source code by its extension only; PDF
+//! files by their magic number too): other binary files are told apart from text
 //! (and refused), and text without a known extension is sniffed as HTML, JSON Lines
 //! (documents or turns), CSV/TSV (only when every sampled row agrees), Markdown or text.
 
@@ -29,6 +30,9 @@ pub fn by_extension(ext: &str) -> Option<FileKind> {
         "tsx" => FileKind::Single(SourceFormat::Tsx),
         "go" => FileKind::Single(SourceFormat::Go),
         "jsonl" | "ndjson" => FileKind::Documents,
+        // Without the reader, PDF files in a directory are left alone like other binaries.
+        #[cfg(feature = "pdf")]
+        "pdf" => FileKind::Single(SourceFormat::Pdf),
         _ => return None,
     };
     Some(kind)
@@ -43,12 +47,26 @@ pub fn parse_kind(name: &str) -> Option<FileKind> {
     }
 }
 
+/// What [`binary`] says of a PDF file: it is read only as a PDF.
+const PDF: &str = if cfg!(feature = "pdf") {
+    "a PDF document (read it with `--format pdf`)"
+} else {
+    "a PDF document (this folio is built without the `pdf` feature)"
+};
+
+/// Whether bytes are a PDF file: `%PDF-` in the first KiB, where readers look for it.
+pub fn is_pdf(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(1024)]
+        .windows(5)
+        .any(|w| w == b"%PDF-")
+}
+
 /// Why bytes are not text folio can read, if they are not: a known binary format by its
 /// magic number, or NUL bytes or more than 1% of invalid UTF-8 in the first 64 KiB. The
 /// answer names what was found, for the error message.
 pub fn binary(bytes: &[u8]) -> Option<String> {
     const MAGIC: &[(&[u8], &str)] = &[
-        (b"%PDF-", "a PDF document (folio has no PDF reader yet)"),
+        (b"%PDF-", PDF),
         (
             b"PK\x03\x04",
             "a ZIP archive (also .docx, .xlsx, .epub, .jar)",
@@ -255,6 +273,7 @@ mod tests {
     #[test]
     fn binary_by_magic_nul_and_invalid_share() {
         assert!(binary(b"%PDF-1.4\n").is_some_and(|w| w.contains("PDF")));
+        assert!(is_pdf(b"\n%PDF-1.7\n") && !is_pdf(b"%PDF"));
         assert!(binary(b"abc\0def").is_some());
         assert!(binary("caf\u{e9} ok".as_bytes()).is_none());
         let mut latin1 = b"a".repeat(200);

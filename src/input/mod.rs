@@ -1,7 +1,8 @@
 //! Reading documents from the file system: files of every format the readers know,
 //! directories of them, and JSON Lines in the format of the shared data sets. What a file
 //! holds is told by its extension, else by its content ([`detect`]), unless the caller names
-//! the format; binary files are refused.
+//! the format; binary files are refused, except PDF files (feature `pdf`), whose extracted
+//! text becomes the document's text (see [`crate::chunk::readers::pdf`]).
 
 pub mod detect;
 
@@ -41,6 +42,14 @@ pub enum InputError {
     NotUtf8 {
         /// The file.
         path: PathBuf,
+    },
+    /// A PDF file without text folio can read (damaged, encrypted, or a scan).
+    #[error("{path}: {source}")]
+    Pdf {
+        /// The file.
+        path: PathBuf,
+        /// Why its text could not be read.
+        source: crate::chunk::readers::pdf::PdfError,
     },
     /// Not text: a known binary format, NUL bytes, or mostly invalid UTF-8.
     #[error("{path}: {what}, not text folio can read")]
@@ -83,8 +92,8 @@ fn json_text(value: serde_json::Value) -> Option<String> {
 }
 
 /// The format named in a record or by `--format`: `markdown`/`md`, `text`/`txt`/`plain`,
-/// `html`, `csv`, `tsv`, `dialog`, or a language (`rust`, `python`, `javascript`,
-/// `typescript`, `tsx`, `go`, or their file extensions).
+/// `html`, `csv`, `tsv`, `dialog`, a language (`rust`, `python`, `javascript`,
+/// `typescript`, `tsx`, `go`, or their file extensions), or `pdf`.
 pub fn parse_format(name: &str) -> Option<SourceFormat> {
     match name.to_ascii_lowercase().as_str() {
         "markdown" | "md" => Some(SourceFormat::Markdown),
@@ -99,6 +108,7 @@ pub fn parse_format(name: &str) -> Option<SourceFormat> {
         "typescript" | "ts" => Some(SourceFormat::TypeScript),
         "tsx" => Some(SourceFormat::Tsx),
         "go" | "golang" => Some(SourceFormat::Go),
+        "pdf" => Some(SourceFormat::Pdf),
         _ => None,
     }
 }
@@ -151,10 +161,18 @@ fn parse_jsonl(path: &Path, text: &str) -> Result<Vec<Document>, InputError> {
 }
 
 fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|source| InputError::Io {
+    text_of(path, read_bytes(path)?)
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
+    std::fs::read(path).map_err(|source| InputError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    })
+}
+
+/// The file's bytes as text; binary files refused.
+fn text_of(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
     if let Some(what) = detect::binary(&bytes) {
         return Err(InputError::Binary {
             path: path.to_path_buf(),
@@ -177,11 +195,34 @@ fn extension_kind(uri: &str) -> Option<FileKind> {
     detect::by_extension(name.rsplit_once('.')?.1)
 }
 
-/// The first Markdown heading, or the file name.
+/// The text of a file read as `format`: a PDF's extracted text, else the bytes as text.
+fn file_text(path: &Path, bytes: Vec<u8>, format: SourceFormat) -> Result<String, InputError> {
+    #[cfg(feature = "pdf")]
+    if format == SourceFormat::Pdf {
+        return crate::chunk::readers::pdf::extract(&bytes).map_err(|source| InputError::Pdf {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    let _ = format;
+    text_of(path, bytes)
+}
+
+/// The first Markdown heading (for a PDF, its first heading), or the file name.
 fn title_of(text: &str, format: SourceFormat, path: &Path) -> String {
     if format == SourceFormat::Markdown {
         if let Some(line) = text.lines().find(|l| l.starts_with("# ")) {
             return line[2..].trim().to_string();
+        }
+    }
+    if format == SourceFormat::Pdf {
+        let tree = crate::chunk::readers::pdf::read(text);
+        let title = tree.walk().find_map(|b| match &b.kind {
+            crate::chunk::tree::BlockKind::Heading { title, .. } => Some(title.clone()),
+            _ => None,
+        });
+        if let Some(title) = title {
+            return title;
         }
     }
     path.file_stem()
@@ -191,7 +232,8 @@ fn title_of(text: &str, format: SourceFormat, path: &Path) -> String {
 
 /// Reads one file as `format`; its `doc_id` is `id`.
 pub fn read_file(path: &Path, id: String, format: SourceFormat) -> Result<Document, InputError> {
-    Ok(file_document(path, id, format, read_text(path)?))
+    let text = file_text(path, read_bytes(path)?, format)?;
+    Ok(file_document(path, id, format, text))
 }
 
 fn file_document(path: &Path, id: String, format: SourceFormat, text: String) -> Document {
@@ -264,7 +306,19 @@ impl Reading<'_> {
         if !self.files.insert(real.clone()) {
             return Ok(());
         }
-        let text = read_text(path)?;
+        let bytes = read_bytes(path)?;
+        let named = self.format.or_else(|| kind_of(path));
+        // A PDF is told by its extension, the caller, or (for other files) its magic number.
+        if named == Some(FileKind::Single(SourceFormat::Pdf))
+            || (named.is_none() && cfg!(feature = "pdf") && detect::is_pdf(&bytes))
+        {
+            let text = file_text(path, bytes, SourceFormat::Pdf)?;
+            let id = file_id(&real, self.base);
+            self.docs
+                .push(file_document(path, id, SourceFormat::Pdf, text));
+            return Ok(());
+        }
+        let text = text_of(path, bytes)?;
         let kind = match (self.format, kind_of(path)) {
             (Some(kind), _) => kind,
             // A .jsonl file of turns (no `doc_id`) is one dialog.

@@ -238,6 +238,8 @@ pub struct Hit {
     pub start: usize,
     /// End of the span (exclusive).
     pub end: usize,
+    /// The pages `text` lies on, for documents with pages (PDF).
+    pub pages: Option<crate::chunk::Pages>,
     /// Estimated tokens of `text` (see [`crate::tokens`]).
     pub tokens: usize,
     /// The matching children inside the unit, best first.
@@ -527,6 +529,7 @@ fn assemble(
             text,
             start,
             end,
+            pages: crate::chunk::pages(&doc.text, doc.format, crate::chunk::Span { start, end }),
             tokens,
             children: group.iter().map(|c| child_hit(&doc.doc_id, c)).collect(),
         });

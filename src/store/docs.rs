@@ -131,6 +131,7 @@ impl Store {
                 chunk_id: chunk_id(&doc.doc_id, ordinal as u32),
                 start: c.span.start,
                 end: c.span.end,
+                pages: crate::chunk::pages(&doc.text, doc.format, c.span),
                 embed_text: embed.get(&c.section_path, c.span, spec.heading_depth),
             })
             .collect())
@@ -146,6 +147,8 @@ pub struct PlannedChunk {
     pub start: usize,
     /// End of the span (exclusive).
     pub end: usize,
+    /// The pages its span lies on, for documents with pages (PDF).
+    pub pages: Option<crate::chunk::Pages>,
     /// What the embedder would see: the heading path, then the text.
     pub embed_text: String,
 }

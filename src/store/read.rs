@@ -54,6 +54,7 @@ pub(crate) struct DocView {
     pub doc_id: String,
     pub title: String,
     pub source_uri: String,
+    pub format: crate::chunk::SourceFormat,
     pub text: String,
 }
 
@@ -234,6 +235,7 @@ impl Reader<'_> {
             doc_id: record.doc_id,
             title: record.title,
             source_uri: record.source_uri,
+            format: record.format,
             text: read_text(&self.txn, rev)?,
         });
         self.docs.borrow_mut().insert(rev, doc.clone());

@@ -145,7 +145,9 @@ pub fn check(
     let mut facts = match format {
         SourceFormat::Markdown => markdown_facts(text),
         // Source code has no block that is never cut: every piece falls back to lines.
+        // Extracted PDF text is plain text with `#` heading lines and page breaks.
         SourceFormat::Text
+        | SourceFormat::Pdf
         | SourceFormat::Rust
         | SourceFormat::Python
         | SourceFormat::JavaScript

@@ -7,6 +7,7 @@ pub mod dialog;
 #[cfg(feature = "html")]
 pub mod html;
 pub mod markdown;
+pub mod pdf;
 pub mod table;
 pub mod text;
 
@@ -38,6 +39,7 @@ pub fn read(text: &str, format: SourceFormat) -> Tree {
         | SourceFormat::TypeScript
         | SourceFormat::Tsx
         | SourceFormat::Go => text::read(text),
+        SourceFormat::Pdf => pdf::read(text),
     }
 }
 

@@ -205,6 +205,24 @@ fn markdown_tables_longer_than_a_child_go_in_row_groups_under_their_head_row() {
     assert_eq!(c.section_path, ["Pricing", "Plans"]);
 }
 
+/// A table exactly as long as a child (its line break after it not counted) fits and stays
+/// one child; one character longer, it is cut into rows. (Found by `chunk_props`: the line
+/// break after the table was counted, and the head row became a parent of its own.)
+#[test]
+fn a_table_as_long_as_a_child_stays_whole() {
+    let md = "| h1 | h2 |\n|---|---|\n| a a a aa   | aaa          a  a  |\n|  aaa a aa    |  |\n\n";
+    let table_len = md.trim_end().chars().count();
+    for (target, whole) in [(table_len, true), (table_len - 1, false)] {
+        let spec = ChunkSpec {
+            child: ChildStrategy::Structure { target, overlap: 1 },
+            parent: ParentStrategy::Section { max: 0 },
+            heading_depth: 2,
+        };
+        let out = chunk_support::chunk_and_check(md, SourceFormat::Markdown, &spec).unwrap();
+        assert_eq!(out.children.len() == 1, whole, "target {target}: {out:?}");
+    }
+}
+
 const TICKET: &str = r#"{"speaker": "customer:ana", "time": "2024-05-01T09:02:00Z", "topic": "Login fails", "text": "Since this morning I cannot log in. The page says 'session expired' right after I enter my password."}
 {"speaker": "agent:bo", "time": "2024-05-01T09:10:00Z", "topic": "Login fails", "text": "Sorry about that. Which browser are you using, and does a private window work?"}
 {"speaker": "customer:ana", "time": "2024-05-01T09:14:00Z", "topic": "Login fails", "text": "Firefox 125. A private window works."}

@@ -83,7 +83,8 @@ fn add_block(
             if top
                 && head.start >= start
                 && head.end <= end
-                && b.text[start..end].chars().count() > table_limit =>
+                // Trimmed: a reader's table span may end with the line break after it.
+                && b.text[start..end].trim().chars().count() > table_limit =>
         {
             b.cut(start, bound);
             let title = head_title(&b.text[head.start..head.end]);

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::SourceFormat;
+use crate::filter::MetadataValue;
 
 /// A source document. Its chunks inherit its ACL; a document with an empty ACL is public.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,9 +32,10 @@ pub struct Document {
     /// When it was last updated, as the application writes it.
     #[serde(default)]
     pub updated_at: Option<String>,
-    /// The application's own fields, kept with the document.
+    /// The application's own typed fields, kept with the document, inherited by its chunks
+    /// (filters test them, hits carry them).
     #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: BTreeMap<String, MetadataValue>,
 }
 
 fn default_format() -> SourceFormat {
@@ -59,6 +61,27 @@ impl Document {
     /// The same document, visible to `acl` only.
     pub fn with_acl<S: Into<String>>(mut self, acl: impl IntoIterator<Item = S>) -> Self {
         self.acl = acl.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same document with `key` set to `value` in its metadata.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: MetadataValue) -> Self {
+        self.metadata.insert(key.into(), value);
+        self
+    }
+
+    /// For a Markdown document, its front matter's `key: value` (or TOML `key = value`)
+    /// lines added to its metadata, typed by [`MetadataValue::infer`]; keys the metadata
+    /// already has keep their value. Other formats are returned as they are. The file and
+    /// JSON Lines readers of [`crate::input`] call it.
+    pub fn with_front_matter(mut self) -> Self {
+        if self.format == SourceFormat::Markdown {
+            for (key, value) in crate::chunk::front_matter(&self.text) {
+                self.metadata
+                    .entry(key)
+                    .or_insert_with(|| MetadataValue::infer(&value));
+            }
+        }
         self
     }
 }

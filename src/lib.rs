@@ -58,6 +58,7 @@ pub mod embed;
 mod error;
 #[cfg(feature = "eval")]
 pub mod eval;
+pub mod filter;
 pub mod index;
 pub mod input;
 pub mod limits;
@@ -74,6 +75,7 @@ pub use chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat
 pub use document::Document;
 pub use embed::{EmbedError, Embedder, VectorError};
 pub use error::Error;
+pub use filter::{Filter, FilterError, MetadataValue};
 pub use limits::InvalidParameter;
 pub use retrieve::{Expand, Hit, SearchRequest, SearchResponse};
 pub use store::{

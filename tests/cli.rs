@@ -161,3 +161,88 @@ fn a_store_of_another_hash_configuration_opens_with_it() {
     let out = folio(&["stats", store]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn search_where_filters_by_metadata_and_reports_bad_expressions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).expect("mkdir");
+    // Front matter becomes typed metadata.
+    write(
+        &docs.join("cards.md"),
+        "---\nproduct: cards\nversion: 3\ntags: [billing, faq]\n---\n# Refunds\n\n## Cards\n\nCard refunds take five days.\n",
+    );
+    let jsonl = dir.path().join("more.jsonl");
+    write(
+        &jsonl,
+        concat!(
+            "{\"doc_id\": \"old\", \"format\": \"markdown\", \"updated_at\": \"2023-05-01\", \"metadata\": {\"product\": \"loans\", \"reviewed\": \"2023-06-01\"}, \"text\": \"# Refunds\\n\\nLoan refunds take a month.\"}\n",
+            "{\"doc_id\": \"new\", \"format\": \"markdown\", \"updated_at\": \"2024-02-01\", \"metadata\": {\"product\": \"loans\", \"draft\": true}, \"text\": \"# Fees\\n\\nLoan fees and refunds are listed here.\"}\n",
+        ),
+    );
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    for path in [&docs, &jsonl] {
+        let out = folio(&["ingest", store, path.to_str().expect("utf-8")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let search = |filters: &[&str]| {
+        let mut args = vec!["search", store, "refunds", "--k", "10", "--json"];
+        for f in filters {
+            args.extend(["--where", f]);
+        }
+        let out = folio(&args);
+        assert!(out.status.success(), "{filters:?}: {}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let mut ids: Vec<String> = json["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|h| h["doc_id"].as_str().expect("doc_id").to_string())
+            .collect();
+        ids.sort();
+        (ids, json)
+    };
+    assert_eq!(search(&[]).0, ["docs/cards.md", "new", "old"]);
+    assert_eq!(
+        search(&[r#"section_path ^= "Refunds""#]).0,
+        ["docs/cards.md", "old"]
+    );
+    assert_eq!(
+        search(&[r#"section_path ^= "Refunds""#, "updated_at >= 2024-01-01"]).0,
+        Vec::<String>::new()
+    );
+    assert_eq!(search(&["updated_at >= 2024-01-01"]).0, ["new"]);
+    assert_eq!(
+        search(&["version >= 3", "tags contains \"faq\""]).0,
+        ["docs/cards.md"]
+    );
+    assert_eq!(
+        search(&["reviewed < 2024-01-01 or draft = true"]).0,
+        ["new", "old"]
+    );
+    let (ids, json) = search(&[r#"product = "cards""#]);
+    assert_eq!(ids, ["docs/cards.md"]);
+    assert_eq!(
+        json["results"][0]["metadata"],
+        serde_json::json!({"product": "cards", "version": 3.0, "tags": ["billing", "faq"]})
+    );
+    let (_, json) = search(&[r#"doc_id = "old""#]);
+    assert_eq!(json["results"][0]["metadata"]["reviewed"], "2023-06-01");
+
+    for (expression, position) in [
+        ("updated_at >= ", 15),
+        ("product = cards", 11),
+        ("(a = 1", 7),
+        ("a ~ 1", 3),
+    ] {
+        let out = folio(&["search", store, "refunds", "--where", expression]);
+        assert_eq!(out.status.code(), Some(1), "{expression}");
+        let message = stderr(&out);
+        assert!(
+            message.contains(&format!("at position {position}")) && message.contains(expression),
+            "{expression}: {message}"
+        );
+        assert!(!message.contains("panicked"), "{message}");
+    }
+}

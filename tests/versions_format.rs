@@ -1,6 +1,6 @@
-//! Files of older and other format versions: read (versions 1 to 3 are upgraded in place,
+//! Files of older and other format versions: read (versions 1 to 4 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format4_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format5_fixture` rewrites
 //! the current one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -13,9 +13,11 @@ use std::sync::Arc;
 use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SourceFormat};
 use folio::document::Document;
 use folio::embed::{EmbedError, Embedder, HashEmbedder};
+use folio::filter::{parse_date, Filter};
 use folio::index::Metric;
 use folio::retrieve::SearchRequest;
 use folio::store::{Access, GraphParams, OpenError, Rating, Store, StoreBuilder, FORMAT_VERSION};
+use folio::MetadataValue;
 use redb::{ReadableDatabase, TableDefinition};
 use versions_support::{config_like_default, route, TestBackend};
 
@@ -226,7 +228,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 }
 
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format4_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format5_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -304,10 +306,11 @@ fn a_format3_file_is_upgraded_and_reads_as_before_except_what_was_deleted() {
 }
 
 #[test]
-fn the_current_format_fixture_reads() {
+fn a_format4_file_is_upgraded_and_answers_as_recorded() {
     let (_dir, path) = copy("format4.folio");
     assert_eq!(stored_format(&path), 4);
     let store = reader_options().open(&path).expect("open v4");
+    // Format 5 only typed metadata values (the fixture has none): nothing else changes.
     assert_eq!(answers(&store), recorded_answers(4));
     // The last batch revoked `eng` from `runbook` and brought `lunch` back: no version
     // shows runbook to eng, and version 1 does not show the deleted lunch.
@@ -339,21 +342,79 @@ fn the_current_format_fixture_reads() {
         }
     }
     check_fixture_contents(store, 4);
-    assert_eq!(stored_format(&path), 4);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
 }
 
-/// What `regenerate_format4_fixture` (and, for formats 2 and 3, the same function in those
-/// builds, without the last batch) wrote.
+#[test]
+fn the_current_format_fixture_reads() {
+    let (_dir, path) = copy("format5.folio");
+    assert_eq!(stored_format(&path), 5);
+    let store = reader_options().open(&path).expect("open v5");
+    assert_eq!(answers(&store), recorded_answers(5));
+    let faq = store.document("faq").expect("read").expect("stored");
+    assert_eq!(faq.metadata, faq_metadata());
+    let search = |target: &str, filter: &str| {
+        let request = SearchRequest::vector(vec![1.0; 8])
+            .access(Access::Unrestricted)
+            .target(target)
+            .k(100)
+            .no_dedup()
+            .filter(Filter::parse(filter).expect("filter"));
+        let response = store.search(&request).expect("search");
+        let ids: std::collections::BTreeSet<String> =
+            response.results.into_iter().map(|h| h.doc_id).collect();
+        ids.into_iter().collect::<Vec<_>>()
+    };
+    assert_eq!(
+        search("default", "tags contains \"refunds\" and n >= 2"),
+        ["faq"]
+    );
+    assert_eq!(
+        search("default", "reviewed < 2024-01-01"),
+        Vec::<String>::new()
+    );
+    assert_eq!(search("default", "not category exists").len(), 3);
+    // Version 4 was made before `faq`: no filter finds it there.
+    assert_eq!(
+        search("default@4", "category = \"billing\""),
+        Vec::<String>::new()
+    );
+    check_fixture_contents(store, 5);
+    assert_eq!(stored_format(&path), 5);
+}
+
+/// The typed metadata of the format 5 fixture's `faq` document.
+fn faq_metadata() -> std::collections::BTreeMap<String, MetadataValue> {
+    [
+        ("category", MetadataValue::String("billing".into())),
+        ("n", MetadataValue::Number(2.5)),
+        ("draft", MetadataValue::Bool(false)),
+        (
+            "reviewed",
+            MetadataValue::Date(parse_date("2024-03-01").expect("date")),
+        ),
+        (
+            "tags",
+            MetadataValue::List(vec!["refunds".into(), "cards".into()]),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// What `regenerate_format5_fixture` (and, for formats 2 to 4, the same function in those
+/// builds, without the last batches) wrote.
 fn check_fixture_contents(mut store: Store, format: u32) {
     let indexes = store.list_indexes().expect("indexes");
     let names: Vec<(&str, u64, u64)> = indexes
         .iter()
         .map(|i| (i.name.as_str(), i.head, i.serving))
         .collect();
-    if format < 4 {
-        assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]);
-    } else {
-        assert_eq!(names, [("default", 4, 4), ("small", 3, 1)]);
+    match format {
+        ..4 => assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]),
+        4 => assert_eq!(names, [("default", 4, 4), ("small", 3, 1)]),
+        _ => assert_eq!(names, [("default", 5, 5), ("small", 4, 1)]),
     }
     let versions = store.versions("default").expect("versions");
     assert_eq!(versions[1].tags, ["first"]);
@@ -370,10 +431,10 @@ fn check_fixture_contents(mut store: Store, format: u32) {
         Some(Rating::Up)
     );
     let ids = store.document_ids().expect("ids");
-    if format < 4 {
-        assert_eq!(ids, ["handbook", "runbook"]);
-    } else {
-        assert_eq!(ids, ["handbook", "lunch", "runbook"]);
+    match format {
+        ..4 => assert_eq!(ids, ["handbook", "runbook"]),
+        4 => assert_eq!(ids, ["handbook", "lunch", "runbook"]),
+        _ => assert_eq!(ids, ["faq", "handbook", "lunch", "runbook"]),
     }
     for target in ["default@1", "default@first", "prod", "default", "small"] {
         let (_, score) = self_match(&store, target);
@@ -402,7 +463,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 4"),
+        message.contains("format version 99") && message.contains("versions 1 to 5"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -438,7 +499,7 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2, 3] {
+    for format in [1, 2, 3, 4] {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
@@ -501,14 +562,15 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format4.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format5.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
 /// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
-/// and `format3.folio` with the same steps up to the feedback.
+/// and `format3.folio` with the same steps up to the feedback, the format 4 build
+/// `format4.folio` up to the revocation.
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format4_fixture() {
-    let path = fixture("format4.folio");
+fn regenerate_format5_fixture() {
+    let path = fixture("format5.folio");
     let _ = std::fs::remove_file(&path);
     let options = Store::builder()
         .create(true)
@@ -587,6 +649,16 @@ fn regenerate_format4_fixture() {
         "Lunch is at one now.",
     ));
     batch.commit().expect("v4");
+    // Format 5: typed metadata.
+    let mut faq = Document::new(
+        "faq",
+        SourceFormat::Markdown,
+        "# Refunds\n\nCard refunds take five days.\n",
+    );
+    faq.metadata = faq_metadata();
+    let mut batch = store.batch();
+    batch.upsert(faq);
+    batch.commit().expect("v5");
     let mut store = store;
     store.compact_file().expect("compact the file");
 }

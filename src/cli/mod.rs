@@ -111,6 +111,11 @@ enum Command {
         /// Routes a split alias (tenant, user…); the query text when absent.
         #[arg(long)]
         route_key: Option<String>,
+        /// Only chunks matching this filter, e.g. `section_path ^= "Refunds"`,
+        /// `updated_at >= 2024-01-01`, `tags contains "faq" and not draft = true`
+        /// (repeatable: every one must match; the language is in `folio::filter`).
+        #[arg(long = "where", value_name = "EXPR")]
+        filters: Vec<String>,
         /// Keep units that repeat a better one nearly word for word (by default they are
         /// dropped and the answer is topped up from further candidates).
         #[arg(long)]
@@ -319,6 +324,27 @@ pub fn main() -> ExitCode {
 
 type CliResult = Result<(), String>;
 
+/// The `--where` expressions, all of which must match; a bad one is shown with a caret
+/// under where it goes wrong.
+fn parse_filters(expressions: &[String]) -> Result<Option<crate::filter::Filter>, String> {
+    let mut out: Option<crate::filter::Filter> = None;
+    for text in expressions {
+        let filter = crate::filter::Filter::parse(text).map_err(|e| {
+            let column = text.get(..e.position).map_or(0, |t| t.chars().count());
+            format!(
+                "--where: {e}\n  {}\n  {}^",
+                escape(text),
+                " ".repeat(column)
+            )
+        })?;
+        out = Some(match out {
+            Some(before) => before.and(filter),
+            None => filter,
+        });
+    }
+    Ok(out)
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -401,11 +427,13 @@ fn run(command: Command) -> CliResult {
             expand,
             index,
             route_key,
+            filters,
             no_dedup,
             log,
             json,
             embed,
         } => {
+            let filter = parse_filters(&filters)?;
             // The request log is written: only a logged search opens the store for writing.
             let options = Store::builder().log_requests(log).read_only(!log);
             let store = embed.open(&store, options)?;
@@ -417,6 +445,7 @@ fn run(command: Command) -> CliResult {
             request.token_budget = budget;
             request.target = index;
             request.route_key = route_key;
+            request.filter = filter;
             if no_dedup {
                 request.dedup = None;
             }

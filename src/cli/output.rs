@@ -120,5 +120,13 @@ pub(crate) fn print_response(response: &SearchResponse) {
             escape(&hit.parent_id)
         );
         println!("    {}", preview(&hit.text, 220));
+        if !hit.metadata.is_empty() {
+            let fields: Vec<String> = hit
+                .metadata
+                .iter()
+                .map(|(key, value)| format!("{key}: {value}"))
+                .collect();
+            println!("    {{{}}}", escape(&fields.join(", ")));
+        }
     }
 }

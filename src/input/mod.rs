@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use crate::chunk::SourceFormat;
 use crate::document::Document;
+use crate::filter::MetadataValue;
 pub use detect::FileKind;
 
 /// Why documents could not be read.
@@ -61,8 +62,8 @@ pub enum InputError {
     },
 }
 
-/// What a JSON Lines record may hold. Dates and metadata values that are not strings are
-/// kept as their JSON text.
+/// What a JSON Lines record may hold. `published_at`/`updated_at` that are not strings are
+/// kept as their JSON text; metadata values are typed as [`MetadataValue::from_json`] says.
 #[derive(Deserialize)]
 struct JsonDocument {
     doc_id: String,
@@ -141,21 +142,24 @@ fn parse_jsonl(path: &Path, text: &str) -> Result<Vec<Document>, InputError> {
             Some(name) => parse_format(name)
                 .ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
         };
-        docs.push(Document {
-            doc_id: record.doc_id,
-            title: record.title,
-            source_uri: record.source_uri,
-            format,
-            text: record.text,
-            acl: record.acl,
-            published_at: record.published_at.and_then(json_text),
-            updated_at: record.updated_at.and_then(json_text),
-            metadata: record
-                .metadata
-                .into_iter()
-                .filter_map(|(k, v)| Some((k, json_text(v)?)))
-                .collect(),
-        });
+        docs.push(
+            Document {
+                doc_id: record.doc_id,
+                title: record.title,
+                source_uri: record.source_uri,
+                format,
+                text: record.text,
+                acl: record.acl,
+                published_at: record.published_at.and_then(json_text),
+                updated_at: record.updated_at.and_then(json_text),
+                metadata: record
+                    .metadata
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k, MetadataValue::from_json(v)?)))
+                    .collect(),
+            }
+            .with_front_matter(),
+        );
     }
     Ok(docs)
 }
@@ -243,7 +247,7 @@ fn file_document(path: &Path, id: String, format: SourceFormat, text: String) ->
     let mut doc = Document::new(id, format, text);
     doc.title = title_of(&doc.text, format, path);
     doc.source_uri = source_uri;
-    doc
+    doc.with_front_matter()
 }
 
 /// Reads every document under `paths`: files as given, directories recursively. A file is

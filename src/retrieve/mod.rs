@@ -4,12 +4,13 @@
 
 mod dedup;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::embed::validate;
+use crate::filter::{Filter, MetadataValue};
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, WINDOW};
@@ -110,6 +111,10 @@ pub struct SearchRequest {
     /// Picks the version when `target` is an alias that splits traffic (tenant, user…);
     /// the query text (or vector) when `None`. The same key always gets the same version.
     pub route_key: Option<String>,
+    /// Only chunks this filter matches are searched (see [`crate::filter`] for the
+    /// language); none by default. The answer is the best of what is both visible and
+    /// matching, filled to `min(k, such units)`, as without a filter.
+    pub filter: Option<Filter>,
 }
 
 impl SearchRequest {
@@ -135,6 +140,7 @@ impl SearchRequest {
             ef: None,
             dedup: Some(DEFAULT_DEDUP_THRESHOLD),
             route_key: None,
+            filter: None,
         }
     }
 
@@ -197,6 +203,26 @@ impl SearchRequest {
         self
     }
 
+    /// Searches only chunks `filter` matches; called again, chunks that match every filter
+    /// given (see the field of that name).
+    ///
+    /// ```
+    /// use folio::{Filter, SearchRequest};
+    ///
+    /// let request = SearchRequest::text("refund a card payment")
+    ///     .filter(Filter::parse(r#"section_path ^= "Refunds""#)?)
+    ///     .filter(Filter::parse("updated_at >= 2024-01-01")?);
+    /// assert!(request.filter.is_some());
+    /// # Ok::<(), folio::FilterError>(())
+    /// ```
+    pub fn filter(mut self, filter: Filter) -> Self {
+        self.filter = Some(match self.filter.take() {
+            Some(before) => before.and(filter),
+            None => filter,
+        });
+        self
+    }
+
     /// Routes an alias that splits traffic by `key` (see the field of that name).
     pub fn route_key(mut self, key: impl Into<String>) -> Self {
         self.route_key = Some(key.into());
@@ -230,6 +256,8 @@ pub struct Hit {
     pub source_uri: String,
     /// The document's title.
     pub title: String,
+    /// The document's metadata (every chunk of it has the same).
+    pub metadata: BTreeMap<String, MetadataValue>,
     /// The best child's score.
     pub score: f32,
     /// The unit's text: a slice of the document's source text.
@@ -253,7 +281,7 @@ pub struct SearchStats {
     pub paths: Vec<SearchPath>,
     /// Distances computed.
     pub distances: usize,
-    /// Children the caller may see in this version.
+    /// Children the caller may see in this version (and that the filter matches).
     pub visible: u64,
     /// Children gathered before grouping.
     pub children_gathered: usize,
@@ -302,7 +330,10 @@ impl Store {
             .resolve_for(target, &route_key(request))
             .map_err(|e| self.explain_unresolved(target, e))?;
         let query = self.query_vector(&state, &request.query)?;
-        let visible = reader.visible(&view, &request.access)?;
+        let mut visible = reader.visible(&view, &request.access)?;
+        if let Some(filter) = &request.filter {
+            visible &= &*reader.matching(&state, filter)?;
+        }
         // Nothing beyond the visible children can be returned: a huge `k` or `children`
         // must cost no more than "everything".
         let seen = usize::try_from(visible.len()).unwrap_or(usize::MAX);
@@ -525,6 +556,7 @@ fn assemble(
             section_path,
             source_uri: doc.source_uri.clone(),
             title: doc.title.clone(),
+            metadata: doc.metadata.clone(),
             score: best.score,
             text,
             start,

@@ -12,6 +12,7 @@ mod current;
 mod docs;
 mod error;
 mod file;
+mod filters;
 mod follow;
 mod gc;
 mod identity;

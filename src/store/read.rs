@@ -17,6 +17,7 @@ use super::state::{read_doc_chunks, Access, IndexState, VersionView};
 use super::tables::{CHILDREN, PARENTS};
 use super::versions::{self, Target};
 use super::Store;
+use crate::filter::{Filter, MetadataValue};
 use crate::index::SegmentIndex;
 
 /// A child chunk as stored.
@@ -56,6 +57,7 @@ pub(crate) struct DocView {
     pub source_uri: String,
     pub format: crate::chunk::SourceFormat,
     pub text: String,
+    pub metadata: BTreeMap<String, MetadataValue>,
 }
 
 /// The chunk numbers one document revision has in one index.
@@ -166,6 +168,16 @@ impl Reader<'_> {
         Ok(state.visible(&self.txn, view, access)?)
     }
 
+    /// The children of `state` that `filter` matches, in any of its versions (so
+    /// intersected with a version's visible set, it is that version's answer).
+    pub fn matching(
+        &self,
+        state: &IndexState,
+        filter: &Filter,
+    ) -> Result<Arc<RoaringBitmap>, StorageError> {
+        state.matching(&self.txn, filter)
+    }
+
     pub fn child(&self, state: &IndexState, number: u32) -> Result<StoredChild, StorageError> {
         let c: ChildRecord = read_child_in(&self.children, state.id(), number)?;
         Ok(StoredChild {
@@ -237,6 +249,11 @@ impl Reader<'_> {
             source_uri: record.source_uri,
             format: record.format,
             text: read_text(&self.txn, rev)?,
+            metadata: record
+                .metadata
+                .into_iter()
+                .map(|(k, v)| (k, v.into()))
+                .collect(),
         });
         self.docs.borrow_mut().insert(rev, doc.clone());
         Ok(doc)

@@ -16,6 +16,7 @@ use roaring::RoaringBitmap;
 use super::error::StorageError;
 use super::identity::EmbedderIdentity;
 use crate::chunk::{ChunkSpec, SourceFormat};
+use crate::filter::MetadataValue;
 use crate::index::{DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 
 /// No record may claim more than this many bytes; a corrupted length fails before allocating.
@@ -178,15 +179,76 @@ pub(crate) struct DocEntryV3 {
 }
 
 /// `revisions` value: one immutable revision of a document (its text is in `rev_text`).
-#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
-pub(crate) struct RevisionRecord {
+/// Format 5 typed the metadata values.
+pub(crate) type RevisionRecord = Revision<StoredValue>;
+
+/// `revisions` value of formats 1 to 4: metadata values were strings. Only read, to upgrade.
+pub(crate) type RevisionRecordV4 = Revision<String>;
+
+/// A revision record, whatever its metadata values are.
+#[derive(Debug, Clone, PartialEq, bincode::Encode, bincode::Decode)]
+pub(crate) struct Revision<V> {
     pub doc_id: String,
     pub title: String,
     pub source_uri: String,
     pub format: SourceFormat,
     pub published_at: Option<String>,
     pub updated_at: Option<String>,
-    pub metadata: Vec<(String, String)>,
+    pub metadata: Vec<(String, V)>,
+}
+
+impl From<RevisionRecordV4> for RevisionRecord {
+    /// Old values stay strings: typing them now could change what a filter matched.
+    fn from(old: RevisionRecordV4) -> Self {
+        Revision {
+            doc_id: old.doc_id,
+            title: old.title,
+            source_uri: old.source_uri,
+            format: old.format,
+            published_at: old.published_at,
+            updated_at: old.updated_at,
+            metadata: old
+                .metadata
+                .into_iter()
+                .map(|(k, v)| (k, StoredValue::String(v)))
+                .collect(),
+        }
+    }
+}
+
+/// A metadata value as stored (format 5). Its variant order is pinned: append only.
+#[derive(Debug, Clone, PartialEq, bincode::Encode, bincode::Decode)]
+pub(crate) enum StoredValue {
+    String(String),
+    Number(f64),
+    Bool(bool),
+    /// Unix milliseconds, UTC.
+    Date(i64),
+    List(Vec<String>),
+}
+
+impl From<&MetadataValue> for StoredValue {
+    fn from(value: &MetadataValue) -> Self {
+        match value {
+            MetadataValue::String(s) => StoredValue::String(s.clone()),
+            MetadataValue::Number(x) => StoredValue::Number(*x),
+            MetadataValue::Bool(b) => StoredValue::Bool(*b),
+            MetadataValue::Date(ms) => StoredValue::Date(*ms),
+            MetadataValue::List(items) => StoredValue::List(items.clone()),
+        }
+    }
+}
+
+impl From<StoredValue> for MetadataValue {
+    fn from(value: StoredValue) -> Self {
+        match value {
+            StoredValue::String(s) => MetadataValue::String(s),
+            StoredValue::Number(x) => MetadataValue::Number(x),
+            StoredValue::Bool(b) => MetadataValue::Bool(b),
+            StoredValue::Date(ms) => MetadataValue::Date(ms),
+            StoredValue::List(items) => MetadataValue::List(items),
+        }
+    }
 }
 
 /// Graph parameters of an index.
@@ -400,6 +462,41 @@ mod tests {
         });
         assert_eq!(v3, bytes[..6]);
         assert!(decode::<DocEntry>(&v3, "doc entry").is_err());
+    }
+
+    /// The `StoredValue` bytes `storage-format.md` shows, and the format 4 revision read
+    /// as a format 5 one with string values.
+    #[test]
+    fn metadata_values_use_the_documented_layout() {
+        let tier = (String::from("tier"), StoredValue::Number(2.0));
+        assert_eq!(
+            encode(&tier),
+            [4, b't', b'i', b'e', b'r', 1, 0, 0, 0, 0, 0, 0, 0, 0x40]
+        );
+        let day = (String::from("d"), StoredValue::Date(86_400_000));
+        assert_eq!(encode(&day), [1, b'd', 3, 252, 0x00, 0xB8, 0x4C, 0x0A]);
+        assert_eq!(encode(&StoredValue::Date(-1)), [3, 1]);
+        let old = RevisionRecordV4 {
+            doc_id: "a".into(),
+            title: String::new(),
+            source_uri: String::new(),
+            format: SourceFormat::Markdown,
+            published_at: None,
+            updated_at: Some("2024-01-01".into()),
+            metadata: vec![("k".into(), "2024-01-01".into())],
+        };
+        let new = RevisionRecord::from(old.clone());
+        assert_eq!(
+            new.metadata,
+            [("k".to_string(), StoredValue::String("2024-01-01".into()))]
+        );
+        assert_eq!(new.updated_at, old.updated_at);
+        // Format 4 bytes are no format 5 record (here the string length reads as no variant).
+        assert!(decode::<RevisionRecord>(&encode(&old), "revision").is_err());
+        assert_eq!(
+            decode::<RevisionRecord>(&encode(&new), "revision").expect("decodes"),
+            new
+        );
     }
 
     /// Formats 1 and 2 wrote fixed-width integers; only `decode_legacy` reads them.

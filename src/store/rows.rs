@@ -34,7 +34,11 @@ pub(crate) fn read_document(
         acl: entry.acl,
         published_at: rev.published_at,
         updated_at: rev.updated_at,
-        metadata: rev.metadata.into_iter().collect(),
+        metadata: rev
+            .metadata
+            .into_iter()
+            .map(|(k, v)| (k, v.into()))
+            .collect(),
     })
 }
 

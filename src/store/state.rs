@@ -9,9 +9,11 @@ use roaring::RoaringBitmap;
 
 use super::current::{read_all, read_current};
 use super::error::{ReadError, StorageError};
+use super::filters::SharedFiltering;
 use super::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
 use super::segment::Segment;
 use super::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
+use crate::filter::Filter;
 use crate::index::exact::{merge_top_k, Neighbor};
 use crate::index::planner::SearchPath;
 
@@ -60,6 +62,9 @@ pub(crate) struct IndexState {
     /// Per principal list asked so far: the union of its current bitmaps and the public
     /// one, so a search of an older version by a caller seen before costs one intersection.
     masks: Mutex<HashMap<Vec<String>, Arc<RoaringBitmap>>>,
+    /// Filter columns and results, valid for every version, so shared by every state of
+    /// this index (`filters.rs`).
+    filtering: SharedFiltering,
 }
 
 /// At most this many principal lists keep a mask; the cache starts over when full.
@@ -93,6 +98,7 @@ impl IndexState {
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
+            filtering: SharedFiltering::default(),
         })
     }
 
@@ -114,6 +120,7 @@ impl IndexState {
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
+            filtering: SharedFiltering::default(),
         }
     }
 
@@ -137,6 +144,7 @@ impl IndexState {
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
+            filtering: self.filtering.clone(),
         }
     }
 
@@ -174,7 +182,20 @@ impl IndexState {
             current: Mutex::new(bitmaps),
             existing: Mutex::new(existing),
             masks: Mutex::new(HashMap::new()),
+            filtering: self.filtering.clone(),
         }
+    }
+
+    /// The children `filter` matches, in any version of this index (intersect with a
+    /// visible set); see `filters.rs` for what is cached.
+    pub(crate) fn matching(
+        &self,
+        txn: &ReadTransaction,
+        filter: &Filter,
+    ) -> Result<Arc<RoaringBitmap>, StorageError> {
+        self.filtering
+            .lock()
+            .matching(txn, self.record.id, self.record.next_child, filter)
     }
 
     /// The children `access` may see in `view`, a version of this index: what the version
@@ -285,6 +306,7 @@ impl IndexState {
             current: Mutex::new(HashMap::new()),
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
+            filtering: self.filtering.clone(),
         })
     }
 

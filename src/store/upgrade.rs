@@ -2,10 +2,10 @@
 //!
 //! Format 1 lacks the tables format 2 added; formats 1 and 2 store records with bincode's
 //! fixed-width integers, format 3 with its variable-width ones (`records::config`); format
-//! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`). The whole
-//! upgrade is one redb write transaction: a crash, a full disk or a failed write leaves
-//! the file as it was (redb falls back to the last committed header), and the commit
-//! switches it to format 4 at once. See `storage-format.md`, "Format versions".
+//! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`); format 5
+//! types metadata values. The whole upgrade is one redb write transaction: a crash, a full
+//! disk or a failed write leaves the file as it was (redb falls back to the last committed
+//! header), and the commit switches it to format 5 at once. See `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,25 +17,26 @@ use super::error::StorageError;
 use super::log::LoggedRequest;
 use super::records::{
     decode, decode_bitmap, decode_legacy, encode, AliasRecord, ChildRecord, ChildRun, DocChunks,
-    DocEntry, DocEntryV3, IndexChildren, IndexRecord, ParentRecord, RevisionRecord, SegmentRecord,
-    VersionRecord,
+    DocEntry, DocEntryV3, IndexChildren, IndexRecord, ParentRecord, RevisionRecord,
+    RevisionRecordV4, SegmentRecord, VersionRecord,
 };
 use super::tables::*;
 
-/// Brings a file of format `from` (1 to 3) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// Brings a file of format `from` (1 to 4) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. Formats 1 and 2 first become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
-/// (keys are redb's own integer, string and tuple types). Then [`derive_current`] adds
-/// what format 4 keeps.
+/// (keys are redb's own integer, string and tuple types). Then revisions get typed
+/// metadata (format 5: the old string values stay strings), and formats 1 to 3 get what
+/// format 4 keeps ([`derive_current`]).
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     if from < 3 {
         if from < 2 {
             super::versions::create_tables(txn)?;
         }
         reencode::<&str, DocEntryV3>(txn, DOCS, "doc entry")?;
-        reencode::<u64, RevisionRecord>(txn, REVISIONS, "revision")?;
+        reencode::<u64, RevisionRecordV4>(txn, REVISIONS, "revision")?;
         reencode::<&str, IndexRecord>(txn, INDEXES, "index record")?;
         reencode::<(u32, u64), DocChunks>(txn, DOC_CHUNKS, "doc chunks")?;
         reencode::<(u32, u32), ParentRecord>(txn, PARENTS, "parent record")?;
@@ -45,7 +46,13 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
         reencode::<u64, LoggedRequest>(txn, REQUEST_LOG, "logged request")?;
     }
-    derive_current(txn)?;
+    rebuild::<u64>(txn, REVISIONS, |_, value| {
+        let old: RevisionRecordV4 = decode(value, "revision")?;
+        Ok(encode(&RevisionRecord::from(old)))
+    })?;
+    if from < 4 {
+        derive_current(txn)?;
+    }
     txn.open_table(META)?
         .insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
     Ok(())

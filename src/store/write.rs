@@ -568,7 +568,7 @@ fn write_revision(txn: &WriteTransaction, rev: u64, doc: &Document) -> Result<()
         metadata: doc
             .metadata
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.into()))
             .collect(),
     };
     txn.open_table(REVISIONS)?

@@ -8,6 +8,24 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use crate::chunk::pieces::Span;
 use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
 
+/// The `key: value` lines of the front matter at the very start of `text` (none without
+/// one), without reading the rest: what [`read`] puts in the tree's metadata.
+pub fn front_matter(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for event in Parser::new_ext(text, OPTIONS) {
+        match event {
+            Event::Start(Tag::MetadataBlock(_)) => {}
+            Event::Text(t) => out.extend(front_matter_lines(&t)),
+            _ => break,
+        }
+    }
+    out
+}
+
+const OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+
 /// The block tree of a Markdown text.
 pub fn read(text: &str) -> Tree {
     let mut reader = Reader {
@@ -15,10 +33,7 @@ pub fn read(text: &str) -> Tree {
         text,
         open: Vec::new(),
     };
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
-    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+    for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
         reader.event(event, range.start, range.end);
     }
     reader.tree
@@ -53,7 +68,7 @@ impl Reader<'_> {
                 }
             }
             Event::Text(t) if self.in_front_matter() => {
-                self.tree.metadata.extend(front_matter(&t));
+                self.tree.metadata.extend(front_matter_lines(&t));
             }
             Event::SoftBreak | Event::HardBreak if self.heading().is_some() => {
                 if let Some(title) = self.heading() {
@@ -129,7 +144,7 @@ impl Reader<'_> {
 }
 
 /// `key: value` (YAML) or `key = value` (TOML) lines of front matter, quotes removed.
-fn front_matter(text: &str) -> Vec<(String, String)> {
+fn front_matter_lines(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter(|line| !line.starts_with([' ', '\t', '-', '#']))
         .filter_map(|line| line.split_once(':').or_else(|| line.split_once('=')))

@@ -141,9 +141,11 @@ impl Filtering {
             let revision = match self.revision_index.get(&child.rev) {
                 Some(&r) => r,
                 None => {
-                    let stored = revisions.get(child.rev)?.ok_or_else(|| {
-                        StorageError::corrupt(format!("revision {} missing", child.rev))
-                    })?;
+                    // Only a child no retained version shows can outlive its revision (a
+                    // garbage collection in between): it matches nothing.
+                    let Some(stored) = revisions.get(child.rev)? else {
+                        continue;
+                    };
                     let record: RevisionRecord = decode(stored.value(), "revision")?;
                     let r = self.revisions.len() as u32;
                     self.revisions.push(Revision {

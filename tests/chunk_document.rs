@@ -5,7 +5,8 @@ mod chunk_support;
 
 use chunk_support::{chunk_and_check, specs};
 use folio::chunk::{
-    embed_text, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat,
+    embed_text, ChildStrategy, ChunkSpec, Chunked, EmbedTexts, ParentStrategy, SizeUnit,
+    SourceFormat,
 };
 
 fn spec(target: usize, overlap: usize, parent: ParentStrategy) -> ChunkSpec {
@@ -354,4 +355,72 @@ fn embed_text_prefixes_the_first_headings() {
     );
     assert_eq!(embed_text(&path, "body", 0), "body");
     assert_eq!(embed_text(&[], "body", 2), "body");
+}
+
+/// A GOV.UK-style page: short sections, one subsection, one section longer than a child.
+const SHORT_SECTIONS: &str = "# Guide\n\nIntro.\n\n## A\n\naaa.\n\n## B\n\nbbb.\n\n### B1\n\nb1.\n\n## C\n\nThe first sentence of C. The second sentence of C. The third one.";
+
+#[test]
+fn short_sibling_sections_are_packed_under_their_parent() {
+    let out = run(
+        SHORT_SECTIONS,
+        SourceFormat::Markdown,
+        &spec(40, 0, ParentStrategy::Child),
+    );
+    let got = children(SHORT_SECTIONS, &out);
+    assert_eq!(
+        got[..2],
+        [
+            "# Guide\n\nIntro.\n\n## A\n\naaa.",
+            "## B\n\nbbb.\n\n### B1\n\nb1."
+        ]
+    );
+    // A packed child's path is its sections' common path: the parent whose text and
+    // subsections it holds. The long section is cut as before, under its own path.
+    let paths: Vec<Vec<String>> = out
+        .children
+        .iter()
+        .map(|c| c.section_path.clone())
+        .collect();
+    assert_eq!(paths[..2], [owned(&["Guide"]), owned(&["Guide", "B"])]);
+    assert!(got.len() > 3 && got[2].starts_with("## C"));
+    assert!(paths[2..].iter().all(|p| *p == owned(&["Guide", "C"])));
+    // No heading is embedded twice: those in the text leave the prefix.
+    let embed = EmbedTexts::new(SHORT_SECTIONS, SourceFormat::Markdown);
+    let texts: Vec<String> = out
+        .children
+        .iter()
+        .map(|c| embed.get(&c.section_path, c.span, 2))
+        .collect();
+    assert_eq!(texts[0], got[0]);
+    assert_eq!(texts[1], format!("Guide\n\n{}", got[1]));
+    assert_eq!(texts[2], format!("Guide\n\n{}", got[2]));
+    assert!(texts[3].starts_with("Guide > C\n\n"), "{:?}", texts[3]);
+    // Section parents keep each section apart.
+    let out = run(
+        SHORT_SECTIONS,
+        SourceFormat::Markdown,
+        &spec(40, 0, ParentStrategy::Section { max: 2000 }),
+    );
+    assert_eq!(children(SHORT_SECTIONS, &out)[1], "## A\n\naaa.");
+}
+
+#[test]
+fn packing_never_crosses_a_parent_boundary() {
+    // B2 and C are both short, but B2 is under B and C is B's sibling; B's text and B2
+    // are apart too, since B1 between them is too long to pack.
+    let text = "## B\n\nbbb.\n\n### B1\n\nThe first sentence of B1. The second sentence of B1.\n\n### B2\n\nb2.\n\n## C\n\nccc.\n\n## D\n\nddd.";
+    let out = run(
+        text,
+        SourceFormat::Markdown,
+        &spec(40, 0, ParentStrategy::Child),
+    );
+    let got = children(text, &out);
+    assert_eq!(got[0], "## B\n\nbbb.");
+    assert!(got.contains(&"### B2\n\nb2."), "{got:?}");
+    assert_eq!(got.last(), Some(&"## C\n\nccc.\n\n## D\n\nddd."));
+    assert_eq!(
+        out.children.last().unwrap().section_path,
+        Vec::<String>::new()
+    );
 }

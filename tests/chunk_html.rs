@@ -188,29 +188,38 @@ fn code_and_tables_stay_whole_and_embed_without_tags() {
         ..ChunkSpec::default()
     };
     let out = check_page(PAGE, &spec);
-    for whole in ["<pre><code>release deploy", "<table>"] {
-        let start = PAGE.find(whole).unwrap_or(0);
-        let end_tag = if whole.starts_with("<pre") {
-            "</code></pre>"
-        } else {
-            "</table>"
-        };
+    let whole = |start: usize, end_tag: &str| {
         let end = PAGE[start..]
             .find(end_tag)
             .map_or(0, |i| start + i + end_tag.len());
-        assert!(
-            out.children
-                .iter()
-                .any(|c| c.span.start <= start && end <= c.span.end),
-            "{whole} was cut"
-        );
-    }
+        out.children
+            .iter()
+            .any(|c| c.span.start <= start && end <= c.span.end)
+    };
+    let code = PAGE.find("<pre><code>release deploy").unwrap();
+    assert!(whole(code, "</code></pre>"), "the code block was cut");
+    let table = PAGE.find("<table>").unwrap();
+    let mut rows = PAGE[table..].match_indices("<tr>").map(|(i, _)| table + i);
+    assert!(rows.all(|row| whole(row, "</tr>")), "a row was cut");
     let embed = EmbedTexts::new(PAGE, SourceFormat::Html);
     for c in &out.children {
         let text = embed.get(&c.section_path, c.span, 2);
         assert!(!text.contains('<') && !text.contains("&amp;"), "{text:?}");
     }
+    // The table (84 visible characters) is longer than a child: cut between rows, every
+    // row group embedded under the head row.
     let rows = out
+        .children
+        .iter()
+        .find(|c| PAGE[c.span.start..c.span.end].contains("two reviewers"))
+        .map(|c| embed.get(&c.section_path, c.span, 2))
+        .unwrap_or_default();
+    assert!(
+        rows.ends_with("Name | Region | Approval\nproduction eu-west, us-east two reviewers"),
+        "{rows:?}"
+    );
+    let whole = check_page(PAGE, &ChunkSpec::default());
+    let rows = whole
         .children
         .iter()
         .map(|c| embed.get(&[], c.span, 0))
@@ -220,6 +229,158 @@ fn code_and_tables_stay_whole_and_embed_without_tags() {
         rows.contains("Name Region Approval\nstaging eu-west none"),
         "{rows:?}"
     );
+}
+
+/// A saved GOV.UK-style rates page: a cookie banner, header, navigation, breadcrumbs and
+/// footer around a `main` whose 40-row table (head row in `thead`, `th` cells) is longer
+/// than a child, and a small table that fits.
+fn rates_page() -> String {
+    let mut rows = String::new();
+    for i in 0..40u32 {
+        rows.push_str(&format!(
+            "      <tr><td>{}L</td><td>&pound;{},{:03}</td><td>{}%</td><td>Band {}</td></tr>\n",
+            1257 + i * 10,
+            12 + i,
+            (i * 37) % 1000,
+            [20, 40, 45][(i % 3) as usize],
+            i + 1
+        ));
+    }
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Tax codes and rates - GOV.UK</title>
+<script>window.GOVUK = {{ "TRACKER-SCRIPT": 1 }};</script></head>
+<body>
+<div class="govuk-cookie-banner" role="region"><p>COOKIE-BANNER Cookies on GOV.UK</p><button>Accept</button></div>
+<header class="govuk-header"><a href="/">SITE-LOGO GOV.UK</a></header>
+<nav class="govuk-breadcrumbs"><ol><li><a href="/">NAV-LINK Home</a></li><li><a href="/tax">NAV-LINK Income Tax</a></li></ol></nav>
+<main class="govuk-main-wrapper" id="main-content">
+  <h1>Tax codes and rates</h1>
+  <p>Your tax code tells your employer how much tax to take from your pay.</p>
+  <h2>Codes by band</h2>
+  <p>Each code below gives the Personal Allowance and the rate it is taxed at.</p>
+  <table class="govuk-table">
+    <caption>Tax codes for 2024 to 2025</caption>
+    <thead><tr><th scope="col">Tax code</th><th scope="col">Personal Allowance</th><th scope="col">Rate</th><th scope="col">Band</th></tr></thead>
+    <tbody>
+{rows}    </tbody>
+  </table>
+  <p>Codes ending in M or N are for the Marriage Allowance.</p>
+  <h2>Emergency codes</h2>
+  <table class="govuk-table">
+    <tr><th>Code</th><th>When</th></tr>
+    <tr><td>1257L W1</td><td>You started a new job</td></tr>
+  </table>
+</main>
+<footer class="govuk-footer"><p>FOOTER-TEXT Crown copyright</p></footer>
+</body></html>
+"#
+    )
+}
+
+#[test]
+fn html_tables_longer_than_a_child_go_in_row_groups_under_their_head_row() {
+    let page = rates_page();
+    let head = "Tax code | Personal Allowance | Rate | Band";
+    let table = Span {
+        start: page.find("<table").unwrap(),
+        end: page.find("</table>").unwrap() + "</table>".len(),
+    };
+    let tr = |from: usize| page[from..].find("<tr>").map(|i| from + i);
+    let mut rows = Vec::new();
+    let mut at = table.start;
+    while let Some(start) = tr(at).filter(|&s| s < table.end) {
+        let end = start + page[start..].find("</tr>").unwrap() + "</tr>".len();
+        rows.push(Span { start, end });
+        at = end;
+    }
+    assert_eq!(rows.len(), 41);
+    let embed = EmbedTexts::new(&page, SourceFormat::Html);
+    for target in [150, 300, 500, 1000] {
+        let spec = ChunkSpec {
+            child: folio::chunk::ChildStrategy::Structure { target, overlap: 0 },
+            ..ChunkSpec::default()
+        };
+        let out = check_page(&page, &spec);
+        let in_table: Vec<_> = out
+            .children
+            .iter()
+            .filter(|c| c.span.start < rows[40].end && c.span.end > rows[0].start)
+            .collect();
+        assert!(in_table.len() > 1, "{target}: the table was not cut");
+        for c in &in_table {
+            // No table chunk without its head row: it opens the embedded text (after the
+            // heading path), whether the chunk holds it or not.
+            assert_eq!(
+                c.section_path,
+                [
+                    "Tax codes and rates - GOV.UK",
+                    "Tax codes and rates",
+                    "Codes by band",
+                    head
+                ],
+                "{target}"
+            );
+            let text = embed.get(&c.section_path, c.span, 2);
+            let (prefix, body) = text.split_once("\n\n").unwrap_or_default();
+            assert_eq!(prefix, "Tax codes and rates - GOV.UK > Tax codes and rates");
+            assert!(
+                body.starts_with(head) || body.starts_with("Tax code Personal Allowance Rate Band"),
+                "{target}: {text:?}"
+            );
+            assert_eq!(text.matches("Personal Allowance").count(), 1, "{text:?}");
+            assert!(!text.contains('<') && !text.contains("&pound;"), "{text:?}");
+            // A row group holds table rows only.
+            assert!(
+                c.span.start >= rows[0].start && c.span.end <= table.end,
+                "{target}"
+            );
+        }
+        // Rows are never cut, and the chunks cover every row.
+        for row in &rows {
+            let holders = out
+                .children
+                .iter()
+                .filter(|c| c.span.start <= row.start && row.end <= c.span.end)
+                .count();
+            assert_eq!(holders, 1, "{target}: row {:?}", &page[row.start..row.end]);
+        }
+        // The text after the table is back in its section; the small table stays whole.
+        let after = page.find("Codes ending in M").unwrap();
+        let c = out
+            .children
+            .iter()
+            .find(|c| c.span.start <= after && after < c.span.end);
+        assert_eq!(
+            c.unwrap().section_path,
+            [
+                "Tax codes and rates - GOV.UK",
+                "Tax codes and rates",
+                "Codes by band"
+            ],
+            "{target}"
+        );
+        let small = page.find("<tr><th>Code</th>").unwrap();
+        let c = out
+            .children
+            .iter()
+            .find(|c| c.span.start <= small && small < c.span.end)
+            .unwrap();
+        assert!(page[c.span.start..c.span.end].contains("You started a new job</td></tr>"));
+    }
+    // With children longer than the table, it is kept whole.
+    let spec = ChunkSpec {
+        child: folio::chunk::ChildStrategy::Structure {
+            target: 8000,
+            overlap: 0,
+        },
+        ..ChunkSpec::default()
+    };
+    let out = check_page(&page, &spec);
+    assert!(out
+        .children
+        .iter()
+        .any(|c| c.span.start <= rows[0].start && rows[40].end <= c.span.end));
 }
 
 fn word() -> impl Strategy<Value = String> {

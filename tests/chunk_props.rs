@@ -71,6 +71,39 @@ fn markdownish() -> impl Strategy<Value = String> {
         .prop_map(|(f, bs)| f.to_string() + &bs.into_iter().map(|(b, j)| b + j).collect::<String>())
 }
 
+/// Pages of many short sections at several levels, as GOV.UK guidance is (a heading, a
+/// sentence or two, now and then a list or a table): where sibling sections are packed.
+fn sectioned() -> impl Strategy<Value = String> {
+    let body = prop_oneof![
+        4 => words().prop_map(|w| w.replace('\n', " ")),
+        1 => prop::collection::vec(words(), 1..4).prop_map(|items| {
+            items.iter().map(|i| format!("- {}", i.replace('\n', " "))).collect::<Vec<_>>().join("\n")
+        }),
+        1 => prop::collection::vec("[a-z ]{1,20}", 1..12).prop_map(|rows| {
+            let body: Vec<String> = rows.iter().map(|r| format!("| {r} | x |")).collect();
+            format!("| h1 | h2 |\n|---|---|\n{}", body.join("\n"))
+        }),
+    ];
+    let section = (
+        1..5usize,
+        "[A-Z][a-z]{1,8}",
+        prop::collection::vec(body, 0..3),
+    );
+    prop::collection::vec(section, 1..16).prop_map(|sections| {
+        sections
+            .into_iter()
+            .map(|(level, title, body)| {
+                let mut s = format!("{} {title}\n\n", "#".repeat(level));
+                for b in body {
+                    s.push_str(&b);
+                    s.push_str("\n\n");
+                }
+                s
+            })
+            .collect()
+    })
+}
+
 /// Strings built from pieces that stress the bounds: markup, whitespace, CJK, combining marks.
 fn jumble() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
@@ -165,6 +198,15 @@ proptest! {
 
     #[test]
     fn markdown_keeps_the_contract(text in markdownish(), spec in spec()) {
+        for spec in [spec, zero_overlap(spec)] {
+            chunk_and_check(&text, SourceFormat::Markdown, &spec).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    /// Packed children (checked by `chunk_support`): not above the target, whole sections
+    /// of one parent only, with the parent's path.
+    #[test]
+    fn packed_sections_keep_the_contract(text in sectioned(), spec in spec()) {
         for spec in [spec, zero_overlap(spec)] {
             chunk_and_check(&text, SourceFormat::Markdown, &spec).map_err(TestCaseError::fail)?;
         }

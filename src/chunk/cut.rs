@@ -3,10 +3,11 @@
 
 use super::layout::Layout;
 use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
+use super::siblings::{self, Child};
 use super::spec::{ChildStrategy, ChunkSpec, SourceFormat};
-use super::tree::Tree;
+use super::tree::{BlockKind, Prose, Tree};
 use super::tree_layout;
-use super::{fixed, pack, parents, readers};
+use super::{fixed, parents, readers};
 
 /// Cuts one document into parents and children as `spec` says. Never panics, and the same
 /// input always gives the same output.
@@ -24,14 +25,15 @@ pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
         ChildStrategy::Fixed { .. } => usize::MAX,
     };
     let layout = tree_layout::from_tree_cut(text, tree, table_limit);
-    let mut out = pieces(&layout, spec);
+    // Source code keeps one chunk per item, however short.
+    let mut out = pieces(&layout, spec, tree.prose != Prose::Code);
     if !tree.markup.is_empty() {
         drop_markup_only(&layout, &mut out);
     }
     out
 }
 
-fn pieces(layout: &Layout<'_>, spec: &ChunkSpec) -> Chunked {
+fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool) -> Chunked {
     let mut out = Chunked::default();
     match parents::spans(layout, spec.parent) {
         Some(parents) => {
@@ -40,31 +42,29 @@ fn pieces(layout: &Layout<'_>, spec: &ChunkSpec) -> Chunked {
                     span,
                     section_path: path_at(layout, span.start),
                 });
-                for (span, oversized) in children(layout, spec.child, span) {
-                    let section_path = path_at(layout, span.start);
+                for c in children(layout, spec.child, span, pack) {
                     out.children.push(ChildPiece {
-                        span,
+                        span: c.span,
                         parent: index,
-                        section_path,
-                        oversized,
+                        section_path: c.path,
+                        oversized: c.oversized,
                     });
                 }
             }
         }
         None => {
             let regions = layout.regions.iter();
-            for (span, oversized) in regions.flat_map(|r| children(layout, spec.child, *r)) {
-                let section_path = path_at(layout, span.start);
+            for c in regions.flat_map(|r| children(layout, spec.child, *r, pack)) {
                 let parent = out.parents.len();
                 out.parents.push(ParentPiece {
-                    span,
-                    section_path: section_path.clone(),
+                    span: c.span,
+                    section_path: c.path.clone(),
                 });
                 out.children.push(ChildPiece {
-                    span,
+                    span: c.span,
                     parent,
-                    section_path,
-                    oversized,
+                    section_path: c.path,
+                    oversized: c.oversized,
                 });
             }
         }
@@ -94,22 +94,25 @@ fn drop_markup_only(layout: &Layout<'_>, out: &mut Chunked) {
     }
 }
 
-/// The children inside `range` (a parent, or the whole content), with their oversized flag.
-/// Structure-aware children never cross a section bound; fixed windows ignore structure.
-fn children(layout: &Layout<'_>, strategy: ChildStrategy, range: Span) -> Vec<(Span, bool)> {
+/// The children inside `range` (a parent, or the whole content). Structure-aware children
+/// hold part of one section, or (with `pack`) whole sections of one parent (`siblings.rs`);
+/// fixed windows ignore structure.
+fn children(layout: &Layout<'_>, strategy: ChildStrategy, range: Span, pack: bool) -> Vec<Child> {
     match strategy {
-        ChildStrategy::Structure { target, overlap } => layout
-            .split_at_sections(range)
-            .into_iter()
-            .flat_map(|r| pack::structure(layout, r, target, overlap))
-            .collect(),
+        ChildStrategy::Structure { target, overlap } => {
+            siblings::children(layout, range, target, overlap, pack)
+        }
         ChildStrategy::Fixed {
             size,
             overlap,
             unit,
         } => fixed::windows(layout.text, range, size, overlap, unit)
             .into_iter()
-            .map(|s| (s, false))
+            .map(|span| Child {
+                span,
+                oversized: false,
+                path: path_at(layout, span.start),
+            })
             .collect(),
     }
 }
@@ -175,25 +178,73 @@ impl<'a> EmbedTexts<'a> {
     }
 
     /// The embedded text of the chunk `span` with `section_path`, prefixed with `depth`
-    /// headings. A span outside the text (or off char bounds) gives an empty body.
+    /// headings, less those whose heading line the chunk holds (no heading is embedded
+    /// twice). A row group of a cut table starts with its head row (the last heading of its
+    /// path, which is then not in the prefix). A span outside the text (or off char bounds)
+    /// gives an empty body.
     pub fn get(&self, section_path: &[String], span: Span, depth: usize) -> String {
         if self.text.get(span.start..span.end).is_none() {
             return embed_text(section_path, "", depth);
         }
-        let body = readers::visible_text(self.text, self.format, &self.tree, span);
+        let mut body = readers::visible_text(self.text, self.format, &self.tree, span);
         let path = self.path.as_deref();
-        match readers::code_header(self.text, &self.tree, span, path, section_path, depth) {
-            None => embed_text(section_path, &body, depth),
-            Some(header) if header.is_empty() => body,
-            Some(header) => format!("{header}\n\n{body}"),
+        if let Some(header) =
+            readers::code_header(self.text, &self.tree, span, path, section_path, depth)
+        {
+            return if header.is_empty() {
+                body
+            } else {
+                format!("{header}\n\n{body}")
+            };
         }
+        let blocks = &self.tree.blocks;
+        let first = blocks.partition_point(|b| b.span.start < span.start);
+        let mut held: Vec<String> = blocks[first..]
+            .iter()
+            .take_while(|b| b.span.start < span.end)
+            .filter_map(|b| match &b.kind {
+                BlockKind::Heading { title, .. }
+                    if b.span.start < b.span.end && b.span.end <= span.end =>
+                {
+                    Some(title.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some((title, head)) = self.row_group_head(section_path, span) {
+            if head.start < span.start {
+                body = format!("{title}\n{body}");
+            }
+            held.push(title);
+        }
+        let headings = section_path.iter().take(depth);
+        prefixed(headings.filter(|h| !held.contains(h)), &body)
+    }
+
+    /// The head row (as its title, and its span) of the cut table whose row group `span` is:
+    /// it lies in a table whose head row is the last heading of `section_path`.
+    fn row_group_head(&self, section_path: &[String], span: Span) -> Option<(String, Span)> {
+        let blocks = &self.tree.blocks;
+        let table = &blocks[blocks
+            .partition_point(|b| b.span.start <= span.start)
+            .checked_sub(1)?];
+        let BlockKind::Table { header: Some(head) } = table.kind else {
+            return None;
+        };
+        let inside = table.span.start <= head.start && span.end <= table.span.end;
+        let title = readers::head_title(self.text, &self.tree, head);
+        (inside && section_path.last() == Some(&title)).then_some((title, head))
     }
 }
 
 /// The text to embed for a child: the first `depth` headings of its section path joined by
 /// " > ", a blank line, then the child's text. The text shown to a model has no such prefix.
 pub fn embed_text(section_path: &[String], text: &str, depth: usize) -> String {
-    let headings = &section_path[..depth.min(section_path.len())];
+    prefixed(section_path.iter().take(depth), text)
+}
+
+fn prefixed<'h>(headings: impl Iterator<Item = &'h String>, text: &str) -> String {
+    let headings: Vec<&str> = headings.map(String::as_str).collect();
     if headings.is_empty() {
         return text.to_string();
     }

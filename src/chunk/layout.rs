@@ -47,6 +47,11 @@ pub(crate) struct Section {
     /// Trimmed, non-empty.
     pub span: Span,
     pub path: Vec<String>,
+    /// The depth (1 is the top) of the shallowest heading that opens here, `None` where the
+    /// section continues one opened before (the text before the first heading, after a cut
+    /// table, after a skipped part). With several headings joined ("# A" right above "## B")
+    /// it is the first one's.
+    pub opens: Option<usize>,
 }
 
 /// A document's sections and cut candidates.
@@ -166,6 +171,20 @@ impl<'a> Builder<'a> {
         self.cut(pos, Strength::Section);
     }
 
+    /// The characters of `[start, end)` outside the markup runs (added so far, in order).
+    pub fn visible_chars(&self, start: usize, end: usize) -> usize {
+        let first = self.markup.partition_point(|m| m.span.end <= start);
+        let inside: usize = self.markup[first..]
+            .iter()
+            .take_while(|m| m.span.start < end)
+            .map(|m| {
+                let (from, to) = (m.span.start.max(start), m.span.end.min(end));
+                self.text[from..to].chars().count()
+            })
+            .sum();
+        self.text[start..end].chars().count() - inside
+    }
+
     /// The hard zones so far, trimmed, sorted and merged.
     pub fn hard_zones(&self) -> Vec<Span> {
         merge_zones(self.text, self.hard.clone())
@@ -251,32 +270,39 @@ fn splits(zones: &[Span], end: usize, start: usize) -> bool {
 fn sections(layout: &Layout<'_>, headings: &[Heading]) -> Vec<Section> {
     let text = layout.text;
     // The text before the first heading; skipped parts fall out with the regions below.
-    let mut starts = vec![(0, 0, Vec::new())];
+    let mut starts = vec![(0, 0, Vec::new(), None)];
     let mut stack: Vec<(usize, String)> = Vec::new();
     for h in headings {
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             stack.pop();
         }
+        let mut opens = None;
         if let Some(title) = &h.title {
             stack.push((h.level, title.clone()));
+            opens = Some(stack.len());
         }
         starts.push((
             h.start,
             h.end,
             stack.iter().map(|(_, t)| t.clone()).collect(),
+            opens,
         ));
     }
     let ends: Vec<usize> = starts
         .iter()
         .skip(1)
-        .map(|(start, _, _)| *start)
+        .map(|(start, ..)| *start)
         .chain([text.len()])
         .collect();
     let last = ends.len() - 1;
     let mut sections = Vec::with_capacity(starts.len());
-    let mut joined_from = None;
-    for (i, ((start, heading_end, path), end)) in starts.into_iter().zip(ends).enumerate() {
-        let start = joined_from.take().unwrap_or(start);
+    let mut joined_from: Option<(usize, Option<usize>)> = None;
+    for (i, ((start, heading_end, path, opens), end)) in starts.into_iter().zip(ends).enumerate() {
+        let (start, mut opens) = match joined_from.take() {
+            Some((from, Some(first))) => (from, Some(opens.map_or(first, |o| o.min(first)))),
+            Some((from, None)) => (from, opens),
+            None => (start, opens),
+        };
         let Some(span) = trim(text, start, end) else {
             continue;
         };
@@ -285,7 +311,7 @@ fn sections(layout: &Layout<'_>, headings: &[Heading]) -> Vec<Section> {
             end,
         };
         if i < last && !layout.visible(rest) {
-            joined_from = Some(span.start);
+            joined_from = Some((span.start, opens));
             continue;
         }
         for region in &layout.regions {
@@ -295,6 +321,7 @@ fn sections(layout: &Layout<'_>, headings: &[Heading]) -> Vec<Section> {
                     sections.push(Section {
                         span: piece,
                         path: path.clone(),
+                        opens: opens.take(),
                     });
                 }
             }
@@ -517,19 +544,6 @@ impl Layout<'_> {
     pub fn section_at(&self, pos: usize) -> Option<&Section> {
         let i = self.sections.partition_point(|s| s.span.start <= pos);
         i.checked_sub(1).map(|i| &self.sections[i])
-    }
-
-    /// `span` split at section bounds (children never cross a heading).
-    pub fn split_at_sections(&self, span: Span) -> Vec<Span> {
-        let first = self.sections.partition_point(|s| s.span.end <= span.start);
-        self.sections[first..]
-            .iter()
-            .take_while(|s| s.span.start < span.end)
-            .map(|s| Span {
-                start: s.span.start.max(span.start),
-                end: s.span.end.min(span.end),
-            })
-            .collect()
     }
 
     /// Whether `span` contains a hard zone (a code block or table).

@@ -11,7 +11,9 @@
 //!   every non-whitespace byte is covered at least once and consecutive children share at
 //!   most `o` characters;
 //! - Markdown code blocks and tables are never split: an oversized one stays whole in one
-//!   child, flagged `oversized`.
+//!   child, flagged `oversized`;
+//! - a structure-aware child holds part of one section, or whole sections of one parent
+//!   section packed up to the target (`siblings.rs`), with their common path.
 
 mod cut;
 mod fixed;
@@ -21,6 +23,7 @@ mod parents;
 mod pieces;
 mod prose;
 pub mod readers;
+mod siblings;
 mod spec;
 pub mod tree;
 mod tree_layout;

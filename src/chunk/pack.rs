@@ -19,6 +19,14 @@ const SHORTFALL_COST: u64 = 500;
 /// weak bounds (a huge sentence of tiny words) and hardly matters elsewhere.
 const MAX_REACH: usize = 256;
 
+/// What a chunk of `size` characters costs when packing to `limit` (at least 1): the chunk
+/// itself, plus its shortfall, `SHORTFALL_COST * ((limit - size) / limit)^2`.
+pub(crate) fn chunk_cost(size: usize, limit: usize) -> u64 {
+    let scale = SHORTFALL_COST as f64 / (limit as f64 * limit as f64);
+    let short = limit.saturating_sub(size) as f64;
+    CHUNK_COST + (short * short * scale) as u64
+}
+
 fn cut_cost(strength: Strength) -> u64 {
     match strength {
         Strength::Section | Strength::Block => 0,
@@ -109,8 +117,6 @@ impl Packing {
     /// The cheapest chain of points from the first to the last.
     fn cheapest(&self, limit: usize) -> Vec<usize> {
         let n = self.points.len();
-        // The shortfall cost, SHORTFALL_COST * ((limit - size) / limit)^2, is `short^2 * scale`.
-        let scale = SHORTFALL_COST as f64 / (limit as f64 * limit as f64);
         let mut best = vec![u64::MAX; n];
         let mut from = vec![0; n];
         best[0] = 0;
@@ -125,9 +131,7 @@ impl Packing {
                 if size > limit && i + 1 < to {
                     break;
                 }
-                let short = limit.saturating_sub(size) as f64;
-                let shortfall = (short * short * scale) as u64;
-                let cost = best[i].saturating_add(CHUNK_COST + cut + shortfall);
+                let cost = best[i].saturating_add(chunk_cost(size, limit) + cut);
                 if cost < best[to] {
                     best[to] = cost;
                     from[to] = i;

@@ -29,7 +29,7 @@ pub enum BlockKind {
     Code,
     /// A table: kept whole while it fits a child; tables of rows with a `header` are cut
     /// between row groups, each group embedded with the header (CSV/TSV always, a Markdown
-    /// table whose head row is inside it when it is longer than a child).
+    /// or HTML table, whose first row heads it, when it is longer than a child).
     Table {
         /// The header row, repeated in the embedded text of every row group.
         header: Option<Span>,

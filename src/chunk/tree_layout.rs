@@ -1,8 +1,9 @@
 //! A reader's block tree laid out: each block's bounds and zones on a [`Builder`], then the
 //! running-text bounds (sentences, clauses, words) everywhere cuts are allowed.
 
-use super::layout::{Builder, Layout, Strength};
+use super::layout::{trim, Builder, Layout, Strength};
 use super::prose::{self, CODE, MARKDOWN, PLAIN};
+use super::readers;
 use super::tree::{Block, BlockKind, Prose, Tree};
 
 /// The layout of `text` as its reader's `tree` describes it, every table kept whole.
@@ -28,7 +29,7 @@ pub(crate) fn from_tree_cut<'a>(text: &'a str, tree: &Tree, table_limit: usize) 
         b.soft(span.start, span.end);
     }
     for block in &tree.blocks {
-        add_block(&mut b, tree.prose, block, true, false, table_limit);
+        add_block(&mut b, tree, block, true, false, table_limit);
     }
     let breaks = match tree.prose {
         Prose::Plain => PLAIN,
@@ -52,7 +53,7 @@ pub(crate) fn from_tree_cut<'a>(text: &'a str, tree: &Tree, table_limit: usize) 
 /// as strong as item bounds, and a list's items stay together).
 fn add_block(
     b: &mut Builder<'_>,
-    prose: Prose,
+    tree: &Tree,
     block: &Block,
     top: bool,
     in_list: bool,
@@ -68,7 +69,7 @@ fn add_block(
     match &block.kind {
         BlockKind::Heading { level, title } => {
             // In plain text a heading is a line: the line break after it is its bound.
-            if prose == Prose::Markup {
+            if tree.prose == Prose::Markup {
                 b.cut(start, bound);
                 b.cut(end, bound);
             }
@@ -83,11 +84,13 @@ fn add_block(
             if top
                 && head.start >= start
                 && head.end <= end
-                // Trimmed: a reader's table span may end with the line break after it.
-                && b.text[start..end].trim().chars().count() > table_limit =>
+                // Trimmed (a reader's table span may end with the line break after it),
+                // markup not counted.
+                && trim(b.text, start, end)
+                    .is_some_and(|t| b.visible_chars(t.start, t.end) > table_limit) =>
         {
             b.cut(start, bound);
-            let title = head_title(&b.text[head.start..head.end]);
+            let title = readers::head_title(b.text, tree, *head);
             b.heading(head.start, head.end, usize::MAX, title);
             // The head row stays with what follows it up to the first row (Markdown's
             // delimiter row).
@@ -141,7 +144,7 @@ fn add_block(
         }
     }
     for child in &block.children {
-        add_block(b, prose, child, false, inner_list, table_limit);
+        add_block(b, tree, child, false, inner_list, table_limit);
     }
 }
 
@@ -212,15 +215,6 @@ fn add_code(
             b.end_sections(child.span.end, level);
         }
     }
-}
-
-/// A Markdown head row as a section title: its cells, trimmed, between ` | `.
-fn head_title(row: &str) -> String {
-    let row = row.trim().trim_start_matches('|').trim_end_matches('|');
-    row.split('|')
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" | ")
 }
 
 /// Keeps a list or quote marker (`-`, `1.`, `>`) with the first word after it.

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 
 use folio::chunk::{
-    chunk_document, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit, SourceFormat, Span,
+    chunk_document, ChildPiece, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit,
+    SourceFormat, Span,
 };
 use folio::tokens;
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -22,6 +23,8 @@ pub struct MarkdownFacts {
     pub tables: Vec<(Span, Vec<Span>)>,
     /// Headings that are not inside a container.
     pub headings: Vec<Span>,
+    /// Their levels (1 to 6).
+    pub heading_levels: Vec<usize>,
 }
 
 pub fn markdown_facts(text: &str) -> MarkdownFacts {
@@ -33,6 +36,7 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
         blocks: Vec::new(),
         tables: Vec::new(),
         headings: Vec::new(),
+        heading_levels: Vec::new(),
     };
     let mut depth = 0usize;
     let mut top_table = false;
@@ -65,10 +69,13 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
                             rows.push(row);
                         }
                     }
-                    Tag::Heading { .. } if depth == 0 => facts.headings.push(Span {
-                        start: range.start,
-                        end: range.end,
-                    }),
+                    Tag::Heading { level, .. } if depth == 0 => {
+                        facts.headings.push(Span {
+                            start: range.start,
+                            end: range.end,
+                        });
+                        facts.heading_levels.push(level as usize);
+                    }
                     _ => {}
                 }
                 depth += 1;
@@ -158,15 +165,18 @@ pub fn check(
             blocks: Vec::new(),
             tables: Vec::new(),
             headings: Vec::new(),
+            heading_levels: Vec::new(),
         },
         other => return Err(format!("{other:?} has checks of its own")),
     };
     // A table longer than a structure child is cut between rows: its rows are the blocks.
+    let mut cut_tables = Vec::new();
     if let ChildStrategy::Structure { target, .. } = spec.child {
         for (table, rows) in &facts.tables {
             if chars(text, table.start, table.end) > target {
                 facts.blocks.retain(|b| b != table);
                 facts.blocks.extend(rows);
+                cut_tables.push(*table);
             }
         }
         facts.blocks.sort_by_key(|b| b.start);
@@ -175,8 +185,12 @@ pub fn check(
     check_parents(text, spec, out, &facts)?;
     check_coverage(text, spec, out, facts.front_matter)?;
     check_sizes(text, spec, out, &facts)?;
-    if matches!(spec.child, ChildStrategy::Structure { .. }) {
+    if let ChildStrategy::Structure { target, .. } = spec.child {
         check_structure(text, out, &facts)?;
+        let tree = SectionTree::new(text, &facts, &cut_tables);
+        for c in &out.children {
+            tree.check_packed(text, target, c)?;
+        }
     }
     Ok(())
 }
@@ -350,9 +364,9 @@ fn check_sizes(
     Ok(())
 }
 
-/// Structure-aware children never cut a code block or table, nor cross a heading (except
-/// one right below headings with nothing under them, which join the next section).
+/// Structure-aware children never cut a code block or table.
 fn check_structure(text: &str, out: &Chunked, facts: &MarkdownFacts) -> Result<(), String> {
+    let _ = text;
     for c in &out.children {
         for b in &facts.blocks {
             let disjoint = c.span.end <= b.start || b.end <= c.span.start;
@@ -361,20 +375,142 @@ fn check_structure(text: &str, out: &Chunked, facts: &MarkdownFacts) -> Result<(
                 return Err(format!("child {:?} cuts block {b:?}", c.span));
             }
         }
-        let crossed = facts
-            .headings
-            .iter()
-            .filter(|h| c.span.start < h.start && h.start < c.span.end);
-        for h in crossed {
-            if !only_headings(text, c.span.start, h.start, &facts.headings) {
-                return Err(format!(
-                    "child {:?} crosses the heading at {}",
-                    c.span, h.start
-                ));
-            }
-        }
     }
     Ok(())
+}
+
+/// The heading tree of a Markdown text as pulldown-cmark gives it, with the tables cut into
+/// row groups opening a section below everything (ended by the table's end).
+pub struct SectionTree<'f> {
+    facts: &'f MarkdownFacts,
+    /// `(position, level)` where a section opens (a heading, a cut table's start: level
+    /// `usize::MAX`), or, with `None`, where the cut table's section ends; in order.
+    events: Vec<(usize, Option<usize>)>,
+    /// Where sections start: the first content, every heading, the text after a cut table.
+    starts: Vec<usize>,
+    /// Where sections end (trimmed): before every heading or cut table, the last content.
+    ends: Vec<usize>,
+}
+
+impl<'f> SectionTree<'f> {
+    pub fn new(text: &str, facts: &'f MarkdownFacts, cut_tables: &[Span]) -> SectionTree<'f> {
+        let mut events: Vec<(usize, Option<usize>)> = facts
+            .headings
+            .iter()
+            .zip(&facts.heading_levels)
+            .map(|(h, &level)| (h.start, Some(level)))
+            .collect();
+        let content = facts.front_matter.map_or(0, |f| f.end);
+        let first = text.len() - text[content..].trim_start().len();
+        let mut starts: Vec<usize> = facts.headings.iter().map(|h| h.start).collect();
+        starts.push(first);
+        let mut ends = vec![text.trim_end().len()];
+        for t in cut_tables {
+            events.push((t.start, Some(usize::MAX)));
+            events.push((t.end, None));
+            starts.push(text.len() - text[t.end..].trim_start().len());
+        }
+        for &(pos, _) in &events {
+            ends.push(text[..pos].trim_end().len());
+        }
+        events.sort_by_key(|&(pos, level)| (pos, level.is_some()));
+        SectionTree {
+            facts,
+            events,
+            starts,
+            ends,
+        }
+    }
+
+    /// The stack of open sections (event indices) after the events before `pos`, and the
+    /// least depth at which the events from `from` (up to `pos`) opened one.
+    fn stack(&self, pos: usize, from: usize) -> (Vec<usize>, Option<usize>) {
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        let mut opened = None;
+        for (i, &(at, level)) in self.events.iter().enumerate() {
+            if at >= pos {
+                break;
+            }
+            let level = level.unwrap_or(usize::MAX);
+            while stack.last().is_some_and(|&(l, _)| l >= level) {
+                stack.pop();
+            }
+            if self.events[i].1.is_some() {
+                stack.push((level, i));
+                if at >= from {
+                    opened = Some(opened.map_or(stack.len(), |d: usize| d.min(stack.len())));
+                }
+            }
+        }
+        (stack.into_iter().map(|(_, i)| i).collect(), opened)
+    }
+
+    /// A child that crosses a heading (one not right at its start, under headings only)
+    /// holds whole sections of one parent: it starts and ends at section bounds, is not
+    /// longer than the target, holds the parent's own text and whole subsections of it
+    /// only (it neither starts inside a subsection nor ends inside one that goes on after
+    /// it), and its path is the parent's (as long).
+    pub fn check_packed(&self, text: &str, target: usize, c: &ChildPiece) -> Result<(), String> {
+        let span = c.span;
+        let inner: Vec<usize> = self
+            .facts
+            .headings
+            .iter()
+            .map(|h| h.start)
+            .filter(|&h| span.start < h && h < span.end)
+            .filter(|&h| !only_headings(text, span.start, h, &self.facts.headings))
+            .collect();
+        let Some(&first_inner) = inner.first() else {
+            return Ok(());
+        };
+        let fail = |why: &str| {
+            Err(format!(
+                "packed child {span:?} {why}: {:?}",
+                &text[span.start..span.end]
+            ))
+        };
+        if chars(text, span.start, span.end) > target.max(1) {
+            return fail("is longer than the target");
+        }
+        if !self.starts.contains(&span.start) || !self.ends.contains(&span.end) {
+            return fail("does not hold whole sections");
+        }
+        // The first member: the sections up to the first inner heading (leading headings
+        // joined), then one member per inner heading.
+        let (first, opens) = self.stack(first_inner, span.start);
+        let mut paths = vec![first];
+        paths.extend(inner.iter().map(|&h| self.stack(h + 1, h).0));
+        let common = paths
+            .iter()
+            .map(|p| p.iter().zip(&paths[0]).take_while(|(a, b)| a == b).count())
+            .min()
+            .unwrap_or(0);
+        if !(paths[0].len() == common || opens.is_some_and(|d| d <= common + 1)) {
+            return fail("starts inside a subsection");
+        }
+        // The next section (with the headings right above it that join it) must not open
+        // below one of the child's subsections.
+        let mut next = self
+            .events
+            .iter()
+            .filter(|&&(at, l)| at >= span.end && l.is_some());
+        if let Some(&(mut at, _)) = next.next() {
+            let from = at;
+            for &(following, _) in next {
+                if !only_headings(text, at, following, &self.facts.headings) {
+                    break;
+                }
+                at = following;
+            }
+            if self.stack(at + 1, from).1.is_some_and(|d| d > common + 1) {
+                return fail("ends inside a subsection that goes on after it");
+            }
+        }
+        if c.section_path.len() != common {
+            return fail(&format!("has path {:?}, not its parent's", c.section_path));
+        }
+        Ok(())
+    }
 }
 
 /// Whether `text[start..end]` holds nothing but heading text and whitespace.

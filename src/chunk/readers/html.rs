@@ -395,12 +395,39 @@ impl Reader<'_> {
             let mut block = Block::leaf(kind, start, end);
             if leaf {
                 self.skip_inside(&node.children, in_content);
+                if node.name == "table" {
+                    block = self.table(node, in_content);
+                }
             } else {
                 block.children = self.blocks(&node.children, in_content);
             }
             out.push(block);
         }
         out
+    }
+
+    /// A table with its rows (`tr`, in `thead`, `tbody` or `tfoot` too, not in a nested
+    /// table). The first row heads it, `th` cells or not: a table longer than a child is
+    /// cut into row groups under that row, as a Markdown table is under its head row.
+    fn table(&self, node: &Node, in_content: bool) -> Block {
+        let mut rows = Vec::new();
+        self.rows(&node.children, in_content, &mut rows);
+        let header = rows.first().map(|r: &Block| r.span);
+        let mut table = Block::leaf(BlockKind::Table { header }, node.span.start, node.span.end);
+        table.children = rows;
+        table
+    }
+
+    fn rows(&self, children: &[usize], in_content: bool, out: &mut Vec<Block>) {
+        for &i in children {
+            let node = &self.nodes[i];
+            match node.name.as_str() {
+                _ if dropped(node, in_content) => {}
+                "tr" => out.push(Block::leaf(BlockKind::Row, node.span.start, node.span.end)),
+                "table" => {}
+                _ => self.rows(&node.children, in_content, out),
+            }
+        }
     }
 
     /// Dropped elements inside a block kept whole (a script inside a table cell).
@@ -419,6 +446,21 @@ impl Reader<'_> {
 /// The visible text of `span`: markup replaced by its separator, entities decoded, runs of
 /// whitespace collapsed, one line per block.
 pub(crate) fn render(text: &str, markup: &[Markup], span: Span) -> String {
+    render_cells(text, markup, span, ' ')
+}
+
+/// The non-empty cells of the table row `span`, as rendered text.
+pub(crate) fn cells(text: &str, markup: &[Markup], span: Span) -> Vec<String> {
+    const CELL: char = '\u{1f}';
+    render_cells(text, markup, span, CELL)
+        .split(['\n', CELL])
+        .map(|cell| cell.trim().to_string())
+        .filter(|cell| !cell.is_empty())
+        .collect()
+}
+
+/// [`render`] with `cell` between table cells.
+fn render_cells(text: &str, markup: &[Markup], span: Span, cell: char) -> String {
     let mut raw = String::with_capacity(span.end - span.start);
     let mut from = span.start;
     let first = markup.partition_point(|m| m.span.end <= span.start);
@@ -434,7 +476,7 @@ pub(crate) fn render(text: &str, markup: &[Markup], span: Span) -> String {
         }
         match m.separator {
             Separator::None => {}
-            Separator::Space => raw.push(' '),
+            Separator::Space => raw.push(cell),
             Separator::Line => raw.push('\n'),
         }
         from = from.max(m.span.end);

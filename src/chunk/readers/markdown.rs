@@ -143,6 +143,12 @@ impl Reader<'_> {
     }
 }
 
+/// The cells of a pipe table row, trimmed.
+pub(crate) fn cells(row: &str) -> Vec<&str> {
+    let row = row.trim().trim_start_matches('|').trim_end_matches('|');
+    row.split('|').map(str::trim).collect()
+}
+
 /// `key: value` (YAML) or `key = value` (TOML) lines of front matter, quotes removed.
 fn front_matter_lines(text: &str) -> Vec<(String, String)> {
     text.lines()

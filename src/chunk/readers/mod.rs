@@ -80,3 +80,18 @@ pub(crate) fn code_header(
     let _ = (text, tree, span, path, section_path, depth);
     None
 }
+
+/// A table's head row `row` as a section title: its non-empty cells between ` | `.
+pub(crate) fn head_title(text: &str, tree: &Tree, row: super::Span) -> String {
+    #[cfg(feature = "html")]
+    if !tree.markup.is_empty() {
+        return html::cells(text, &tree.markup, row).join(" | ");
+    }
+    let _ = tree;
+    let cells = markdown::cells(&text[row.start..row.end]);
+    cells
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}

@@ -41,7 +41,7 @@ run() {
   mapfile -t peer_args < <(peers "$set" "${PEERS[@]}")
   echo "== $name" >&2
   /usr/bin/time -f "$name: %e s wall" "$folio" eval \
-    --docs "$data/$set/docs.jsonl" --queries "$data/$set/$queries" \
+    --docs "$data/$set/${DOCS:-docs.jsonl}" --queries "$data/$set/$queries" \
     "${ours[@]}" "${peer_args[@]}" "$@" \
     --csv "$out/$name.csv" --md "$out/$name.md" --plot "$out/$name.png" | tee "$out/$name.txt"
 }
@@ -51,6 +51,10 @@ run chunkeval chunkeval queries.jsonl
 
 PEERS=(lc-rec lc-rec-ov80 lc-md-rec lc-md-rec-strip sts-text sts-md chonkie-rec)
 run conditionalqa conditionalqa queries.jsonl
+
+# The same pages as HTML: folio's strategies only (the peers' chunks are of the Markdown).
+PEERS=()
+DOCS=docs_html.jsonl run conditionalqa-html conditionalqa queries_html.jsonl
 
 
 # Why answers differ, question by question: structure:500 against the others.

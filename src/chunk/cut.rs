@@ -203,8 +203,11 @@ impl<'a> EmbedTexts<'a> {
             .iter()
             .take_while(|b| b.span.start < span.end)
             .filter_map(|b| match &b.kind {
+                // A heading's span may end with its line break.
                 BlockKind::Heading { title, .. }
-                    if b.span.start < b.span.end && b.span.end <= span.end =>
+                    if self.text.get(b.span.start..b.span.end).is_some_and(|h| {
+                        !h.trim().is_empty() && b.span.start + h.trim_end().len() <= span.end
+                    }) =>
                 {
                     Some(title.clone())
                 }

@@ -14,6 +14,7 @@ Json = Any
 """Plain data: dicts, lists, str, int, float, bool, None."""
 
 MetadataValue = Union[str, int, float, bool, List[str]]
+"""A metadata value: numbers come back as float, dates (YYYY-MM-DD or RFC 3339 text) as text."""
 Vectors = Union[npt.NDArray[np.float32], Mapping[str, npt.NDArray[np.float32]]]
 
 class Error(Exception):
@@ -64,6 +65,7 @@ class Hit:
     spans: List[Span]
     index: str
     version: int
+    metadata: Dict[str, Json]
 
 class SearchResult:
     """The hits of a search, best first; iterable, indexable and sized like a list."""
@@ -163,6 +165,7 @@ class Store:
         route_key: Optional[str] = None,
         ef: Optional[int] = None,
         dedup: Optional[float] = 0.9,
+        filter: Optional[str] = None,
     ) -> SearchResult: ...
     def document_ids(self) -> List[str]: ...
     def document(self, doc_id: str) -> Optional[Dict[str, Json]]: ...

@@ -1,5 +1,7 @@
 //! What a search returns to Python: read-only result objects.
 
+use std::collections::BTreeMap;
+
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -29,39 +31,60 @@ impl Span {
 
 /// One returned reading unit (a parent, a section or a window), with the version that
 /// answered.
-#[pyclass(module = "folio", name = "Hit", frozen, get_all)]
+#[pyclass(module = "folio", name = "Hit", frozen)]
 #[derive(Clone)]
 pub struct Hit {
     /// The best child's score.
+    #[pyo3(get)]
     pub score: f32,
     /// The unit's text: a slice of the document's source text.
+    #[pyo3(get)]
     pub text: String,
     /// The document the unit comes from.
+    #[pyo3(get)]
     pub doc_id: String,
     /// The parent chunk of the best child, `doc_id#p<ordinal>`.
+    #[pyo3(get)]
     pub parent_id: String,
     /// The heading path of the unit's section.
+    #[pyo3(get)]
     pub section_path: Vec<String>,
     /// The document's title.
+    #[pyo3(get)]
     pub title: String,
     /// The document's source URI.
+    #[pyo3(get)]
     pub source_uri: String,
     /// Byte offset of `text` in the document's source text.
+    #[pyo3(get)]
     pub start: usize,
     /// End of `text` (exclusive).
+    #[pyo3(get)]
     pub end: usize,
     /// Estimated tokens of `text`.
+    #[pyo3(get)]
     pub tokens: usize,
     /// The matching children inside the unit, best first.
+    #[pyo3(get)]
     pub spans: Vec<Span>,
     /// The index that answered.
+    #[pyo3(get)]
     pub index: String,
     /// The version of it that answered.
+    #[pyo3(get)]
     pub version: u64,
+    /// The document's metadata (read by the `metadata` getter).
+    pub metadata: BTreeMap<String, folio::MetadataValue>,
 }
 
 #[pymethods]
 impl Hit {
+    /// The document's metadata: str, float, bool, list of str; dates as ISO 8601 text.
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::to_py(py, &self.metadata)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Hit(doc_id={:?}, score={:.4}, section_path={:?}, {}@{})",
@@ -148,6 +171,7 @@ impl From<folio::SearchResponse> for SearchResult {
                     .collect(),
                 index: index.clone(),
                 version,
+                metadata: h.metadata,
             })
             .collect();
         SearchResult {

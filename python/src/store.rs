@@ -225,8 +225,10 @@ impl Store {
     /// int n for a window of n children each side. `token_budget` bounds the returned
     /// text's estimated tokens. `target` is an index, "index@version", "index@tag" or an
     /// alias; `route_key` picks an alias's route; `ef` the graph breadth; `dedup` the
-    /// near-duplicate threshold (None keeps every unit).
-    #[pyo3(signature = (query, *, k=DEFAULT_K, principals=None, unrestricted=false, expand=None, token_budget=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD)))]
+    /// near-duplicate threshold (None keeps every unit). `filter` narrows the search to
+    /// chunks a metadata filter matches (`'team = "sre" and updated_at >= 2024-01-01'`,
+    /// see `folio::filter`); the answer is still `min(k, visible and matching units)`.
+    #[pyo3(signature = (query, *, k=DEFAULT_K, principals=None, unrestricted=false, expand=None, token_budget=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -241,6 +243,7 @@ impl Store {
         route_key: Option<String>,
         ef: Option<usize>,
         dedup: Option<f32>,
+        filter: Option<&str>,
     ) -> PyResult<SearchResult> {
         let store = self.get()?;
         let mut request = match query.cast::<PyString>() {
@@ -260,6 +263,11 @@ impl Store {
         request.route_key = route_key;
         request.ef = ef;
         request.dedup = dedup;
+        if let Some(filter) = filter {
+            let parsed =
+                folio::Filter::parse(filter).map_err(|e| invalid(format!("filter: {e}")))?;
+            request = request.filter(parsed);
+        }
         let response = run(py, &store, |s| s.search(&request))?;
         Ok(response.into())
     }

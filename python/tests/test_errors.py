@@ -27,7 +27,7 @@ def test_typed_errors_with_the_rust_message(store, tmp_path):
     with pytest.raises(folio.NotFound):
         store.search("x", target="default@99")
     with pytest.raises(folio.InvalidArgument, match="unknown format"):
-        store.upsert("a", "text", format="pdf")
+        store.upsert("a", "text", format="docx")
     with pytest.raises(folio.InvalidArgument, match="expand"):
         store.search("x", expand="chapter")
     with pytest.raises(folio.InvalidArgument, match="dedup_threshold"):

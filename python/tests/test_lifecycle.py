@@ -63,6 +63,22 @@ def test_delete_set_acl_and_metadata(store):
     assert len(store.search("secret plans", unrestricted=True)) == 0
 
 
+def test_typed_metadata_and_filters(store):
+    with store.batch() as b:
+        b.upsert("old", "refund policy", metadata={"team": "sre", "level": 2, "draft": True,
+                                                    "tags": ["faq", "pay"], "updated": "2023-05-01"})
+        b.upsert("new", "refund policy v2", metadata={"team": "ops", "level": 5, "draft": False,
+                                                       "tags": ["pay"], "updated": "2024-02-01"})
+    assert store.document("old")["metadata"] == {
+        "team": "sre", "level": 2.0, "draft": True, "tags": ["faq", "pay"], "updated": "2023-05-01"}
+    hits = store.search("refund", k=5, filter='tags contains "faq" or level > 4', dedup=None)
+    assert sorted(h.doc_id for h in hits) == ["new", "old"]
+    (hit,) = store.search("refund", k=5, filter="updated >= 2024-01-01 and not draft = true")
+    assert hit.doc_id == "new" and hit.metadata["team"] == "ops" and hit.metadata["level"] == 5.0
+    with pytest.raises(folio.InvalidArgument, match="filter"):
+        store.search("refund", filter="level >")
+
+
 def test_expand_and_token_budget(store):
     text = "# Guide\n\n" + "\n\n".join(f"Paragraph {i} about topic {i} and more words." for i in range(40))
     store.upsert("guide", text, format="markdown")

@@ -253,14 +253,7 @@ proptest! {
         text in prop_oneof![markdownish(), jumble(), any::<String>()],
         spec in spec(),
     ) {
-        for format in [
-            SourceFormat::Rust,
-            SourceFormat::Python,
-            SourceFormat::JavaScript,
-            SourceFormat::TypeScript,
-            SourceFormat::Tsx,
-            SourceFormat::Go,
-        ] {
+        for format in SourceFormat::CODE {
             chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
         }
     }

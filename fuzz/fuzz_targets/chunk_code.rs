@@ -13,14 +13,7 @@ use folio::chunk::SourceFormat;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for format in [
-        SourceFormat::Rust,
-        SourceFormat::Python,
-        SourceFormat::JavaScript,
-        SourceFormat::TypeScript,
-        SourceFormat::Tsx,
-        SourceFormat::Go,
-    ] {
+    for format in SourceFormat::CODE {
         if let Err(e) = chunk_support::check_any_format(&text, format) {
             panic!("{e}\ninput: {text:?}");
         }

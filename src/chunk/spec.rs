@@ -52,17 +52,19 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
+    /// The source code formats, in the order of their discriminants.
+    pub const CODE: [SourceFormat; 6] = [
+        SourceFormat::Rust,
+        SourceFormat::Python,
+        SourceFormat::JavaScript,
+        SourceFormat::TypeScript,
+        SourceFormat::Tsx,
+        SourceFormat::Go,
+    ];
+
     /// Whether the format is source code in a programming language.
     pub fn is_code(self) -> bool {
-        matches!(
-            self,
-            SourceFormat::Rust
-                | SourceFormat::Python
-                | SourceFormat::JavaScript
-                | SourceFormat::TypeScript
-                | SourceFormat::Tsx
-                | SourceFormat::Go
-        )
+        Self::CODE.contains(&self)
     }
 }
 

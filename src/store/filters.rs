@@ -70,11 +70,12 @@ impl Filtering {
     ) -> Result<Arc<RoaringBitmap>, StorageError> {
         self.extend(txn, index, upto)?;
         let key = filter.to_string();
-        let (from, mut bitmap) = match self.results.remove(&key) {
-            Some((done, bitmap)) if done == self.covered => {
-                self.results.insert(key, (done, bitmap.clone()));
-                return Ok(bitmap);
+        if let Some((done, bitmap)) = self.results.get(&key) {
+            if *done == self.covered {
+                return Ok(bitmap.clone());
             }
+        }
+        let (from, mut bitmap) = match self.results.remove(&key) {
             Some((done, bitmap)) => (done, Arc::unwrap_or_clone(bitmap)),
             None => (0, RoaringBitmap::new()),
         };

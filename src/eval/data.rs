@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::metrics::{CharOffsets, Span};
 use super::EvalError;
@@ -131,25 +131,75 @@ impl Question {
     }
 }
 
-#[derive(Deserialize)]
-struct RawQuestion {
-    query_id: String,
-    query: String,
+/// One line of a question set (`../shared/data/*/queries.jsonl`), as read and written:
+/// what `folio eval` asks, and what `folio log select` writes for a replay. Fields other
+/// readers add are ignored; every field beyond the id and the query is optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionRecord {
+    /// The question's id.
+    pub query_id: String,
+    /// The question.
+    pub query: String,
+    /// The documents it is about.
     #[serde(default)]
-    doc_ids: Vec<String>,
-    gold_spans: Vec<RawGold>,
+    pub doc_ids: Vec<String>,
+    /// The question type, or "" when the data set has none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bucket: String,
+    /// Its evidence (none when a logged request got no gold from feedback).
     #[serde(default)]
-    bucket: String,
+    pub gold_spans: Vec<GoldRecord>,
+    /// The logged request the question was selected from (`folio log select`); `None` in a
+    /// data set's question file.
+    #[serde(flatten)]
+    pub origin: Option<RequestOrigin>,
 }
 
-#[derive(Deserialize)]
-struct RawGold {
-    doc_id: String,
-    /// Code points, end exclusive.
-    start: Option<usize>,
-    end: Option<usize>,
-    start_byte: usize,
-    end_byte: usize,
+/// A gold span of a [`QuestionRecord`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoldRecord {
+    /// The document.
+    pub doc_id: String,
+    /// Start in code points (checked against `start_byte` when given).
+    #[serde(default)]
+    pub start: Option<usize>,
+    /// End in code points, exclusive.
+    #[serde(default)]
+    pub end: Option<usize>,
+    /// The span's text, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Start in bytes.
+    pub start_byte: usize,
+    /// End in bytes, exclusive.
+    pub end_byte: usize,
+}
+
+/// Where a selected question came from: the logged request, with what a replay needs to ask
+/// it again as it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestOrigin {
+    /// The request's id in the store's log.
+    pub request_id: u64,
+    /// Who asked; `null` for unrestricted tooling access (written even when null).
+    pub principals: Option<Vec<String>>,
+    /// What the caller named (index, `index@version`, alias).
+    pub target: String,
+    /// The index that answered.
+    pub index: String,
+    /// The version that answered.
+    pub version: u64,
+    /// The route key the caller gave.
+    #[serde(default)]
+    pub route_key: Option<String>,
+    /// The filter the search had (canonical text), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+}
+
+/// Reads a question set (JSON Lines) as it is, without checking it against a corpus.
+pub fn read_question_records(path: &Path) -> Result<Vec<QuestionRecord>, EvalError> {
+    Ok(json_lines(path)?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Reads questions (JSON Lines), at most `limit` of them, checking every gold span against
@@ -161,7 +211,7 @@ pub fn read_questions(
     limit: Option<usize>,
 ) -> Result<Vec<Question>, EvalError> {
     let mut questions = Vec::new();
-    for (line, record) in json_lines::<RawQuestion>(path)? {
+    for (line, record) in json_lines::<QuestionRecord>(path)? {
         if limit.is_some_and(|n| questions.len() >= n) {
             break;
         }
@@ -191,7 +241,7 @@ pub fn read_questions(
     Ok(questions)
 }
 
-fn check_gold(raw: &RawGold, corpus: &Corpus) -> Result<Gold, String> {
+fn check_gold(raw: &GoldRecord, corpus: &Corpus) -> Result<Gold, String> {
     let gold = Gold {
         doc_id: raw.doc_id.clone(),
         start: raw.start_byte,
@@ -311,4 +361,37 @@ fn json_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<(usize,
                 .map_err(|e| json_error(path, i + 1, e.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_records_keep_the_request_they_came_from() {
+        let plain = r#"{"query_id":"q1","query":"why?","doc_ids":["a"],"bucket":"x","extra":1,
+            "gold_spans":[{"doc_id":"a","start":0,"end":2,"text":"ab","start_byte":0,"end_byte":2}]}"#;
+        let record: QuestionRecord = serde_json::from_str(plain).unwrap();
+        assert_eq!(record.origin, None);
+        assert_eq!(record.gold_spans[0].end_byte, 2);
+        assert!(!serde_json::to_string(&record)
+            .unwrap()
+            .contains("principals"));
+
+        let logged = r#"{"query_id":"log-7","query":"why?","principals":null,"request_id":7,
+            "target":"kb","index":"kb","version":3,"route_key":"t1"}"#;
+        let record: QuestionRecord = serde_json::from_str(logged).unwrap();
+        let origin = record.origin.clone().unwrap();
+        assert_eq!((origin.request_id, origin.version), (7, 3));
+        assert_eq!(origin.principals, None);
+        assert_eq!(origin.route_key.as_deref(), Some("t1"));
+        assert!(record.gold_spans.is_empty());
+        // Null principals are written, so unrestricted access is said, not implied.
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(line.contains(r#""principals":null"#), "{line}");
+        assert_eq!(
+            serde_json::from_str::<QuestionRecord>(&line).unwrap(),
+            record
+        );
+    }
 }

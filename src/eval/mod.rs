@@ -17,7 +17,10 @@ pub mod score;
 pub mod spec;
 
 pub use build::{build_index, BuiltIndex, EmbedSetup, Workspace};
-pub use data::{read_questions, Corpus, Gold, Question};
+pub use data::{
+    read_question_records, read_questions, Corpus, Gold, GoldRecord, Question, QuestionRecord,
+    RequestOrigin,
+};
 pub use run::{ask_all, Answer, Settings, Unit};
 pub use score::{score_strategy, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};

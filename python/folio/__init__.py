@@ -27,6 +27,7 @@ from ._folio import (
     Store,
     StoreError,
     __version__,
+    eval,
 )
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "Store",
     "StoreError",
     "__version__",
+    "eval",
 ]

@@ -187,3 +187,22 @@ class Store:
     def feedback(
         self, request_id: int, *, rating: Optional[str] = None, note: Optional[str] = None
     ) -> None: ...
+
+EvalRow = Dict[str, Union[str, int, float, None]]
+"""One row of `folio eval --csv`: `strategy`, `group`, `questions`, `hit_at_K`, `mrr`, `full`, ...;
+the costs (`chunks_per_doc`, `index_bytes`, `vector_bytes`, `build_s`) are None in group rows."""
+
+def eval(
+    docs: Union[str, "os.PathLike[str]"],
+    queries: Union[str, "os.PathLike[str]"],
+    strategies: Sequence[str],
+    *,
+    k: Sequence[int] = (1, 3, 5),
+    embedder: Optional[str] = None,
+    token_budget: Optional[int] = None,
+    store_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    limit: Optional[int] = None,
+) -> List[EvalRow]:
+    """Builds each chunking strategy over the documents (JSON Lines), asks every question
+    (JSON Lines with gold spans) and returns the rows `folio eval --csv` writes: per strategy
+    a `group == "all"` row, then one per strategy and question group. Runs without the GIL."""

@@ -98,18 +98,7 @@ impl Common {
     }
 
     fn settings(&self, embedder: &dyn Embedder) -> Result<Settings, String> {
-        let mut ks = self.k.clone();
-        ks.sort_unstable();
-        ks.dedup();
-        if ks.is_empty() || ks[0] == 0 {
-            return Err("--k needs positive cut-offs, e.g. 1,3,5".into());
-        }
-        Ok(Settings {
-            embed_dim: embedder.dimension(),
-            embedder: format!("{} ({} dims)", embedder.name(), embedder.dimension()),
-            ks,
-            token_budget: self.budget,
-        })
+        Settings::new(embedder, self.k.clone(), self.budget).map_err(|e| format!("--{e}"))
     }
 
     /// Reads the data, builds every strategy and asks every question, with a progress bar.

@@ -2,13 +2,14 @@
 //!
 //! Each [`Strategy`] is built as its own index over the same documents with the same
 //! embedder ([`build`]), every question is asked of every index ([`run`]), and the answers
-//! are scored with [`metrics`] ([`score`]), printed ([`report`], [`plot`]) or compared
+//! are scored with [`metrics`] ([`score`]), printed ([`report`], `plot` with feature `plot`) or compared
 //! question by question ([`replay`]).
 
 pub mod ann;
 pub mod build;
 pub mod data;
 pub mod metrics;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod replay;
 pub mod report;
@@ -24,6 +25,29 @@ pub use data::{
 pub use run::{ask_all, Answer, Settings, Unit};
 pub use score::{score_strategy, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};
+
+/// Builds every strategy over `corpus` in turn, asks it every question and scores the
+/// answers: the reports `folio eval` prints, in the order of `strategies`. Each strategy's
+/// store is closed before the next is built.
+pub fn evaluate(
+    corpus: &Corpus,
+    questions: &[Question],
+    strategies: &[Strategy],
+    setup: &EmbedSetup,
+    settings: &Settings,
+    workspace: &Workspace,
+    progress: &dyn crate::store::Progress,
+) -> Result<Vec<StrategyReport>, EvalError> {
+    strategies
+        .iter()
+        .enumerate()
+        .map(|(n, strategy)| {
+            let built = build_index(n, strategy, corpus, setup, workspace, progress)?;
+            let answers = ask_all(&built, corpus, questions, settings, progress)?;
+            score_strategy(&built, corpus, questions, &answers, settings)
+        })
+        .collect()
+}
 
 /// Why an evaluation could not run.
 #[derive(Debug, thiserror::Error)]

@@ -57,45 +57,92 @@ fn fractions(s: &Scores) -> Vec<f64> {
     values
 }
 
-fn metric_cells(s: &Scores) -> Vec<String> {
-    let mut cells = vec![s.questions.to_string()];
-    cells.extend(fractions(s).into_iter().map(|x| format!("{x:.4}")));
-    cells.extend([s.avg_input_tokens, s.avg_chars].map(|x| format!("{x:.1}")));
-    cells.extend([s.p50_ms, s.p95_ms].map(|x| format!("{x:.3}")));
+/// One value of a report row: CSV prints it with its decimals, Python gets the number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// The strategy or group name.
+    Text(String),
+    /// A count (questions, bytes).
+    Count(u64),
+    /// A measure, printed with `decimals` digits.
+    Number {
+        /// The value.
+        value: f64,
+        /// Digits after the point in CSV.
+        decimals: usize,
+    },
+    /// A strategy-level cost in a group row, where it does not apply.
+    Empty,
+}
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Text(text) => f.write_str(text),
+            Cell::Count(n) => write!(f, "{n}"),
+            Cell::Number { value, decimals } => write!(f, "{value:.decimals$}"),
+            Cell::Empty => Ok(()),
+        }
+    }
+}
+
+fn number(value: f64, decimals: usize) -> Cell {
+    Cell::Number { value, decimals }
+}
+
+fn metric_cells(s: &Scores) -> Vec<Cell> {
+    let mut cells = vec![Cell::Count(s.questions as u64)];
+    cells.extend(fractions(s).into_iter().map(|x| number(x, 4)));
+    cells.extend([s.avg_input_tokens, s.avg_chars].map(|x| number(x, 1)));
+    cells.extend([s.p50_ms, s.p95_ms].map(|x| number(x, 3)));
     cells
 }
 
 /// Strategy-level costs; empty in group rows, where they do not apply.
-fn cost_cells(report: Option<&StrategyReport>) -> Vec<String> {
+fn cost_cells(report: Option<&StrategyReport>) -> Vec<Cell> {
     match report {
         Some(r) => vec![
-            format!("{:.1}", r.chunks_per_doc),
-            r.index_bytes.to_string(),
-            r.vector_bytes.to_string(),
-            format!("{:.2}", r.build_secs),
+            number(r.chunks_per_doc, 1),
+            Cell::Count(r.index_bytes),
+            Cell::Count(r.vector_bytes),
+            number(r.build_secs, 2),
         ],
-        None => vec![String::new(); 4],
+        None => vec![Cell::Empty; 4],
     }
 }
 
-/// CSV: one `group = all` row per strategy, then one row per strategy and group.
-pub fn csv(reports: &[StrategyReport], ks: &[usize]) -> String {
+/// The rows of `folio eval --csv`, with their column names: one `group = all` row per
+/// strategy, then one row per strategy and group.
+pub fn rows(reports: &[StrategyReport], ks: &[usize]) -> (Vec<String>, Vec<Vec<Cell>>) {
     let mut header = vec!["strategy".to_string(), "group".to_string()];
     header.extend(metric_columns(ks));
-    let mut out = csv_line(&header);
-    for r in reports {
-        out += &csv_line(&csv_row(&r.strategy, ALL, &r.all, Some(r)));
-    }
+    let mut rows: Vec<Vec<Cell>> = reports
+        .iter()
+        .map(|r| row(&r.strategy, ALL, &r.all, Some(r)))
+        .collect();
     for r in reports {
         for (group, scores) in &r.groups {
-            out += &csv_line(&csv_row(&r.strategy, group, scores, None));
+            rows.push(row(&r.strategy, group, scores, None));
         }
+    }
+    (header, rows)
+}
+
+/// [`rows`] as CSV.
+pub fn csv(reports: &[StrategyReport], ks: &[usize]) -> String {
+    let (header, rows) = rows(reports, ks);
+    let mut out = csv_line(&header);
+    for row in rows {
+        out += &csv_line(&row.iter().map(Cell::to_string).collect::<Vec<_>>());
     }
     out
 }
 
-fn csv_row(strategy: &str, group: &str, s: &Scores, cost: Option<&StrategyReport>) -> Vec<String> {
-    let mut row = vec![strategy.to_string(), group.to_string()];
+fn row(strategy: &str, group: &str, s: &Scores, cost: Option<&StrategyReport>) -> Vec<Cell> {
+    let mut row = vec![
+        Cell::Text(strategy.to_string()),
+        Cell::Text(group.to_string()),
+    ];
     row.extend(metric_cells(s));
     row.extend(cost_cells(cost));
     row

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::build::BuiltIndex;
 use super::data::{Corpus, Question};
 use super::EvalError;
+use crate::embed::Embedder;
 use crate::retrieve::SearchRequest;
 use crate::store::{Access, Progress};
 
@@ -37,6 +38,28 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The settings of `embedder` with the Hit@k cut-offs `ks` (sorted, duplicates dropped;
+    /// at least one, none zero) and an optional token budget.
+    pub fn new(
+        embedder: &dyn Embedder,
+        mut ks: Vec<usize>,
+        token_budget: Option<usize>,
+    ) -> Result<Settings, EvalError> {
+        ks.sort_unstable();
+        ks.dedup();
+        if ks.first().is_none_or(|&k| k == 0) {
+            return Err(EvalError::Invalid(
+                "k needs positive cut-offs, e.g. 1,3,5".into(),
+            ));
+        }
+        Ok(Settings {
+            embed_dim: embedder.dimension(),
+            embedder: format!("{} ({} dims)", embedder.name(), embedder.dimension()),
+            ks,
+            token_budget,
+        })
+    }
+
     /// The k of completeness, utilisation, Chroma's scores and input tokens.
     pub fn k(&self) -> usize {
         self.ks.iter().copied().max().unwrap_or(5)

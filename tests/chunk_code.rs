@@ -479,6 +479,74 @@ fn javascript_typescript_and_go_items() {
     assert!(text.starts_with("server/server.go > func (s *Server) ServeHTTP\nimport ( \"encoding/json\" \"net/http\" )\n\n// ServeHTTP"), "{text}");
 }
 
+const CONF_JS: &str = r#"const fs = require("fs");
+const { join } = require("node:path");
+var yaml = require("js-yaml").default, YAML_OPTS = require("./opts");
+require("./polyfill");
+const cache = new Map();
+
+function load(name) {
+  return cache.get(name) ?? yaml.load(fs.readFileSync(join("conf", name), "utf8"));
+}
+
+function lazy() {
+  const extra = require("./extra");
+  return extra.run();
+}
+"#;
+
+#[test]
+fn commonjs_requires_are_imports_in_the_embedded_text() {
+    use folio::chunk::tree::BlockKind;
+    for format in [SourceFormat::JavaScript, SourceFormat::TypeScript] {
+        let tree = folio::chunk::readers::code::read(CONF_JS, format).unwrap();
+        let imports: Vec<&str> = tree
+            .blocks
+            .iter()
+            .filter(|b| b.kind == BlockKind::Import)
+            .map(|b| &CONF_JS[b.span.start..b.span.end])
+            .collect();
+        // Every top-level `require`, alone or declared; not a declaration of another value.
+        assert_eq!(
+            imports,
+            [
+                "const fs = require(\"fs\");",
+                "const { join } = require(\"node:path\");",
+                "var yaml = require(\"js-yaml\").default, YAML_OPTS = require(\"./opts\");",
+                "require(\"./polyfill\");",
+            ],
+            "{format:?}"
+        );
+        let out = chunked(CONF_JS, format, 1000);
+        assert_eq!(
+            paths(&out),
+            ["", "function load", "function lazy"],
+            "{format:?}"
+        );
+        let embed = EmbedTexts::new(CONF_JS, format).with_path("conf.js");
+        let header = |title: &str| {
+            let c = out
+                .children
+                .iter()
+                .find(|c| c.section_path == [title])
+                .unwrap();
+            let text = embed.get(&c.section_path, c.span, 2);
+            let shown = &CONF_JS[c.span.start..c.span.end];
+            text.strip_suffix(shown).unwrap().to_string()
+        };
+        // The requires `load` names head its text; `cache`, a plain constant, does not.
+        assert_eq!(
+            header("function load"),
+            "conf.js > function load\n\
+             const fs = require(\"fs\");\n\
+             const { join } = require(\"node:path\");\n\
+             var yaml = require(\"js-yaml\").default, YAML_OPTS = require(\"./opts\");\n\n",
+            "{format:?}"
+        );
+        assert_eq!(header("function lazy"), "conf.js > function lazy\n\n");
+    }
+}
+
 #[test]
 fn a_statement_longer_than_a_child_is_cut_at_lines() {
     let rows: String = (0..40)

@@ -40,6 +40,8 @@ struct Grammar {
     /// (empty: their only named child).
     wrappers: &'static [(&'static str, &'static str)],
     imports: &'static [&'static str],
+    /// Whether `require("m")` statements and declarations are imports too (CommonJS).
+    commonjs: bool,
     /// Nodes whose named children are statements or inner items (bodies, blocks, arms).
     bodies: &'static [&'static str],
     /// Comments and attributes, which belong to the code right below them.
@@ -62,6 +64,7 @@ const RUST: Grammar = Grammar {
     ],
     wrappers: &[],
     imports: &["use_declaration", "extern_crate_declaration"],
+    commonjs: false,
     bodies: &[
         "block",
         "declaration_list",
@@ -84,6 +87,7 @@ const PYTHON: Grammar = Grammar {
         "import_from_statement",
         "future_import_statement",
     ],
+    commonjs: false,
     bodies: &["block"],
     leading: &["comment"],
 };
@@ -104,6 +108,7 @@ const JAVASCRIPT: Grammar = Grammar {
     items: &JS_ITEMS,
     wrappers: &[("export_statement", "declaration")],
     imports: &["import_statement"],
+    commonjs: true,
     bodies: &JS_BODIES,
     leading: &["comment"],
 };
@@ -141,6 +146,7 @@ const TYPESCRIPT: Grammar = Grammar {
         ("expression_statement", ""),
     ],
     imports: &["import_statement"],
+    commonjs: true,
     bodies: &TS_BODIES,
     leading: &["comment"],
 };
@@ -159,6 +165,7 @@ const GO: Grammar = Grammar {
     ],
     wrappers: &[],
     imports: &["import_declaration"],
+    commonjs: false,
     bodies: &[
         "block",
         "field_declaration_list",
@@ -265,7 +272,7 @@ impl Reader<'_> {
         let kind = if let Some(title) = self.title(inner) {
             let signature = self.signature(node, inner);
             BlockKind::Symbol { title, signature }
-        } else if self.grammar.imports.contains(&inner.kind()) {
+        } else if self.grammar.imports.contains(&inner.kind()) || self.is_require(inner) {
             return Block::leaf(BlockKind::Import, span.start, span.end);
         } else {
             BlockKind::Statement
@@ -279,6 +286,46 @@ impl Reader<'_> {
             span,
             children,
         }
+    }
+
+    /// Whether `node` is a CommonJS import: `require("m")` alone, or a declaration whose
+    /// every value is one (`const fs = require("fs")`, `var { a } = require("m").b`).
+    fn is_require(&self, node: Node<'_>) -> bool {
+        if !self.grammar.commonjs {
+            return false;
+        }
+        match node.kind() {
+            "expression_statement" => node.named_child(0).is_some_and(|e| self.require_call(e)),
+            "lexical_declaration" | "variable_declaration" => {
+                let mut cursor = node.walk();
+                let values: Vec<Option<Node<'_>>> = node
+                    .named_children(&mut cursor)
+                    .filter(|d| d.kind() == "variable_declarator")
+                    .map(|d| d.child_by_field_name("value"))
+                    .collect();
+                !values.is_empty()
+                    && values
+                        .into_iter()
+                        .all(|v| v.is_some_and(|v| self.require_call(v)))
+            }
+            // TypeScript's wrapper gives the expression of `require("m");` itself.
+            _ => self.require_call(node),
+        }
+    }
+
+    /// `require(…)`, or a member read off it (`require("m").b`).
+    fn require_call(&self, node: Node<'_>) -> bool {
+        let mut node = node;
+        while node.kind() == "member_expression" {
+            match node.child_by_field_name("object") {
+                Some(object) => node = object,
+                None => return false,
+            }
+        }
+        node.kind() == "call_expression"
+            && node
+                .child_by_field_name("function")
+                .is_some_and(|f| f.kind() == "identifier" && self.flat(f) == "require")
     }
 
     /// The blocks of every body below `node`, down to the next bodies.

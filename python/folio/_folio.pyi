@@ -62,6 +62,8 @@ class Hit:
     start: int
     end: int
     tokens: int
+    pages: Optional[Tuple[int, int]]
+    """First and last page (from 1) of `text`, for a PDF document; None for other formats."""
     spans: List[Span]
     index: str
     version: int
@@ -87,7 +89,7 @@ class Batch:
     def upsert(
         self,
         doc_id: str,
-        text: str,
+        text: Union[str, bytes],
         *,
         format: str = "text",
         acl: Optional[Sequence[str]] = None,
@@ -138,7 +140,7 @@ class Store:
     def upsert(
         self,
         doc_id: str,
-        text: str,
+        text: Union[str, bytes],
         *,
         format: str = "text",
         acl: Optional[Sequence[str]] = None,
@@ -150,7 +152,7 @@ class Store:
     def delete(self, doc_id: str) -> Dict[str, Json]: ...
     def set_acl(self, doc_id: str, acl: Sequence[str]) -> Dict[str, Json]: ...
     def plan(
-        self, doc_id: str, text: str, *, format: str = "text", index: str = "default"
+        self, doc_id: str, text: Union[str, bytes], *, format: str = "text", index: str = "default"
     ) -> List[Dict[str, Json]]: ...
     def search(
         self,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use parking_lot::Mutex;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::convert::{by_name, f32_array, to_json, to_py};
 use crate::errors::{self, invalid};
@@ -18,12 +18,13 @@ pub enum Op {
 }
 
 /// The formats `format=` takes.
-const FORMATS: &str = "\"text\", \"markdown\", \"html\", \"csv\", \"tsv\", \"dialog\", \"rust\", \"python\", \"javascript\", \"typescript\", \"tsx\" or \"go\"";
+const FORMATS: &str = "\"text\", \"markdown\", \"html\", \"csv\", \"tsv\", \"dialog\", \"rust\", \"python\", \"javascript\", \"typescript\", \"tsx\", \"go\" or \"pdf\"";
 
 /// The arguments of an upsert, as Python passes them.
 pub struct UpsertArgs<'a, 'py> {
     pub doc_id: String,
-    pub text: String,
+    /// The text (str), or the file's bytes (UTF-8 text, or a PDF file).
+    pub text: &'a Bound<'py, PyAny>,
     pub format: &'a str,
     pub acl: Option<Vec<String>>,
     pub metadata: Option<&'a Bound<'py, PyDict>>,
@@ -38,8 +39,9 @@ impl UpsertArgs<'_, '_> {
     /// dtype, rank or width than the index's, or with NaN or infinity.
     pub fn into_op(self, store: &folio::Store) -> PyResult<Op> {
         let format = by_name(self.format, "format", FORMATS)?;
-        let mut doc = folio::Document::new(self.doc_id, format, self.text)
-            .with_acl(self.acl.unwrap_or_default());
+        let text = document_text(self.text, format)?;
+        let mut doc =
+            folio::Document::new(self.doc_id, format, text).with_acl(self.acl.unwrap_or_default());
         doc.title = self.title;
         doc.source_uri = self.source_uri;
         if let Some(metadata) = self.metadata {
@@ -53,6 +55,31 @@ impl UpsertArgs<'_, '_> {
         };
         Ok(Op::Upsert(doc, vectors))
     }
+}
+
+/// The stored text of a document given as `text`: a str as it is (for a PDF, text extracted
+/// before, as `Store.document` gives it back); bytes as UTF-8, or for `format="pdf"` the PDF
+/// file, whose text layer is extracted without the GIL.
+fn document_text(text: &Bound<'_, PyAny>, format: folio::SourceFormat) -> PyResult<String> {
+    if let Ok(text) = text.cast::<PyString>() {
+        return Ok(text.to_cow()?.into_owned());
+    }
+    let bytes = text.cast::<PyBytes>().map_err(|_| {
+        let found = text.get_type().name().map(|n| n.to_string());
+        invalid(format!(
+            "text must be str or bytes, not {}",
+            found.unwrap_or_else(|_| "another type".into())
+        ))
+    })?;
+    if format == folio::SourceFormat::Pdf {
+        let bytes = bytes.as_bytes().to_vec();
+        return text
+            .py()
+            .detach(|| folio::chunk::readers::pdf::extract(&bytes))
+            .map_err(|e| invalid(format!("pdf: {e}")));
+    }
+    String::from_utf8(bytes.as_bytes().to_vec())
+        .map_err(|_| invalid("text: bytes that are not UTF-8 (a PDF file needs format=\"pdf\")"))
 }
 
 /// `vectors=`: one float32 array of shape (chunks, dimension) for the `default` index, or a
@@ -140,9 +167,11 @@ fn finished() -> PyErr {
 
 #[pymethods]
 impl Batch {
-    /// Adds or replaces a document. `format` is how its text is read ("text", "markdown",
-    /// "html", "csv", "tsv", "dialog", or source code: "rust", "python", "javascript",
-    /// "typescript", "tsx", "go"); `acl` lists the principals who may see it (none:
+    /// Adds or replaces a document. `text` is a str, or bytes (UTF-8 text, or the file of a
+    /// PDF). `format` is how it is read ("text", "markdown", "html", "csv", "tsv", "dialog",
+    /// source code: "rust", "python", "javascript", "typescript", "tsx", "go", or "pdf": the
+    /// PDF's text layer, without running headers and footers, becomes the stored text, and
+    /// hits carry their `pages`); `acl` lists the principals who may see it (none:
     /// public); `metadata` is a dict of plain values kept with it. `vectors` brings your own
     /// embeddings: a float32 array of shape (chunks, dimension) in the order of
     /// `Store.plan`, for the `default` index, or a dict of such arrays by index name.
@@ -151,7 +180,7 @@ impl Batch {
     fn upsert(
         &self,
         doc_id: String,
-        text: String,
+        text: &Bound<'_, PyAny>,
         format: &str,
         acl: Option<Vec<String>>,
         metadata: Option<&Bound<'_, PyDict>>,

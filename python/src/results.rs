@@ -64,6 +64,9 @@ pub struct Hit {
     /// Estimated tokens of `text`.
     #[pyo3(get)]
     pub tokens: usize,
+    /// The first and last page `text` lies on (from 1), for a PDF; None for other formats.
+    #[pyo3(get)]
+    pub pages: Option<(u32, u32)>,
     /// The matching children inside the unit, best first.
     #[pyo3(get)]
     pub spans: Vec<Span>,
@@ -159,6 +162,7 @@ impl From<folio::SearchResponse> for SearchResult {
                 start: h.start,
                 end: h.end,
                 tokens: h.tokens,
+                pages: h.pages.map(|p| (p.first, p.last)),
                 spans: h
                     .children
                     .into_iter()

@@ -152,7 +152,7 @@ impl Store {
         &self,
         py: Python<'_>,
         doc_id: String,
-        text: String,
+        text: &Bound<'_, PyAny>,
         format: &str,
         acl: Option<Vec<String>>,
         metadata: Option<&Bound<'_, PyDict>>,
@@ -193,7 +193,7 @@ impl Store {
         &self,
         py: Python<'py>,
         doc_id: String,
-        text: String,
+        text: &Bound<'_, PyAny>,
         format: &str,
         index: &str,
     ) -> PyResult<Bound<'py, PyAny>> {

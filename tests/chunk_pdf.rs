@@ -1,6 +1,7 @@
 //! The PDF reader on a generated two-column paper (`pdf_support`): reading order (left column
 //! before right), no running header, footer or page number in any chunk, hyphenated line
 //! ends joined, headings in section paths, every content word kept, each chunk's pages;
+//! a table across a page break read as one table, cut in row groups under its head row;
 //! damaged and encrypted files refused with a typed error.
 #![cfg(feature = "pdf")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
@@ -11,8 +12,8 @@ mod pdf_support;
 use chunk_support::{check_any_format, chunk_and_check, specs};
 use folio::chunk::readers::pdf::{extract, PdfError};
 use folio::chunk::tree::BlockKind;
-use folio::chunk::{chunk_document, pages, ChunkSpec, SourceFormat};
-use pdf_support::{paper, paper_with, FOOTER, HEADER};
+use folio::chunk::{chunk_document, pages, ChunkSpec, EmbedTexts, SourceFormat};
+use pdf_support::{paper, paper_with, report, FOOTER, HEADER};
 use proptest::prelude::*;
 
 /// The content words of extracted text: heading marks left out.
@@ -133,6 +134,111 @@ fn chunks_keep_the_contract_and_know_their_pages() {
 }
 
 #[test]
+fn a_table_across_a_page_break_is_one_table_with_its_head_row_once() {
+    for repeat in [false, true] {
+        let report = report(70, repeat);
+        let text = extract(&report.bytes).unwrap();
+        let row = |cells: &[String]| cells.join("\t");
+        let head = row(&report.head);
+        assert_eq!(report.rows[0].1, 1);
+        assert_eq!(report.rows.last().unwrap().1, 2);
+        assert_eq!(
+            text.matches("Quantity").count(),
+            1,
+            "repeat {repeat}: {text}"
+        );
+        assert!(!text.contains(HEADER) && !text.contains(FOOTER.trim_end_matches("2026-03-")));
+
+        // One table: the head row, then every row in order, a page break among them.
+        let tree = folio::chunk::readers::pdf::read(&text);
+        let tables: Vec<_> = tree
+            .blocks
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::Table { .. }))
+            .collect();
+        assert_eq!(tables.len(), 1, "repeat {repeat}: {text}");
+        let table = tables[0];
+        let BlockKind::Table { header: Some(h) } = table.kind else {
+            panic!("no head row: {:?}", table.kind);
+        };
+        assert_eq!(&text[h.start..h.end], head);
+        let rows: Vec<&str> = table
+            .children
+            .iter()
+            .filter(|b| b.kind == BlockKind::Row)
+            .map(|b| &text[b.span.start..b.span.end])
+            .collect();
+        let expected: Vec<String> = std::iter::once(head.clone())
+            .chain(report.rows.iter().map(|(cells, _)| row(cells)))
+            .collect();
+        assert_eq!(rows, expected);
+        let breaks: Vec<_> = table
+            .children
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::PageBreak { page: 2 }))
+            .collect();
+        let first_on_2 = report.rows.iter().find(|(_, p)| *p == 2).unwrap();
+        assert_eq!(breaks.len(), 1);
+        assert_eq!(breaks[0].span.end, text.find(&row(&first_on_2.0)).unwrap());
+        // The paragraphs around it are not in it.
+        let before = report.before.join(" ");
+        let after = report.after.join(" ");
+        assert!(text[..table.span.start].contains(&before), "{text}");
+        assert!(text[table.span.end..].contains(&after), "{text}");
+
+        // Cut in row groups: whole rows, each group under the head row, pages known.
+        let title = report.head.join(" | ");
+        let out = chunk_and_check(&text, SourceFormat::Pdf, &ChunkSpec::default()).unwrap();
+        let embed = EmbedTexts::new(&text, SourceFormat::Pdf);
+        let groups: Vec<_> = out
+            .children
+            .iter()
+            .filter(|c| table.span.start <= c.span.start && c.span.end <= table.span.end)
+            .collect();
+        assert!(groups.len() >= 3, "{} groups", groups.len());
+        let mut seen = Vec::new();
+        for c in &groups {
+            assert_eq!(c.section_path.last(), Some(&title));
+            let shown = &text[c.span.start..c.span.end];
+            assert!(!shown.contains(HEADER) && !shown.contains("Draft for review"));
+            for line in shown.split('\n') {
+                let line = line.trim_start_matches('\u{c}');
+                assert!(expected.iter().any(|r| r == line), "a cut row {line:?}");
+                seen.push(line.to_string());
+            }
+            let embedded = embed.get(&c.section_path, c.span, 2);
+            if c.span.start == h.start {
+                assert!(embedded.contains(&head));
+            } else {
+                assert!(
+                    embedded.contains(&format!("{title}\n{shown}")),
+                    "{embedded}"
+                );
+            }
+            let got = pages(&text, SourceFormat::Pdf, c.span).unwrap();
+            let on = |r: &str| {
+                report
+                    .rows
+                    .iter()
+                    .find(|(cells, _)| row(cells) == r)
+                    .map(|(_, p)| *p)
+            };
+            let lines: Vec<&str> = shown
+                .split('\n')
+                .map(|l| l.trim_start_matches('\u{c}'))
+                .collect();
+            let first = lines.iter().find_map(|l| on(l)).unwrap_or(1);
+            let last = lines.iter().rev().find_map(|l| on(l)).unwrap();
+            assert_eq!((got.first, got.last), (first, last), "{shown:?}");
+        }
+        assert_eq!(
+            seen, expected,
+            "every row once, in order, the head row once"
+        );
+    }
+}
+
+#[test]
 fn damaged_and_encrypted_files_are_typed_errors() {
     assert!(matches!(
         extract(b"%PDF-1.7\nnothing else"),
@@ -149,6 +255,24 @@ fn damaged_and_encrypted_files_are_typed_errors() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Extracted text with tables (tab-separated cells, page breaks between rows, ragged
+    /// rows) keeps the chunking contract with every spec.
+    #[test]
+    fn text_with_tables_keeps_the_contract(
+        lines in prop::collection::vec(
+            prop::collection::vec("[a-zé ]{0,6}", 1..5).prop_map(|cells| cells.join("\t")),
+            0..30,
+        ),
+        seps in prop::collection::vec(prop::sample::select(vec!["\n", "\n\n", "\n\u{c}", "\n\n\u{c}", "\t\n"]), 30),
+    ) {
+        let mut text = String::new();
+        for (line, sep) in lines.iter().zip(&seps) {
+            text.push_str(line);
+            text.push_str(sep);
+        }
+        check_any_format(&text, SourceFormat::Pdf).map_err(TestCaseError::fail)?;
+    }
 
     /// A file damaged anywhere (bytes overwritten, cut short) gives text that keeps the
     /// chunking contract, or a typed error; never a panic.

@@ -2,7 +2,8 @@
 //! deterministically: a paper set in two columns over several pages, with a title and
 //! section headings in larger type, paragraphs spaced apart, words hyphenated at line ends,
 //! a running header and footer that carry the page number, and a page number alone; and the
-//! words a reader must make of it, in reading order, with their pages.
+//! words a reader must make of it, in reading order, with their pages. And a report in one
+//! column whose table runs on to the next page, its head row repeated there or not.
 
 // Each test crate uses a different part of this module.
 #![allow(dead_code)]
@@ -273,6 +274,91 @@ pub fn paper_with(sections: usize, paragraphs: usize, compress: bool) -> Paper {
         }
     }
     w.finish(title, compress)
+}
+
+/// Where the table's columns start.
+const TABLE_X: [f64; 4] = [54.0, 160.0, 330.0, 450.0];
+
+/// A generated report holding one table across a page break.
+pub struct Report {
+    /// The PDF file.
+    pub bytes: Vec<u8>,
+    /// The head row's cells.
+    pub head: Vec<String>,
+    /// Every other row's cells, in order, with the page each is on.
+    pub rows: Vec<(Vec<String>, u32)>,
+    /// The words of the paragraph before the table.
+    pub before: Vec<String>,
+    /// The words of the paragraph after it.
+    pub after: Vec<String>,
+}
+
+impl Writer {
+    /// A table in one column from the current line down, its rows at [`TABLE_X`], on to
+    /// the next page when the page is full (the head row shown again there if `repeat`).
+    fn table(&mut self, head: &[String], rows: &[Vec<String>], repeat: bool) -> Vec<u32> {
+        self.flush();
+        self.advance(PITCH / 2.0);
+        let show = |w: &mut Writer, cells: &[String]| {
+            for (x, cell) in TABLE_X.iter().zip(cells) {
+                w.show("F1", BODY, *x, w.y, cell);
+            }
+            w.y -= PITCH;
+        };
+        show(self, head);
+        let mut pages = Vec::new();
+        for row in rows {
+            if self.y < BOTTOM {
+                self.pages.push(Vec::new());
+                self.y = TOP;
+                if repeat {
+                    show(self, head);
+                }
+            }
+            show(self, row);
+            pages.push(self.page());
+        }
+        self.advance(PITCH / 2.0);
+        pages
+    }
+}
+
+/// A one-column report: a paragraph, a table of `rows` rows that runs on to page 2 (more
+/// than 45 rows), a paragraph; running header, footer and page numbers on every page.
+pub fn report(rows: usize, repeat: bool) -> Report {
+    let mut w = Writer::new();
+    let sentence = |from: usize| -> Vec<String> {
+        let mut words: Vec<String> = (from..from + 12).map(|n| word(n, false)).collect();
+        if let Some(last) = words.last_mut() {
+            last.push('.');
+        }
+        words
+    };
+    let (before, after) = (sentence(0), sentence(500));
+    w.paragraph(&before);
+    let head: Vec<String> = ["Code", "Product", "Quantity", "Price"]
+        .map(String::from)
+        .into();
+    let body: Vec<Vec<String>> = (0..rows)
+        .map(|i| {
+            vec![
+                format!("R{i:03}"),
+                format!("{} {}", word(100 + 2 * i, false), word(101 + 2 * i, false)),
+                (7 * i % 90 + 1).to_string(),
+                format!("{}.{:02}", 3 + i % 40, 7 * i % 100),
+            ]
+        })
+        .collect();
+    let pages = w.table(&head, &body, repeat);
+    w.paragraph(&after);
+    let paper = w.finish("Quarterly stock report", true);
+    Report {
+        bytes: paper.bytes,
+        head,
+        rows: body.into_iter().zip(pages).collect(),
+        before,
+        after,
+    }
 }
 
 /// `paper`'s first page encrypted with the user password `secret`.

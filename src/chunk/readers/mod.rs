@@ -87,8 +87,13 @@ pub(crate) fn head_title(text: &str, tree: &Tree, row: super::Span) -> String {
     if !tree.markup.is_empty() {
         return html::cells(text, &tree.markup, row).join(" | ");
     }
-    let _ = tree;
-    let cells = markdown::cells(&text[row.start..row.end]);
+    let row = &text[row.start..row.end];
+    // A PDF table's row (plain text): cells separated by tabs.
+    let cells = if tree.prose == super::tree::Prose::Plain && row.contains('\t') {
+        row.split('\t').map(str::trim).collect()
+    } else {
+        markdown::cells(row)
+    };
     cells
         .into_iter()
         .filter(|c| !c.is_empty())

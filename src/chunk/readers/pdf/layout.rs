@@ -3,7 +3,10 @@
 //! columns read one after the other, lines repeated at the top or bottom of pages (digits
 //! aside) and bare page numbers are dropped, lines join into paragraphs by their spacing and
 //! indents (hyphenated line ends joined), and lines set larger than the body text become
-//! headings, one level per size.
+//! headings, one level per size. Rows of three or more cells placed apart in aligned
+//! columns are tables: one line per row, cells separated by tabs; a table that runs on at
+//! the top of the next page (same columns, its head row repeated or not) is one table with
+//! its head row once.
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,6 +21,9 @@ const PIECE_GAP: f64 = 1.5;
 const SPACE_GAP: f64 = 0.18;
 /// Lines this much larger than the body text are headings.
 const HEADING_RATIO: f64 = 1.15;
+/// The fewest cells of a table row: two pieces side by side are as likely two columns of
+/// text as a table, so two-column tables are read as columns.
+const TABLE_CELLS: usize = 3;
 
 /// Each column's left and right edge, by page and flow.
 type Edges = HashMap<(usize, (usize, usize)), (f64, f64)>;
@@ -34,15 +40,30 @@ struct Line {
     y: f64,
     size: f64,
     text: String,
+    /// A table row's cells, left and right edges (empty for running text).
+    cells: Vec<(f64, f64)>,
 }
 
-/// A run of glyphs on one row with no wide gap inside.
+/// A run of glyphs on one row with no wide gap inside, or a whole table row.
 struct Piece {
     x0: f64,
     x1: f64,
     y: f64,
     size: f64,
     glyphs: Vec<Glyph>,
+    /// A table row's cells: edges and text (empty for running text).
+    cells: Vec<(f64, f64, String)>,
+}
+
+impl Piece {
+    /// Its text; a table row's cells separated by tabs.
+    fn text(&self) -> String {
+        if self.cells.is_empty() {
+            return piece_text(&self.glyphs);
+        }
+        let cells: Vec<&str> = self.cells.iter().map(|c| c.2.as_str()).collect();
+        cells.join("\t")
+    }
 }
 
 /// The stored text of these pages.
@@ -58,10 +79,14 @@ pub(super) fn text(pages: &[Page]) -> String {
 
 /// The lines of one page in reading order.
 fn page_lines(page: usize, source: &Page) -> Vec<Line> {
-    let pieces = pieces(&source.glyphs);
-    let gutter = gutter(&pieces);
+    let pieces = tables(pieces(&source.glyphs));
+    // Table cells are narrow pieces side by side: they would pass for columns of text.
+    let text_pieces: Vec<&Piece> = pieces.iter().filter(|p| p.cells.is_empty()).collect();
+    let gutter = gutter(&text_pieces);
     let column = |p: &Piece| match gutter {
         None => 0,
+        // A table row is read whole, across the columns.
+        Some(_) if !p.cells.is_empty() => 2,
         Some(g) if p.x1 <= g => 0,
         Some(g) if p.x0 >= g => 1,
         Some(_) => 2,
@@ -82,14 +107,18 @@ fn page_lines(page: usize, source: &Page) -> Vec<Line> {
     order.sort_by_key(|a| (a.0, a.1));
     let mut lines: Vec<Line> = Vec::new();
     for (band, c, piece) in order {
-        let same_row =
-            |l: &Line| l.flow == (band, c) && (l.y - piece.y).abs() < 0.3 * l.size.max(piece.size);
+        let same_row = |l: &Line| {
+            l.flow == (band, c)
+                && l.cells.is_empty()
+                && piece.cells.is_empty()
+                && (l.y - piece.y).abs() < 0.3 * l.size.max(piece.size)
+        };
         match lines.last_mut() {
             Some(line) if same_row(line) => {
                 line.x1 = line.x1.max(piece.x1);
                 line.size = line.size.max(piece.size);
                 line.text.push(' ');
-                line.text.push_str(&piece_text(&piece.glyphs));
+                line.text.push_str(&piece.text());
             }
             _ => lines.push(Line {
                 page,
@@ -98,7 +127,8 @@ fn page_lines(page: usize, source: &Page) -> Vec<Line> {
                 x1: piece.x1,
                 y: piece.y,
                 size: piece.size,
-                text: piece_text(&piece.glyphs),
+                text: piece.text(),
+                cells: piece.cells.iter().map(|c| (c.0, c.1)).collect(),
             }),
         }
     }
@@ -146,6 +176,7 @@ fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
                         y: g.y,
                         size: g.size,
                         glyphs: vec![g.clone()],
+                        cells: Vec::new(),
                     });
                 }
             }
@@ -153,6 +184,76 @@ fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
         out.extend(current);
     }
     out
+}
+
+/// `pieces` (rows top to bottom, each left to right) with every table row made one piece:
+/// a table is two or more consecutive rows of the same number of pieces (at least
+/// [`TABLE_CELLS`]), each piece overlapping the same column of every other row.
+fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
+    let mut rows: Vec<Vec<Piece>> = Vec::new();
+    for piece in pieces {
+        match rows.last_mut() {
+            Some(row) if row.first().is_some_and(|f| same_baseline(f, &piece)) => row.push(piece),
+            _ => rows.push(vec![piece]),
+        }
+    }
+    let fits = |columns: &[(f64, f64)], row: &[Piece]| {
+        let edges: Vec<(f64, f64)> = row.iter().map(|p| (p.x0, p.x1)).collect();
+        let size = row.iter().map(|p| p.size).fold(0.0, f64::max);
+        aligned(columns, &edges, 0.5 * size)
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < rows.len() {
+        // The longest run of aligned rows of enough cells from here.
+        let mut columns: Vec<(f64, f64)> = rows[at].iter().map(|p| (p.x0, p.x1)).collect();
+        let mut end = at;
+        while end < rows.len() && rows[end].len() >= TABLE_CELLS && fits(&columns, &rows[end]) {
+            for (c, p) in columns.iter_mut().zip(&rows[end]) {
+                *c = (c.0.min(p.x0), c.1.max(p.x1));
+            }
+            end += 1;
+        }
+        if end - at < 2 {
+            out.append(&mut rows[at]);
+            at += 1;
+            continue;
+        }
+        for row in &rows[at..end] {
+            let cells: Vec<(f64, f64, String)> = row
+                .iter()
+                .map(|p| (p.x0, p.x1, piece_text(&p.glyphs)))
+                .collect();
+            let first = &row[0];
+            out.push(Piece {
+                x0: first.x0,
+                x1: row.iter().map(|p| p.x1).fold(first.x1, f64::max),
+                y: first.y,
+                size: row.iter().map(|p| p.size).fold(first.size, f64::max),
+                glyphs: Vec::new(),
+                cells,
+            });
+        }
+        at = end;
+    }
+    out
+}
+
+fn same_baseline(a: &Piece, b: &Piece) -> bool {
+    (a.y - b.y).abs() < 0.3 * a.size.max(b.size)
+}
+
+/// Whether `cells` (left and right edges) are one in each of `columns`: as many, each
+/// overlapping its column (with `slack`) and no other.
+fn aligned(columns: &[(f64, f64)], cells: &[(f64, f64)], slack: f64) -> bool {
+    let overlaps = |c: &(f64, f64), x: &(f64, f64)| x.0 < c.1 + slack && x.1 > c.0 - slack;
+    columns.len() == cells.len()
+        && cells.iter().enumerate().all(|(i, x)| {
+            columns
+                .iter()
+                .enumerate()
+                .all(|(j, c)| overlaps(c, x) == (i == j))
+        })
 }
 
 /// The text of a piece's glyphs (in x order): a space where a space glyph or a gap is.
@@ -179,12 +280,13 @@ fn piece_text(glyphs: &[Glyph]) -> String {
 /// The x of the gutter between two columns, if the page has two: the widest stretch in the
 /// middle half of the text's width that few narrow pieces cross (pieces as wide as the two
 /// columns, such as titles, do not count), with at least three pieces on each side.
-fn gutter(pieces: &[Piece]) -> Option<f64> {
+fn gutter(pieces: &[&Piece]) -> Option<f64> {
     let left = pieces.iter().map(|p| p.x0).min_by(f64::total_cmp)?;
     let right = pieces.iter().map(|p| p.x1).max_by(f64::total_cmp)?;
     let width = right - left;
     let narrow: Vec<&Piece> = pieces
         .iter()
+        .copied()
         .filter(|p| p.x1 - p.x0 < 0.55 * width)
         .collect();
     if narrow.len() < 6 || width <= 0.0 {
@@ -315,13 +417,17 @@ fn drop_margins(lines: &mut Vec<Line>, page_count: usize) {
     lines.retain(|l| {
         let i = index;
         index += 1;
-        !(margin.contains(&i) && (is_page_number(&l.text) || running(&margin_key(&l.text))))
+        // A table's head row repeated on each page is the table's to join, not a header.
+        let furniture = is_page_number(&l.text) || running(&margin_key(&l.text));
+        !(margin.contains(&i) && l.cells.is_empty() && furniture)
     });
 }
 
-/// A block of the stored text: a heading or a paragraph, as lines with their pages.
+/// A block of the stored text: a heading, a paragraph or a table, as lines with their pages.
 struct Block {
     heading: Option<usize>,
+    /// A table's columns (empty for other blocks): its rows are lines of the text.
+    columns: Vec<(f64, f64)>,
     lines: Vec<(usize, String)>,
 }
 
@@ -354,15 +460,23 @@ fn blocks(lines: &[Line]) -> Vec<Block> {
     let pitch = line_pitch(lines, body);
     // Each column's left and right edge, for indents and short last lines.
     let mut edges: Edges = HashMap::new();
-    for l in lines {
+    for l in lines.iter().filter(|l| l.cells.is_empty()) {
         let e = edges.entry((l.page, l.flow)).or_insert((l.x0, l.x1));
         *e = (e.0.min(l.x0), e.1.max(l.x1));
     }
     let mut out: Vec<Block> = Vec::new();
     let mut previous: Option<&Line> = None;
     for line in lines {
-        let heading = if is_heading(line) { level(line) } else { None };
+        let table = !line.cells.is_empty();
+        let heading = if is_heading(line) && !table {
+            level(line)
+        } else {
+            None
+        };
         let joins = match (previous, out.last()) {
+            (Some(prev), Some(block)) if table || !block.columns.is_empty() => {
+                table && table_goes_on(block, prev, line)
+            }
             (Some(prev), Some(block)) => match (block.heading, heading) {
                 (Some(a), Some(b)) => {
                     a == b && same_flow(prev, line) && prev.y - line.y < 2.0 * prev.size
@@ -372,16 +486,36 @@ fn blocks(lines: &[Line]) -> Vec<Block> {
             },
             _ => false,
         };
+        previous = Some(line);
         match out.last_mut() {
-            Some(block) if joins => block.lines.push((line.page, line.text.clone())),
+            Some(block) if joins => {
+                // The head row repeated where the table runs on to a new page is left out.
+                let page_turn = block.lines.last().is_some_and(|(p, _)| *p != line.page);
+                let head = block.lines.first().map(|(_, h)| h.as_str());
+                if page_turn && head == Some(line.text.as_str()) {
+                    continue;
+                }
+                for (c, &(x0, x1)) in block.columns.iter_mut().zip(&line.cells) {
+                    *c = (c.0.min(x0), c.1.max(x1));
+                }
+                block.lines.push((line.page, line.text.clone()));
+            }
             _ => out.push(Block {
                 heading,
+                columns: line.cells.clone(),
                 lines: vec![(line.page, line.text.clone())],
             }),
         }
-        previous = Some(line);
     }
     out
+}
+
+/// Whether table row `line` goes on the table `block`, whose last row is `prev` (the line
+/// before it): the next row below on the same page, or the first row of the next page (the
+/// table ended the page before), in the same columns.
+fn table_goes_on(block: &Block, prev: &Line, line: &Line) -> bool {
+    let below = line.page == prev.page && prev.y > line.y && prev.y - line.y < 3.0 * line.size;
+    (below || line.page == prev.page + 1) && aligned(&block.columns, &line.cells, 0.5 * line.size)
 }
 
 fn same_flow(a: &Line, b: &Line) -> bool {
@@ -456,7 +590,13 @@ fn render(blocks: &[Block], page_count: usize) -> String {
         }
         let mut text = first.clone();
         for (line_page, line) in &block.lines[1..] {
-            if *line_page != page {
+            if !block.columns.is_empty() {
+                // A table: one row a line, a page break before the first row of a page.
+                out.push_str(&text);
+                out.push('\n');
+                breaks_to(&mut out, &mut page, *line_page);
+                text = line.clone();
+            } else if *line_page != page {
                 // The paragraph runs on to the next page: the break goes where the page
                 // turns, after the word a hyphen split.
                 let (head, tail) = line.split_once(' ').unwrap_or((line.as_str(), ""));

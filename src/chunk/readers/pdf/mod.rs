@@ -7,6 +7,9 @@
 //! - blocks (paragraphs, headings) separated by blank lines; a block of one line starting
 //!   with one to six `#` and a space is a heading of that level (so is a one-line paragraph
 //!   of the PDF that starts that way: the text is kept as the file has it).
+//! - a block of two or more lines that all hold the same number of tab-separated cells
+//!   (two or more; the layout writes three or more) is a table, its first line the head row; a page break may start any row
+//!   but the first (the text of PDF glyphs holds no tabs, so no other block looks like one).
 //!
 //! [`read`] turns that text into the block tree; it needs no PDF parser, so a store holding
 //! PDF documents can be re-chunked by a build without the feature.
@@ -68,6 +71,22 @@ pub fn read(text: &str) -> Tree {
         while let Some(b) = breaks.next_if(|b| b.span.start < start) {
             tree.blocks.push(b);
         }
+        if let Some(rows) = table_rows(text, start, end) {
+            let mut table = Block::leaf(
+                BlockKind::Table {
+                    header: rows.first().map(|r| r.span),
+                },
+                start,
+                end,
+            );
+            table.children = rows;
+            while let Some(b) = breaks.next_if(|b| b.span.start < end) {
+                table.children.push(b);
+            }
+            table.children.sort_by_key(|b| b.span.start);
+            tree.blocks.push(table);
+            continue;
+        }
         let mut block = Block::leaf(BlockKind::Paragraph, start, end);
         while let Some(b) = breaks.next_if(|b| b.span.start < end) {
             block.children.push(b);
@@ -84,6 +103,30 @@ pub fn read(text: &str) -> Tree {
     }
     tree.blocks.extend(breaks);
     tree
+}
+
+/// The rows of the table that `text[start..end]` is, if it is one: lines (a page break
+/// before one left out of its row) of the same number of tab-separated cells, two or more
+/// lines of two or more cells.
+fn table_rows(text: &str, start: usize, end: usize) -> Option<Vec<Block>> {
+    let mut rows = Vec::new();
+    let mut cells = None;
+    let mut at = start;
+    for line in text[start..end].split('\n') {
+        let row = line.trim_start_matches(PAGE_BREAK).trim_end();
+        let n = row.split('\t').count();
+        if n < 2 || *cells.get_or_insert(n) != n || row.is_empty() {
+            return None;
+        }
+        let row_start = at + (line.len() - line.trim_start_matches(PAGE_BREAK).len());
+        rows.push(Block::leaf(
+            BlockKind::Row,
+            row_start,
+            row_start + row.len(),
+        ));
+        at += line.len() + 1;
+    }
+    (rows.len() >= 2).then_some(rows)
 }
 
 fn page_break(index: usize) -> BlockKind {

@@ -489,14 +489,8 @@ fn differences(
     let corpus = long_corpus();
     let questions = one_question(dir.path(), &corpus, gold.0, gold.1);
     replay::compare(
-        &Side {
-            index: a.0,
-            answers: a.1,
-        },
-        &Side {
-            index: b.0,
-            answers: b.1,
-        },
+        &Side::of(a.0, a.1),
+        &Side::of(b.0, b.1),
         &corpus,
         &questions,
         &Settings::default(),

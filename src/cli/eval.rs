@@ -1,4 +1,5 @@
-//! `folio eval` and `folio replay`: chunking strategies measured on questions with gold spans.
+//! `folio eval` and `folio replay`: chunking strategies measured on questions with gold spans,
+//! and a question set replayed between versions of one store.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,24 +11,28 @@ use super::progress::Bar;
 use super::{err, CliResult};
 use crate::embed::{Embedder, HashEmbedder};
 use crate::eval::replay::{self, Label, Side};
+use crate::eval::version_report;
 use crate::eval::{
     ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
-    EmbedSetup, EvalError, Question, Settings, Strategy, Workspace,
+    EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy, VersionReplay, Workspace,
 };
+use crate::retrieve::Expand;
 
 /// What `eval` and `replay` share: the data, the strategies and the fixed settings.
 #[derive(Args)]
 pub(crate) struct Common {
-    /// Documents, JSON Lines (`doc_id`, `text`, `format`, ...).
+    /// Documents, JSON Lines (`doc_id`, `text`, `format`, ...); needed to build strategies.
     #[arg(long)]
-    docs: PathBuf,
-    /// Questions, JSON Lines (`query_id`, `query`, `doc_ids`, `gold_spans` with byte offsets).
+    docs: Option<PathBuf>,
+    /// Questions, JSON Lines (`query_id`, `query`, `doc_ids`, `gold_spans` with byte offsets;
+    /// for a replay between versions also the logged request: `request_id`, `principals`,
+    /// `target`, `index`, `version`, `route_key`, as `folio log select` writes them).
     #[arg(long)]
     queries: PathBuf,
     /// A chunking strategy (repeatable): fixed:500, fixed:500/80, fixed:128t, structure:500,
     /// structure:500/80, parent-child:1200/300, parent-child:section/300, window:300/1,
     /// external:FILE; `NAME=SPEC` sets the label.
-    #[arg(long = "strategy", required = true, value_parser = parse_strategy)]
+    #[arg(long = "strategy", value_parser = parse_strategy)]
     strategies: Vec<Strategy>,
     /// Dimension of the built-in hash embedder, the same for every strategy (without
     /// --embedder).
@@ -67,9 +72,29 @@ pub(crate) struct EvalArgs {
 
 #[derive(Args)]
 pub(crate) struct ReplayArgs {
+    /// A store whose versions to compare (with --target); without it, --docs and --strategy
+    /// build one scratch store per strategy.
+    #[arg(conflicts_with_all = ["docs", "strategies", "store_dir"])]
+    store: Option<PathBuf>,
+    /// A version of STORE to ask (repeatable, at least two; the first is the base the others
+    /// are compared with): INDEX@VERSION, INDEX@TAG, INDEX or an alias (routed by the
+    /// question's `route_key`, else its text).
+    #[arg(long = "target", requires = "store")]
+    targets: Vec<String>,
+    /// Ask the questions that do not say who asked (no logged request, or `principals` null)
+    /// with unrestricted access; without this they are refused.
+    #[arg(long, requires = "store")]
+    unrestricted: bool,
+    /// What a version's searches return around matching children: parent, section, or
+    /// window:N.
+    #[arg(long, default_value = "parent", value_parser = super::parse_expand)]
+    expand: Expand,
+    /// Print the replay between versions as one JSON document.
+    #[arg(long, requires = "store")]
+    json: bool,
     #[command(flatten)]
     common: Common,
-    /// Write every difference as JSON Lines.
+    /// Write every difference (between versions: every question) as JSON Lines.
     #[arg(long)]
     jsonl: Option<PathBuf>,
 }
@@ -103,9 +128,16 @@ impl Common {
 
     /// Reads the data, builds every strategy and asks every question, with a progress bar.
     fn run(&self) -> Result<Run, String> {
+        let docs = self
+            .docs
+            .as_deref()
+            .ok_or("--docs FILE is needed to build the strategies")?;
+        if self.strategies.is_empty() {
+            return Err("give at least one --strategy".into());
+        }
         let embedder = self.embedder()?;
         let settings = self.settings(embedder.as_ref())?;
-        let corpus = Corpus::read(&self.docs).map_err(err)?;
+        let corpus = Corpus::read(docs).map_err(err)?;
         let questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
         eprintln!(
             "{} documents, {} questions, {} strategies; embedder {}",
@@ -180,7 +212,7 @@ fn describe(common: &Common, run: &Run) -> String {
     format!(
         "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {}; \
          exact search, ACL off, near-duplicate removal off.",
-        common.docs.display(),
+        common.docs.as_deref().unwrap_or(Path::new("")).display(),
         run.corpus.len(),
         common.queries.display(),
         run.questions.len(),
@@ -193,6 +225,9 @@ fn describe(common: &Common, run: &Run) -> String {
 }
 
 pub(crate) fn replay(args: ReplayArgs) -> CliResult {
+    if let Some(store) = &args.store {
+        return replay_versions(&args, store);
+    }
     if args.common.strategies.len() < 2 {
         return Err("replay compares strategies: give at least two --strategy".into());
     }
@@ -225,8 +260,41 @@ pub(crate) fn replay(args: ReplayArgs) -> CliResult {
     Ok(())
 }
 
+/// `folio replay STORE --target A --target B`: the question set asked of each version.
+fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
+    if args.targets.len() < 2 {
+        return Err("give at least two --target (the first is the base)".into());
+    }
+    let common = &args.common;
+    let store = common
+        .embed
+        .open(path, crate::store::Store::builder().read_only(true))?;
+    super::check_embedders(&store)?;
+    let mut replay = VersionReplay::new(args.targets.iter().cloned());
+    replay.k = common.k.iter().copied().max().unwrap_or(replay.k);
+    replay.token_budget = common.budget;
+    replay.expand = args.expand;
+    replay.unrestricted = args.unrestricted;
+    let set = QuestionSet::read(&common.queries, common.limit).map_err(err)?;
+    let report = replay.run(&store, set).map_err(err)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(err)?);
+    } else {
+        print!("{}", version_report::tables(&report));
+    }
+    if let Some(path) = &args.jsonl {
+        let mut out = String::new();
+        for question in &report.questions {
+            out += &serde_json::to_string(question).map_err(err)?;
+            out.push('\n');
+        }
+        write(path, &out)?;
+    }
+    Ok(())
+}
+
 fn side((index, answers): &(BuiltIndex, Vec<Answer>)) -> Side<'_> {
-    Side { index, answers }
+    Side::of(index, answers)
 }
 
 fn print_label_table(differences: &[replay::Difference], questions: usize) {

@@ -174,7 +174,8 @@ enum Command {
     /// Benchmarks against the shared kit's datasets (`bench ann`: filtered ANN).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Rerun questions on strategies and label why their answers differ.
+    /// Rerun questions on strategies, or on versions of one store (`folio replay STORE
+    /// --queries FILE --target kb@3 --target kb@4`), and label why their answers differ.
     Replay(eval::ReplayArgs),
     /// Show the child chunks of a document.
     Chunks {

@@ -109,10 +109,12 @@ pub struct Question {
     pub text: String,
     /// The documents it is about.
     pub doc_ids: Vec<String>,
-    /// Its evidence.
+    /// Its evidence; a question selected from a request log may have none.
     pub gold: Vec<Gold>,
     /// The question type, or "" when the data set has none.
     pub bucket: String,
+    /// The logged request it was selected from, with who asked it.
+    pub origin: Option<RequestOrigin>,
 }
 
 impl Question {
@@ -202,43 +204,77 @@ pub fn read_question_records(path: &Path) -> Result<Vec<QuestionRecord>, EvalErr
     Ok(json_lines(path)?.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Reads questions (JSON Lines), at most `limit` of them, checking every gold span against
-/// the corpus: a known document, a byte range on character boundaries that matches the
-/// code-point range when one is given.
+/// A question set as read, before its gold spans are checked against the documents.
+pub struct QuestionSet {
+    path: std::path::PathBuf,
+    records: Vec<(usize, QuestionRecord)>,
+}
+
+impl QuestionSet {
+    /// Reads questions (JSON Lines), at most `limit` of them.
+    pub fn read(path: &Path, limit: Option<usize>) -> Result<QuestionSet, EvalError> {
+        let mut records = json_lines::<QuestionRecord>(path)?;
+        records.truncate(limit.unwrap_or(usize::MAX));
+        Ok(QuestionSet {
+            path: path.to_path_buf(),
+            records,
+        })
+    }
+
+    /// The documents the gold spans name, each once.
+    pub fn gold_doc_ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self
+            .records
+            .iter()
+            .flat_map(|(_, r)| r.gold_spans.iter().map(|g| g.doc_id.as_str()))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The questions, every gold span checked against `corpus`: a known document, a byte
+    /// range on character boundaries that matches the code-point range when one is given.
+    /// With `need_gold`, a question without gold spans is refused.
+    pub fn check(self, corpus: &Corpus, need_gold: bool) -> Result<Vec<Question>, EvalError> {
+        let path = &self.path;
+        let mut questions = Vec::with_capacity(self.records.len());
+        for (line, record) in self.records {
+            let at = |reason: String| json_error(path, line, reason);
+            let gold = record
+                .gold_spans
+                .iter()
+                .map(|g| check_gold(g, corpus))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(at)?;
+            if need_gold && gold.is_empty() {
+                return Err(at("a question needs at least one gold span".into()));
+            }
+            let doc_ids = match (record.doc_ids.is_empty(), gold.first()) {
+                (true, Some(first)) => vec![first.doc_id.clone()],
+                _ => record.doc_ids,
+            };
+            questions.push(Question {
+                id: record.query_id,
+                text: record.query,
+                doc_ids,
+                gold,
+                bucket: record.bucket,
+                origin: record.origin,
+            });
+        }
+        Ok(questions)
+    }
+}
+
+/// Reads questions (JSON Lines), at most `limit` of them, each with at least one gold span
+/// checked against the corpus (see [`QuestionSet::check`]).
 pub fn read_questions(
     path: &Path,
     corpus: &Corpus,
     limit: Option<usize>,
 ) -> Result<Vec<Question>, EvalError> {
-    let mut questions = Vec::new();
-    for (line, record) in json_lines::<QuestionRecord>(path)? {
-        if limit.is_some_and(|n| questions.len() >= n) {
-            break;
-        }
-        let at = |reason: String| json_error(path, line, reason);
-        let gold = record
-            .gold_spans
-            .iter()
-            .map(|g| check_gold(g, corpus))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(at)?;
-        if gold.is_empty() {
-            return Err(at("a question needs at least one gold span".into()));
-        }
-        let doc_ids = if record.doc_ids.is_empty() {
-            vec![gold[0].doc_id.clone()]
-        } else {
-            record.doc_ids
-        };
-        questions.push(Question {
-            id: record.query_id,
-            text: record.query,
-            doc_ids,
-            gold,
-            bucket: record.bucket,
-        });
-    }
-    Ok(questions)
+    QuestionSet::read(path, limit)?.check(corpus, true)
 }
 
 fn check_gold(raw: &GoldRecord, corpus: &Corpus) -> Result<Gold, String> {

@@ -3,7 +3,8 @@
 //! Each [`Strategy`] is built as its own index over the same documents with the same
 //! embedder ([`build`]), every question is asked of every index ([`run`]), and the answers
 //! are scored with [`metrics`] ([`score`]), printed ([`report`], `plot` with feature `plot`) or compared
-//! question by question ([`replay`]).
+//! question by question ([`replay`]). [`versions`] replays a question set (a request log's
+//! failures, say) between versions of one store instead ([`version_report`]).
 
 pub mod ann;
 pub mod build;
@@ -16,15 +17,19 @@ pub mod report;
 pub mod run;
 pub mod score;
 pub mod spec;
+pub mod version_report;
+pub mod versions;
 
 pub use build::{build_index, BuiltIndex, EmbedSetup, Workspace};
 pub use data::{
     read_question_records, read_questions, Corpus, Gold, GoldRecord, Question, QuestionRecord,
-    RequestOrigin,
+    QuestionSet, RequestOrigin,
 };
 pub use run::{ask_all, Answer, Settings, Unit};
 pub use score::{score_strategy, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};
+pub use version_report::VersionReport;
+pub use versions::VersionReplay;
 
 /// Builds every strategy over `corpus` in turn, asks it every question and scores the
 /// answers: the reports `folio eval` prints, in the order of `strategies`. Each strategy's
@@ -77,6 +82,13 @@ pub enum EvalError {
     /// A metric could not be computed.
     #[error(transparent)]
     Metric(#[from] metrics::MetricError),
+    /// A replayed question does not say who asked it, and unrestricted access was not
+    /// allowed ([`VersionReplay::unrestricted`]).
+    #[error("question `{query_id}` does not say who asked it (no logged request with `principals`): replay it unrestricted only when asked to")]
+    NoPrincipals {
+        /// The question's id.
+        query_id: String,
+    },
     /// A chart could not be drawn.
     #[error("plot: {0}")]
     Plot(String),

@@ -9,6 +9,7 @@ use super::data::{Corpus, Question};
 use super::metrics::{self, Completeness, Span};
 use super::run::{Answer, Settings};
 use super::score::{chunk_spans, is_split, unit_spans};
+use crate::chunk::Chunked;
 use crate::retrieve::Expand;
 
 /// Why one strategy delivered a gold span and the other did not.
@@ -71,7 +72,8 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn of(ranked: &[Span], gold: &[Span], k: usize) -> Outcome {
+    /// How the ranked units deliver `gold` at k.
+    pub fn of(ranked: &[Span], gold: &[Span], k: usize) -> Outcome {
         let rank = metrics::first_hit(ranked, gold, k);
         let completeness = match metrics::completeness_at(ranked, gold, k) {
             Completeness::Full => "full",
@@ -125,18 +127,72 @@ pub struct Difference {
     pub spans: Vec<LostSpan>,
 }
 
+/// What one side's reading units are: how it cut each document and what its searches
+/// returned around their matched children.
+#[derive(Clone, Copy)]
+pub struct Cuts<'a> {
+    /// How each document of the corpus was cut, in corpus order.
+    pub chunkings: &'a [Chunked],
+    /// What the searches returned around the matched children.
+    pub expand: Expand,
+    /// Whether consecutive children share text.
+    pub overlap: bool,
+}
+
+impl<'a> Cuts<'a> {
+    /// How a strategy's index cut the corpus.
+    pub fn of(index: &'a BuiltIndex) -> Cuts<'a> {
+        Cuts {
+            chunkings: &index.chunkings,
+            expand: index.strategy.expand(),
+            overlap: index.has_overlap(),
+        }
+    }
+}
+
 /// One strategy's index and its answers, in question order.
 pub struct Side<'a> {
-    /// The index.
-    pub index: &'a BuiltIndex,
+    /// The strategy, as reports name it.
+    pub label: &'a str,
+    /// Its reading units.
+    pub cuts: Cuts<'a>,
     /// Its answers.
     pub answers: &'a [Answer],
 }
 
+impl<'a> Side<'a> {
+    /// A strategy's index and its answers.
+    pub fn of(index: &'a BuiltIndex, answers: &'a [Answer]) -> Side<'a> {
+        Side {
+            label: &index.strategy.label,
+            cuts: Cuts::of(index),
+            answers,
+        }
+    }
+
+    fn reply(&self, question: usize) -> Option<Reply<'a>> {
+        Some(Reply {
+            label: self.label,
+            cuts: self.cuts,
+            answer: self.answers.get(question)?,
+        })
+    }
+}
+
 /// One side's answer to one question.
+#[derive(Clone, Copy)]
+pub struct Reply<'a> {
+    /// The side, as reports name it.
+    pub label: &'a str,
+    /// Its reading units.
+    pub cuts: Cuts<'a>,
+    /// Its answer.
+    pub answer: &'a Answer,
+}
+
+/// One side's answer to one question, scored.
 struct Answered<'s, 'c> {
-    index: &'s BuiltIndex,
-    answer: &'s Answer,
+    reply: Reply<'s>,
     top: Vec<Span<'c>>,
     outcome: Outcome,
 }
@@ -153,57 +209,60 @@ pub fn compare(
     questions
         .iter()
         .enumerate()
-        .filter_map(|(i, question)| {
-            let gold = question.gold_spans();
-            let (x, y) = (
-                answered(a, i, &gold, corpus, k),
-                answered(b, i, &gold, corpus, k),
-            );
-            let (better, worse) = match x.outcome.order().cmp(&y.outcome.order()) {
-                std::cmp::Ordering::Equal => return None,
-                std::cmp::Ordering::Greater => (x, y),
-                std::cmp::Ordering::Less => (y, x),
-            };
-            let spans: Vec<LostSpan> = gold
-                .iter()
-                .filter(|g| delivered(&better.top, g) > delivered(&worse.top, g))
-                .map(|g| LostSpan {
-                    doc_id: g.doc_id.to_string(),
-                    start_byte: g.start,
-                    end_byte: g.end,
-                    labels: span_labels(g, &better, &worse, corpus),
-                })
-                .collect();
-            let mut labels: Vec<Label> = spans.iter().flat_map(|s| s.labels.clone()).collect();
-            labels.sort_unstable();
-            labels.dedup();
-            Some(Difference {
-                query_id: question.id.clone(),
-                query: question.text.clone(),
-                better: better.index.strategy.label.clone(),
-                worse: worse.index.strategy.label.clone(),
-                better_outcome: better.outcome,
-                worse_outcome: worse.outcome,
-                labels,
-                spans,
-            })
-        })
+        .filter_map(|(i, question)| difference(a.reply(i)?, b.reply(i)?, question, corpus, k))
         .collect()
 }
 
+/// How two sides differ on one question, at k; `None` when their outcomes are equal.
+pub fn difference(
+    a: Reply,
+    b: Reply,
+    question: &Question,
+    corpus: &Corpus,
+    k: usize,
+) -> Option<Difference> {
+    let gold = question.gold_spans();
+    let (x, y) = (answered(a, &gold, corpus, k), answered(b, &gold, corpus, k));
+    let (better, worse) = match x.outcome.order().cmp(&y.outcome.order()) {
+        std::cmp::Ordering::Equal => return None,
+        std::cmp::Ordering::Greater => (x, y),
+        std::cmp::Ordering::Less => (y, x),
+    };
+    let spans: Vec<LostSpan> = gold
+        .iter()
+        .filter(|g| delivered(&better.top, g) > delivered(&worse.top, g))
+        .map(|g| LostSpan {
+            doc_id: g.doc_id.to_string(),
+            start_byte: g.start,
+            end_byte: g.end,
+            labels: span_labels(g, &better, &worse, corpus),
+        })
+        .collect();
+    let mut labels: Vec<Label> = spans.iter().flat_map(|s| s.labels.clone()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    Some(Difference {
+        query_id: question.id.clone(),
+        query: question.text.clone(),
+        better: better.reply.label.to_string(),
+        worse: worse.reply.label.to_string(),
+        better_outcome: better.outcome,
+        worse_outcome: worse.outcome,
+        labels,
+        spans,
+    })
+}
+
 fn answered<'s, 'c>(
-    side: &Side<'s>,
-    question: usize,
+    reply: Reply<'s>,
     gold: &[Span],
     corpus: &'c Corpus,
     k: usize,
 ) -> Answered<'s, 'c> {
-    let answer = &side.answers[question];
-    let top = unit_spans(answer, corpus, k);
+    let top = unit_spans(reply.answer, corpus, k);
     let outcome = Outcome::of(&top, gold, k);
     Answered {
-        index: side.index,
-        answer,
+        reply,
         top,
         outcome,
     }
@@ -223,7 +282,7 @@ fn delivered(top: &[Span], gold: &Span) -> u8 {
 /// The labels of one lost span (see [`Label`]); `Ranking` when nothing else applies.
 fn span_labels(gold: &Span, better: &Answered, worse: &Answered, corpus: &Corpus) -> Vec<Label> {
     let mut labels = Vec::new();
-    let units = reading_units(worse.index, corpus, gold.doc_id);
+    let units = reading_units(&worse.reply.cuts, corpus, gold.doc_id);
     if is_split(&units, gold) {
         let meets = units
             .iter()
@@ -231,7 +290,7 @@ fn span_labels(gold: &Span, better: &Answered, worse: &Answered, corpus: &Corpus
             .count();
         labels.push(if meets >= 3 {
             Label::ChunkTooSmall
-        } else if worse.index.has_overlap() {
+        } else if worse.reply.cuts.overlap {
             Label::OverlapInsufficient
         } else {
             Label::SplitBreaksEvidence
@@ -248,22 +307,22 @@ fn span_labels(gold: &Span, better: &Answered, worse: &Answered, corpus: &Corpus
     labels
 }
 
-/// Every reading unit a strategy can return in `doc_id`: its parents, or for window
+/// Every reading unit a side can return in `doc_id`: its parents, or for window
 /// expansion every run of 2n + 1 consecutive children.
-fn reading_units<'c>(index: &BuiltIndex, corpus: &'c Corpus, doc_id: &str) -> Vec<Span<'c>> {
+fn reading_units<'c>(cuts: &Cuts, corpus: &'c Corpus, doc_id: &str) -> Vec<Span<'c>> {
     let Some(doc) = corpus.index_of(doc_id) else {
         return Vec::new();
     };
-    match index.strategy.expand() {
+    match cuts.expand {
         Expand::Window(n) => {
-            let children = chunk_spans(index, corpus, doc, false);
+            let children = chunk_spans(cuts.chunkings, corpus, doc, false);
             let width = (2 * n + 1).min(children.len().max(1));
             children
                 .windows(width)
                 .map(|w| Span::new(w[0].doc_id, w[0].start, w[width - 1].end))
                 .collect()
         }
-        Expand::Parent | Expand::Section => chunk_spans(index, corpus, doc, true),
+        Expand::Parent | Expand::Section => chunk_spans(cuts.chunkings, corpus, doc, true),
     }
 }
 
@@ -290,6 +349,7 @@ fn diluted(gold: &Span, units: &[Span], better_top: &[Span]) -> bool {
 /// Whether a returned unit holds `gold` whole while none of its matched children does.
 fn parent_filled(gold: &Span, better: &Answered) -> bool {
     better
+        .reply
         .answer
         .units
         .iter()

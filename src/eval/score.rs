@@ -8,6 +8,7 @@ use super::data::{Corpus, Question};
 use super::metrics::{self, Completeness, Span};
 use super::run::{Answer, Settings, MRR_K};
 use super::EvalError;
+use crate::chunk::Chunked;
 
 /// The metrics of one question against one strategy.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,15 +49,18 @@ pub fn unit_spans<'c>(answer: &Answer, corpus: &'c Corpus, k: usize) -> Vec<Span
         .collect()
 }
 
-/// Child (or, with `parents`, parent) spans of `doc` in `index`'s chunking.
+/// Child (or, with `parents`, parent) spans of `doc` in `chunkings` (one per corpus
+/// document); none when `doc` has no chunking.
 pub fn chunk_spans<'c>(
-    index: &BuiltIndex,
+    chunkings: &[Chunked],
     corpus: &'c Corpus,
     doc: usize,
     parents: bool,
 ) -> Vec<Span<'c>> {
     let id = corpus.docs()[doc].doc_id.as_str();
-    let chunked = &index.chunkings[doc];
+    let Some(chunked) = chunkings.get(doc) else {
+        return Vec::new();
+    };
     let spans: Vec<_> = if parents {
         chunked.parents.iter().map(|p| p.span).collect()
     } else {
@@ -78,7 +82,7 @@ fn count_splits(index: &BuiltIndex, corpus: &Corpus, gold: &[Span], parents: boo
         .filter(|g| {
             let chunks = corpus
                 .index_of(g.doc_id)
-                .map(|d| chunk_spans(index, corpus, d, parents))
+                .map(|d| chunk_spans(&index.chunkings, corpus, d, parents))
                 .unwrap_or_default();
             is_split(&chunks, g)
         })

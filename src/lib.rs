@@ -63,6 +63,7 @@ pub mod index;
 pub mod input;
 pub mod limits;
 pub mod retrieve;
+pub mod review;
 pub mod store;
 pub mod tokens;
 

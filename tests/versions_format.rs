@@ -1,6 +1,6 @@
-//! Files of older and other format versions: read (versions 1 to 4 are upgraded in place,
+//! Files of older and other format versions: read (versions 1 to 5 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format5_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format6_fixture` rewrites
 //! the current one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -16,7 +16,10 @@ use folio::embed::{EmbedError, Embedder, HashEmbedder};
 use folio::filter::{parse_date, Filter};
 use folio::index::Metric;
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, GraphParams, OpenError, Rating, Store, StoreBuilder, FORMAT_VERSION};
+use folio::store::{
+    Access, GraphParams, LogEntry, OpenError, Outcome, Rating, Store, StoreBuilder, Verdict,
+    FORMAT_VERSION,
+};
 use folio::MetadataValue;
 use redb::{ReadableDatabase, TableDefinition};
 use versions_support::{config_like_default, route, TestBackend};
@@ -98,6 +101,36 @@ fn self_match(store: &Store, target: &str) -> (String, f32) {
 /// Scores are printed to 4 decimals so the text does not depend on the distance kernel's
 /// last bits. `tests/fixtures/formatN.answers.txt` hold what the folio build that wrote
 /// format N answered (`record_fixture_answers`), so an upgrade is checked against them.
+/// A logged request as the format 2 to 5 builds printed it (`{:?}` of their `LogEntry`):
+/// what format 6 added is checked by `check_fixture_contents`.
+fn log_line(entry: &LogEntry) -> String {
+    let r = &entry.request;
+    let feedback = match &r.feedback {
+        Some(f) => format!(
+            "Some(Feedback {{ rating: {:?}, note: {:?}, time_ms: {} }})",
+            f.rating, f.note, f.time_ms
+        ),
+        None => "None".into(),
+    };
+    format!(
+        "LogEntry {{ request_id: {}, request: LoggedRequest {{ time_ms: {}, query: {:?}, \
+         principals: {:?}, target: {:?}, route_key: {:?}, index: {:?}, version: {}, \
+         children: {:?}, parents: {:?}, context_tokens: {}, latency_us: {}, feedback: {feedback} }} }}",
+        entry.request_id,
+        r.time_ms,
+        r.query,
+        r.principals,
+        r.target,
+        r.route_key,
+        r.index,
+        r.version,
+        r.children,
+        r.parents,
+        r.context_tokens,
+        r.latency_us,
+    )
+}
+
 fn answers(store: &Store) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -128,7 +161,7 @@ fn answers(store: &Store) -> String {
         targets.push(alias.name.clone());
     }
     for entry in store.log_entries().expect("log") {
-        writeln!(out, "{entry:?}").unwrap();
+        writeln!(out, "{}", log_line(&entry)).unwrap();
     }
     for target in targets {
         let queries: Vec<Vec<f32>> = store
@@ -228,7 +261,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 }
 
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format5_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format6_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -346,11 +379,33 @@ fn a_format4_file_is_upgraded_and_answers_as_recorded() {
 }
 
 #[test]
-fn the_current_format_fixture_reads() {
+fn a_format5_file_is_upgraded_and_its_log_kept() {
     let (_dir, path) = copy("format5.folio");
     assert_eq!(stored_format(&path), 5);
     let store = reader_options().open(&path).expect("open v5");
+    // Format 6 only extended the logged requests: nothing else changes.
     assert_eq!(answers(&store), recorded_answers(5));
+    let log = store.log_entries().expect("log");
+    let request = &log[0].request;
+    assert_eq!(request.target, "prod");
+    assert_eq!(request.filter, None);
+    assert_eq!(request.outcome, Outcome::default());
+    let feedback = request.feedback.as_ref().expect("feedback");
+    assert_eq!(feedback.note.as_deref(), Some("fixture"));
+    assert_eq!((feedback.verdict, feedback.gold.len()), (None, 0));
+    let size = store.log_size().expect("size");
+    assert_eq!(size.entries, 1);
+    assert!(size.bytes > 0, "log_bytes counts the upgraded record");
+    check_fixture_contents(store, 5);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
+}
+
+#[test]
+fn the_current_format_fixture_reads() {
+    let (_dir, path) = copy("format6.folio");
+    assert_eq!(stored_format(&path), 6);
+    let store = reader_options().open(&path).expect("open v6");
+    assert_eq!(answers(&store), recorded_answers(6));
     let faq = store.document("faq").expect("read").expect("stored");
     assert_eq!(faq.metadata, faq_metadata());
     let search = |target: &str, filter: &str| {
@@ -379,8 +434,8 @@ fn the_current_format_fixture_reads() {
         search("default@4", "category = \"billing\""),
         Vec::<String>::new()
     );
-    check_fixture_contents(store, 5);
-    assert_eq!(stored_format(&path), 5);
+    check_fixture_contents(store, 6);
+    assert_eq!(stored_format(&path), 6);
 }
 
 /// The typed metadata of the format 5 fixture's `faq` document.
@@ -403,7 +458,7 @@ fn faq_metadata() -> std::collections::BTreeMap<String, MetadataValue> {
     .collect()
 }
 
-/// What `regenerate_format5_fixture` (and, for formats 2 to 4, the same function in those
+/// What `regenerate_format6_fixture` (and, for formats 2 to 5, the same function in those
 /// builds, without the last batches) wrote.
 fn check_fixture_contents(mut store: Store, format: u32) {
     let indexes = store.list_indexes().expect("indexes");
@@ -426,10 +481,16 @@ fn check_fixture_contents(mut store: Store, format: u32) {
     assert_eq!(aliases[1].routes.len(), 2);
     let log = store.log_entries().expect("log");
     assert_eq!(log.len(), 1);
-    assert_eq!(
-        log[0].request.feedback.as_ref().and_then(|f| f.rating),
-        Some(Rating::Up)
-    );
+    let feedback = log[0].request.feedback.as_ref().expect("feedback");
+    assert_eq!(feedback.rating, Some(Rating::Up));
+    if format >= 6 {
+        assert_eq!(feedback.verdict, Some(Verdict::Correct));
+        assert_eq!(
+            log[0].request.outcome.session.as_deref(),
+            Some("fixture-session")
+        );
+        assert_eq!(feedback.gold[0].doc_id, "handbook");
+    }
     let ids = store.document_ids().expect("ids");
     match format {
         ..4 => assert_eq!(ids, ["handbook", "runbook"]),
@@ -463,7 +524,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 5"),
+        message.contains("format version 99") && message.contains("versions 1 to 6"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -499,7 +560,7 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2, 3, 4] {
+    for format in [1, 2, 3, 4, 5] {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
@@ -562,15 +623,16 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format5.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format6.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
 /// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
 /// and `format3.folio` with the same steps up to the feedback, the format 4 build
-/// `format4.folio` up to the revocation.
+/// `format4.folio` up to the revocation, the format 5 build `format5.folio` up to the
+/// typed metadata.
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format5_fixture() {
-    let path = fixture("format5.folio");
+fn regenerate_format6_fixture() {
+    let path = fixture("format6.folio");
     let _ = std::fs::remove_file(&path);
     let options = Store::builder()
         .create(true)
@@ -659,6 +721,18 @@ fn regenerate_format5_fixture() {
     let mut batch = store.batch();
     batch.upsert(faq);
     batch.commit().expect("v5");
+    // Format 6: what a review attaches to a logged request.
+    let mut annotation = folio::store::Annotation::default();
+    annotation.session = Some("fixture-session".into());
+    annotation.verdict = Some(Verdict::Correct);
+    annotation.gold = Some(vec![folio::store::GoldEvidence {
+        doc_id: "handbook".into(),
+        start_byte: 0,
+        end_byte: 10,
+    }]);
+    store
+        .annotate(response.request_id.expect("logged"), &annotation)
+        .expect("annotate");
     let mut store = store;
     store.compact_file().expect("compact the file");
 }

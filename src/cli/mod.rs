@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod eval;
 mod ingest;
+mod log;
 mod output;
 mod progress;
 mod versions;
@@ -131,6 +132,9 @@ enum Command {
     },
     #[command(flatten)]
     Versions(versions::VersionsCommand),
+    /// The request log: export, feedback, retention, failure selection, online metrics.
+    #[command(subcommand)]
+    Log(log::LogCommand),
     /// Show what a store holds (with --embedder: every chunk counted in the model's tokens).
     Stats {
         /// The store file.
@@ -406,6 +410,7 @@ fn run(command: Command) -> CliResult {
     match command {
         Command::Demo { store } => demo::run(store),
         Command::Versions(command) => versions::run(command),
+        Command::Log(command) => log::run(command),
         Command::Eval(args) => eval::eval(args),
         Command::Bench(command) => bench::run(command),
         Command::Replay(args) => eval::replay(args),

@@ -1,7 +1,6 @@
-//! `folio index|versions|tag|alias|rollback|route|gc|check|compact|compact-file|log`: indexes, versions
-//! and their names, maintenance, and the request log.
+//! `folio index|versions|tag|alias|rollback|route|gc|check|compact|compact-file`: indexes,
+//! versions and their names, maintenance.
 
-use std::io::Write;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +12,7 @@ use crate::chunk::{ChildStrategy, ChunkSpec};
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
 use crate::retrieve::Expand;
-use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Rating, Route, Store, VersionInfo};
+use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Route, Store, VersionInfo};
 
 #[derive(Subcommand)]
 pub(crate) enum VersionsCommand {
@@ -115,9 +114,6 @@ pub(crate) enum VersionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Export the request log, or give feedback on a logged search.
-    #[command(subcommand)]
-    Log(LogCommand),
 }
 
 #[derive(Subcommand)]
@@ -202,34 +198,6 @@ pub(crate) enum AliasCommand {
         /// The alias.
         alias: String,
         /// Print what was done as JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Subcommand)]
-pub(crate) enum LogCommand {
-    /// Write the request log as JSON Lines (to stdout by default).
-    Export {
-        /// The store file.
-        store: PathBuf,
-        /// The file to write (stdout when absent).
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
-    /// Rate a logged search: up or down, with an optional note.
-    Feedback {
-        /// The store file.
-        store: PathBuf,
-        /// The request id a `search --log` printed.
-        request_id: u64,
-        /// `up` or `down`.
-        #[arg(value_parser = parse_rating)]
-        rating: Rating,
-        /// A note kept with the rating.
-        #[arg(long)]
-        note: Option<String>,
-        /// Print what was recorded as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -451,7 +419,6 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             }
             Ok(())
         }
-        VersionsCommand::Log(command) => log(command),
     }
 }
 
@@ -600,48 +567,6 @@ fn alias(command: AliasCommand) -> CliResult {
     }
 }
 
-fn log(command: LogCommand) -> CliResult {
-    match command {
-        LogCommand::Export { store, out } => {
-            let entries = open_reader(&store)?.log_entries().map_err(err)?;
-            let mut text = String::new();
-            for entry in &entries {
-                text.push_str(&serde_json::to_string(entry).map_err(err)?);
-                text.push('\n');
-            }
-            match out {
-                Some(path) => {
-                    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-                    eprintln!("wrote {} requests to {}", entries.len(), path.display());
-                }
-                None => std::io::stdout()
-                    .lock()
-                    .write_all(text.as_bytes())
-                    .map_err(err)?,
-            }
-            Ok(())
-        }
-        LogCommand::Feedback {
-            store,
-            request_id,
-            rating,
-            note,
-            json,
-        } => {
-            open(&store)?
-                .feedback(request_id, Some(rating), note.clone())
-                .map_err(err)?;
-            if json {
-                return print_json(&serde_json::json!({
-                    "request_id": request_id, "rating": rating, "note": note,
-                }));
-            }
-            println!("feedback recorded on request {request_id}");
-            Ok(())
-        }
-    }
-}
-
 fn open(path: &Path) -> Result<Store, String> {
     super::open_store(path, Store::builder())
 }
@@ -725,14 +650,6 @@ fn parse_in(s: &str, name: &'static str, allowed: &RangeInclusive<u32>) -> Resul
         .parse()
         .map_err(|_| format!("`{s}` is not a whole number"))?;
     crate::limits::check(name, n, allowed).map_err(err)
-}
-
-fn parse_rating(s: &str) -> Result<Rating, String> {
-    match s {
-        "up" => Ok(Rating::Up),
-        "down" => Ok(Rating::Down),
-        _ => Err(format!("`{s}`: expected up or down")),
-    }
 }
 
 fn version_line(index: &str, v: &VersionInfo) -> String {

@@ -11,6 +11,7 @@ use super::EvalError;
 use crate::chunk::{ChildPiece, Chunked, ParentPiece, Span as ChunkSpan};
 use crate::document::Document;
 use crate::input::InputError;
+use crate::review::{GoldEvidence, LogEntry};
 
 /// The documents of an evaluation, with lookups by id and code-point maps.
 pub struct Corpus {
@@ -197,6 +198,72 @@ pub struct RequestOrigin {
     /// The filter the search had (canonical text), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
+}
+
+impl QuestionRecord {
+    /// The question a logged request asks (`None` for a caller's vector, which has no
+    /// text), with the gold evidence its feedback names; `text_of` gives a document's
+    /// current text, to tell code points and the span's text. Returns the question and the
+    /// gold spans left out (their document is gone, or the range is not on its character
+    /// boundaries).
+    pub fn from_logged(
+        entry: &LogEntry,
+        text_of: impl Fn(&str) -> Option<String>,
+    ) -> Option<(QuestionRecord, Vec<GoldEvidence>)> {
+        let r = &entry.request;
+        let query = r.text()?.to_string();
+        let mut gold_spans = Vec::new();
+        let mut dropped = Vec::new();
+        for g in r.feedback.iter().flat_map(|f| &f.gold) {
+            match gold_record(g, &text_of) {
+                Some(record) => gold_spans.push(record),
+                None => dropped.push(g.clone()),
+            }
+        }
+        let mut doc_ids: Vec<String> = Vec::new();
+        for g in &gold_spans {
+            if !doc_ids.contains(&g.doc_id) {
+                doc_ids.push(g.doc_id.clone());
+            }
+        }
+        let record = QuestionRecord {
+            query_id: format!("request-{}", entry.request_id),
+            query,
+            doc_ids,
+            bucket: String::new(),
+            gold_spans,
+            origin: Some(RequestOrigin {
+                request_id: entry.request_id,
+                principals: r.principals.clone(),
+                target: r.target.clone(),
+                index: r.index.clone(),
+                version: r.version,
+                route_key: r.route_key.clone(),
+                filter: r.filter.clone(),
+            }),
+        };
+        Some((record, dropped))
+    }
+}
+
+/// A gold byte range as a question set writes it, if it lies on character boundaries of
+/// its document's text.
+fn gold_record(g: &GoldEvidence, text_of: impl Fn(&str) -> Option<String>) -> Option<GoldRecord> {
+    let text = text_of(&g.doc_id)?;
+    let (start, end) = (
+        usize::try_from(g.start_byte).ok()?,
+        usize::try_from(g.end_byte).ok()?,
+    );
+    let span = text.get(start..end).filter(|s| !s.is_empty())?;
+    let chars = text.get(..start)?.chars().count();
+    Some(GoldRecord {
+        doc_id: g.doc_id.clone(),
+        start: Some(chars),
+        end: Some(chars + span.chars().count()),
+        text: Some(span.to_string()),
+        start_byte: start,
+        end_byte: end,
+    })
 }
 
 /// Reads a question set (JSON Lines) as it is, without checking it against a corpus.

@@ -1,5 +1,6 @@
-//! A PNG chart of strategy reports: Hit@k and the full-evidence share per strategy, beside
-//! the average input tokens per question. Text is drawn with DejaVu Sans embedded in the
+//! PNG charts: strategy reports (Hit@k and the full-evidence share per strategy, beside
+//! the average input tokens per question), and request-log reports (each metric per group
+//! with its 95% interval). Text is drawn with DejaVu Sans embedded in the
 //! binary, so no system font is needed.
 
 use std::path::Path;
@@ -10,6 +11,7 @@ use plotters::style::FontStyle;
 
 use super::score::StrategyReport;
 use super::EvalError;
+use crate::review::{Estimate, GroupMetrics, LogReport};
 
 /// The font family name the chart registers and uses.
 const FONT: &str = "sans-serif";
@@ -181,4 +183,76 @@ fn panel(
         .label_font((FONT, 14))
         .draw()
         .map_err(plot_error)
+}
+
+/// A metric's panel: its title and each group's estimate.
+type Metric = (&'static str, fn(&GroupMetrics) -> Option<Estimate>);
+
+const METRICS: [Metric; 6] = [
+    ("thumb-up rate", |g| g.thumb_up.estimate),
+    ("follow-up rate", |g| g.follow_up.estimate),
+    ("wrong-verdict rate", |g| g.wrong.estimate),
+    ("p50 latency (ms)", |g| g.latency_p50_ms),
+    ("p95 latency (ms)", |g| g.latency_p95_ms),
+    ("mean context tokens", |g| g.context_tokens),
+];
+
+/// Writes the report's chart to `path` (PNG).
+pub fn write_log_png(report: &LogReport, path: &Path) -> Result<(), EvalError> {
+    register_font()?;
+    let root = BitMapBackend::new(path, (1500, 800)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let labels: Vec<&str> = report.groups.iter().map(|g| g.group.as_str()).collect();
+    for (area, (title, get)) in root.split_evenly((2, 3)).iter().zip(METRICS) {
+        let points: Vec<Option<Estimate>> = report.groups.iter().map(get).collect();
+        let top = points
+            .iter()
+            .flatten()
+            .map(|e| e.high)
+            .fold(0.0, f64::max)
+            .max(if title.ends_with("rate") { 1.0 } else { 1e-9 })
+            * 1.1;
+        let n = labels.len().max(1) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..n, 0.0..top)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(labels.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 0.01 {
+                    labels.get(i).map(|s| s.to_string()).unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .label_style((FONT, 14))
+            .draw()
+            .map_err(plot_error)?;
+        for (i, e) in points.iter().enumerate() {
+            let Some(e) = e else { continue };
+            let color = COLORS[(i + 1) % COLORS.len()];
+            let x = i as f64 + 0.5;
+            // The interval: a vertical line with caps.
+            let style = color.stroke_width(2);
+            let (cap0, cap1) = (x - 0.08, x + 0.08);
+            chart
+                .draw_series([
+                    PathElement::new(vec![(x, e.low), (x, e.high)], style),
+                    PathElement::new(vec![(cap0, e.low), (cap1, e.low)], style),
+                    PathElement::new(vec![(cap0, e.high), (cap1, e.high)], style),
+                ])
+                .map_err(plot_error)?;
+            chart
+                .draw_series([Circle::new((x, e.value), 5, color.filled())])
+                .map_err(plot_error)?;
+        }
+    }
+    root.present().map_err(plot_error)
 }

@@ -458,6 +458,8 @@ fn logged(request: &SearchRequest, target: &str, response: &SearchResponse) -> L
             .collect(),
         context_tokens: response.results.iter().map(|h| h.tokens as u64).sum(),
         latency_us: response.stats.micros,
+        filter: request.filter.as_ref().map(ToString::to_string),
+        outcome: crate::review::Outcome::default(),
         feedback: None,
     }
 }

@@ -1,13 +1,18 @@
-//! The request log: one record per search (opt-in), with feedback added later by id.
+//! The request log: one record per search (opt-in), with what the application attaches
+//! later by id, retention (trim, size cap), and the review of `crate::review` over it.
 //!
 //! Entries are kept in memory and written [`WRITE_EVERY`] at a time in one durable commit
-//! (and when the store closes, and before feedback or a file compaction): a commit per
-//! search would cost two fsyncs, since redb's multi-process mode commits in two phases
-//! and refuses commits without one. A crash loses at most the entries not written yet.
-//! This handle's [`Store::log_entries`] includes them; other processes see them once
+//! (and when the store closes, and before an annotation, a trim or a file compaction): a
+//! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
+//! phases and refuses commits without one. A crash loses at most the entries not written
+//! yet. This handle's [`Store::log_entries`] includes them; other processes see them once
 //! written.
+//!
+//! Trimming deletes at most [`TRIM_BATCH`] entries per write transaction, so the writes
+//! that share the file wait at most one short commit; searches read snapshots and never
+//! wait.
 
-use redb::ReadableTable;
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 
 use super::error::{ReadError, StorageError, WriteError};
 use super::open::Db;
@@ -15,9 +20,16 @@ use super::records::now_ms;
 use super::records::{decode, encode};
 use super::tables::{META, REQUEST_LOG};
 use super::Store;
+use crate::review::{
+    Annotation, Feedback, GroupBy, LogEntry, LogReport, LoggedQuery, LoggedRequest, Outcome,
+    Rating, Selection,
+};
 
 /// Log entries are written this many at a time.
 const WRITE_EVERY: usize = 64;
+
+/// At most this many entries are deleted per write transaction (trim, size cap).
+pub const TRIM_BATCH: usize = 256;
 
 /// Logged requests not written yet.
 #[derive(Default)]
@@ -27,78 +39,36 @@ pub(crate) struct Pending {
     entries: Vec<(u64, LoggedRequest)>,
 }
 
-/// What was asked.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, bincode::Encode, bincode::Decode)]
-#[serde(rename_all = "lowercase")]
-pub enum LoggedQuery {
-    /// A text, as given.
-    Text(String),
-    /// A caller's vector: only its dimension is kept.
-    Vector {
-        /// The vector's length.
-        dimension: u32,
-    },
+/// Which logged requests [`Store::trim_log`] deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Trim {
+    /// Those logged before this time (Unix milliseconds).
+    Before(u64),
+    /// All but the newest this many.
+    Keep(u64),
 }
 
-/// A thumb on an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, bincode::Encode, bincode::Decode)]
-pub enum Rating {
-    /// A thumb up.
-    #[serde(rename = "thumb_up")]
-    Up,
-    /// A thumb down.
-    #[serde(rename = "thumb_down")]
-    Down,
+/// What a trim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TrimReport {
+    /// Entries deleted.
+    pub removed: u64,
+    /// Entries left.
+    pub kept: u64,
+    /// Write transactions it took.
+    pub commits: u64,
 }
 
-/// Feedback on a logged request.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, bincode::Encode, bincode::Decode)]
-pub struct Feedback {
-    /// Thumb up or down, if given.
-    pub rating: Option<Rating>,
-    /// A free-text note, if given.
-    pub note: Option<String>,
-    /// Unix milliseconds; set when stored.
-    pub time_ms: u64,
-}
-
-/// One search, as the request log keeps it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, bincode::Encode, bincode::Decode)]
-pub struct LoggedRequest {
-    /// Unix milliseconds.
-    pub time_ms: u64,
-    /// The query.
-    pub query: LoggedQuery,
-    /// Who asked; `None` for unrestricted tooling access.
-    pub principals: Option<Vec<String>>,
-    /// What the caller named (index, `index@version`, alias).
-    pub target: String,
-    /// The route key the caller gave (see [`crate::SearchRequest::route_key`]).
-    pub route_key: Option<String>,
-    /// The index and version that answered.
-    pub index: String,
-    /// The version that answered.
-    pub version: u64,
-    /// Matching child chunk ids with their scores, best unit first.
-    pub children: Vec<(String, f32)>,
-    /// Returned parent chunk ids with their units' scores.
-    pub parents: Vec<(String, f32)>,
-    /// Estimated tokens of the returned texts.
-    pub context_tokens: u64,
-    /// Time the search took, in microseconds.
-    pub latency_us: u64,
-    /// Feedback given later ([`Store::feedback`]).
-    pub feedback: Option<Feedback>,
-}
-
-/// A request-log line of `folio log export`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct LogEntry {
-    /// The id [`Store::feedback`] takes.
-    pub request_id: u64,
-    /// The request.
-    #[serde(flatten)]
-    pub request: LoggedRequest,
+/// The request log's size and cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LogSize {
+    /// Entries written.
+    pub entries: u64,
+    /// Bytes of their records (`meta.log_bytes`).
+    pub bytes: u64,
+    /// The size cap in record bytes, if set.
+    pub cap: Option<u64>,
 }
 
 impl Store {
@@ -110,7 +80,9 @@ impl Store {
         let mut pending = self.inner.log.lock();
         let id = match pending.next {
             Some(id) => id,
-            None => next_request(&self.db().begin_read()?.open_table(META)?)?,
+            None => {
+                read_u64(&self.db().begin_read()?.open_table(META)?, "next_request")?.unwrap_or(1)
+            }
         };
         pending.next = Some(id.saturating_add(1));
         pending.entries.push((id, request.clone()));
@@ -120,34 +92,53 @@ impl Store {
         Ok(id)
     }
 
-    /// Sets (replaces) the feedback on logged request `request_id`; writes the log entries
-    /// not written yet too.
+    /// Sets (replaces) the rating and note on logged request `request_id`; writes the log
+    /// entries not written yet too.
     pub fn feedback(
         &self,
         request_id: u64,
         rating: Option<Rating>,
         note: Option<String>,
     ) -> Result<(), WriteError> {
-        let feedback = Feedback {
-            rating,
-            note,
-            time_ms: now_ms(),
-        };
+        self.update_request(request_id, |request| {
+            let time_ms = now_ms();
+            let feedback = request.feedback.get_or_insert_with(Feedback::default);
+            feedback.rating = rating;
+            feedback.note = note;
+            feedback.time_ms = time_ms;
+        })
+    }
+
+    /// Attaches `annotation` (session, answer, prompt tokens, rerank scores, feedback,
+    /// verdict, gold evidence) to logged request `request_id`, at any time after it; writes
+    /// the log entries not written yet too.
+    pub fn annotate(&self, request_id: u64, annotation: &Annotation) -> Result<(), WriteError> {
+        self.update_request(request_id, |request| annotation.apply(request, now_ms()))
+    }
+
+    fn update_request(
+        &self,
+        request_id: u64,
+        change: impl FnOnce(&mut LoggedRequest),
+    ) -> Result<(), WriteError> {
         let mut pending = self.inner.log.lock();
         if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
-            request.feedback = Some(feedback);
+            change(request);
             flush(self.db(), &mut pending)?;
             return Ok(());
         }
         let txn = self.db().begin_write()?;
         {
             let mut log = txn.open_table(REQUEST_LOG)?;
-            let mut request: LoggedRequest = match log.get(request_id)? {
-                Some(v) => decode(v.value(), "logged request")?,
+            let (old, mut request): (usize, LoggedRequest) = match log.get(request_id)? {
+                Some(v) => (v.value().len(), decode(v.value(), "logged request")?),
                 None => return Err(WriteError::UnknownRequest { id: request_id }),
             };
-            request.feedback = Some(feedback);
-            log.insert(request_id, encode(&request).as_slice())?;
+            change(&mut request);
+            let bytes = encode(&request);
+            log.insert(request_id, bytes.as_slice())?;
+            drop(log);
+            add_bytes(&txn, bytes.len() as i64 - old as i64)?;
         }
         write_pending(&txn, &pending)?;
         txn.commit()?;
@@ -180,6 +171,97 @@ impl Store {
         );
         Ok(out)
     }
+
+    /// The logged requests `selection` picks (failures, a window), oldest first.
+    pub fn log_select(&self, selection: &Selection) -> Result<Vec<LogEntry>, ReadError> {
+        let entries = self.log_entries()?;
+        Ok(selection.apply(&entries).into_iter().cloned().collect())
+    }
+
+    /// Online metrics of the log's requests by `by`, with 95% intervals; `compare` names
+    /// the groups A and B to set side by side (two versions by version are compared
+    /// without it). A follow-up is a next request of the same session within
+    /// `follow_up_secs`.
+    pub fn log_report(
+        &self,
+        by: GroupBy,
+        follow_up_secs: u64,
+        compare: Option<(&str, &str)>,
+    ) -> Result<LogReport, ReadError> {
+        let entries = self.log_entries()?;
+        Ok(crate::review::report(&entries, by, follow_up_secs, compare))
+    }
+
+    /// Deletes logged requests by `trim`, oldest first, in commits of at most
+    /// [`TRIM_BATCH`] deletions (searches never wait; other writes wait one short commit).
+    pub fn trim_log(&self, trim: Trim) -> Result<TrimReport, WriteError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly.into());
+        }
+        flush(self.db(), &mut self.inner.log.lock())?;
+        let mut report = TrimReport {
+            removed: 0,
+            kept: 0,
+            commits: 0,
+        };
+        loop {
+            let txn = self.db().begin_write()?;
+            let (removed, left) = {
+                let log = txn.open_table(REQUEST_LOG)?;
+                let len = log.len()?;
+                let limit = match trim {
+                    Trim::Keep(keep) => len.saturating_sub(keep).min(TRIM_BATCH as u64),
+                    Trim::Before(_) => TRIM_BATCH as u64,
+                };
+                drop(log);
+                let removed = delete_oldest(&txn, limit, |request| match trim {
+                    Trim::Before(t) => request.time_ms < t,
+                    Trim::Keep(_) => true,
+                })?;
+                (removed, len - removed)
+            };
+            report.kept = left;
+            if removed == 0 {
+                return Ok(report);
+            }
+            txn.commit()?;
+            report.removed += removed;
+            report.commits += 1;
+        }
+    }
+
+    /// Sets the request log's size cap in record bytes (`None` removes it). Each write of
+    /// log entries then deletes the oldest, at most [`TRIM_BATCH`] per commit, while the
+    /// log is larger.
+    pub fn set_log_cap(&self, cap: Option<u64>) -> Result<(), WriteError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly.into());
+        }
+        let mut pending = self.inner.log.lock();
+        let txn = self.db().begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            match cap {
+                Some(cap) => meta.insert("log_cap", cap.to_le_bytes().as_slice())?,
+                None => meta.remove("log_cap")?,
+            };
+        }
+        write_pending(&txn, &pending)?;
+        txn.commit()?;
+        pending.entries.clear();
+        Ok(())
+    }
+
+    /// The log's entries and record bytes as written, and its cap.
+    pub fn log_size(&self) -> Result<LogSize, ReadError> {
+        let (txn, _) = self.snapshot()?;
+        let meta = txn.open_table(META)?;
+        Ok(LogSize {
+            entries: txn.open_table(REQUEST_LOG)?.len()?,
+            bytes: read_u64(&meta, "log_bytes")?.unwrap_or(0),
+            cap: read_u64(&meta, "log_cap")?,
+        })
+    }
 }
 
 /// Writes the pending entries in one durable commit.
@@ -194,28 +276,156 @@ pub(crate) fn flush(db: &Db, pending: &mut Pending) -> Result<(), StorageError> 
     Ok(())
 }
 
-fn write_pending(txn: &redb::WriteTransaction, pending: &Pending) -> Result<(), StorageError> {
+/// Writes the pending entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
+fn write_pending(txn: &WriteTransaction, pending: &Pending) -> Result<(), StorageError> {
     let Some(next) = pending.next.filter(|_| !pending.entries.is_empty()) else {
         return Ok(());
     };
-    let mut log = txn.open_table(REQUEST_LOG)?;
-    for (id, request) in &pending.entries {
-        log.insert(*id, encode(request).as_slice())?;
+    let mut added = 0i64;
+    {
+        let mut log = txn.open_table(REQUEST_LOG)?;
+        for (id, request) in &pending.entries {
+            let bytes = encode(request);
+            added += bytes.len() as i64;
+            if let Some(old) = log.insert(*id, bytes.as_slice())? {
+                added -= old.value().len() as i64;
+            }
+        }
     }
-    txn.open_table(META)?
-        .insert("next_request", next.to_le_bytes().as_slice())?;
+    let total = add_bytes(txn, added)?;
+    let mut meta = txn.open_table(META)?;
+    meta.insert("next_request", next.to_le_bytes().as_slice())?;
+    if let Some(cap) = read_u64(&meta, "log_cap")? {
+        drop(meta);
+        let mut over = total.saturating_sub(cap);
+        if over > 0 {
+            delete_oldest(txn, TRIM_BATCH as u64, |request| {
+                let size = encode(request).len() as u64;
+                let take = over > 0;
+                over = over.saturating_sub(size);
+                take
+            })?;
+        }
+    }
     Ok(())
 }
 
-/// `meta.next_request`: the id the next logged request gets (1 in a store that never
-/// logged one).
-fn next_request(
-    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+/// Deletes up to `limit` of the oldest entries while `take` says so; returns how many,
+/// keeping `meta.log_bytes` up to date.
+fn delete_oldest(
+    txn: &WriteTransaction,
+    limit: u64,
+    mut take: impl FnMut(&LoggedRequest) -> bool,
 ) -> Result<u64, StorageError> {
-    match meta.get("next_request")? {
-        Some(v) => Ok(u64::from_le_bytes(v.value().try_into().map_err(|_| {
-            StorageError::corrupt("meta next_request is not 8 bytes")
-        })?)),
-        None => Ok(1),
+    let mut doomed = Vec::new();
+    let mut freed = 0i64;
+    {
+        let log = txn.open_table(REQUEST_LOG)?;
+        for entry in log.iter()?.take(limit as usize) {
+            let (id, value) = entry?;
+            let request: LoggedRequest = decode(value.value(), "logged request")?;
+            if !take(&request) {
+                break;
+            }
+            freed += value.value().len() as i64;
+            doomed.push(id.value());
+        }
     }
+    let mut log = txn.open_table(REQUEST_LOG)?;
+    for id in &doomed {
+        log.remove(id)?;
+    }
+    drop(log);
+    add_bytes(txn, -freed)?;
+    Ok(doomed.len() as u64)
+}
+
+/// Adds `delta` to `meta.log_bytes`; returns the new total.
+fn add_bytes(txn: &WriteTransaction, delta: i64) -> Result<u64, StorageError> {
+    let mut meta = txn.open_table(META)?;
+    let total = read_u64(&meta, "log_bytes")?
+        .unwrap_or(0)
+        .saturating_add_signed(delta);
+    meta.insert("log_bytes", total.to_le_bytes().as_slice())?;
+    Ok(total)
+}
+
+/// A `u64` LE value of `meta`, if present.
+fn read_u64(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<u64>, StorageError> {
+    match meta.get(key)? {
+        Some(v) => Ok(Some(u64::from_le_bytes(v.value().try_into().map_err(
+            |_| StorageError::corrupt(format!("meta {key} is not 8 bytes")),
+        )?))),
+        None => Ok(None),
+    }
+}
+
+/// The format 2 to 5 `LoggedRequest`, read by the upgrade to format 6.
+#[derive(bincode::Encode, bincode::Decode)]
+pub(crate) struct LoggedRequestV5 {
+    time_ms: u64,
+    query: LoggedQuery,
+    principals: Option<Vec<String>>,
+    target: String,
+    route_key: Option<String>,
+    index: String,
+    version: u64,
+    children: Vec<(String, f32)>,
+    parents: Vec<(String, f32)>,
+    context_tokens: u64,
+    latency_us: u64,
+    feedback: Option<FeedbackV5>,
+}
+
+/// The format 2 to 5 `Feedback`.
+#[derive(bincode::Encode, bincode::Decode)]
+pub(crate) struct FeedbackV5 {
+    rating: Option<Rating>,
+    note: Option<String>,
+    time_ms: u64,
+}
+
+impl From<LoggedRequestV5> for LoggedRequest {
+    fn from(old: LoggedRequestV5) -> LoggedRequest {
+        LoggedRequest {
+            time_ms: old.time_ms,
+            query: old.query,
+            principals: old.principals,
+            target: old.target,
+            route_key: old.route_key,
+            index: old.index,
+            version: old.version,
+            children: old.children,
+            parents: old.parents,
+            context_tokens: old.context_tokens,
+            latency_us: old.latency_us,
+            filter: None,
+            outcome: Outcome::default(),
+            feedback: old.feedback.map(|f| Feedback {
+                rating: f.rating,
+                note: f.note,
+                verdict: None,
+                gold: Vec::new(),
+                time_ms: f.time_ms,
+            }),
+        }
+    }
+}
+
+/// Format 5 to 6: every logged request gets the fields format 6 added (empty), and
+/// `meta.log_bytes` the total of the log's record bytes.
+pub(crate) fn upgrade_records(txn: &WriteTransaction) -> Result<(), StorageError> {
+    let mut total = 0u64;
+    super::upgrade::rebuild::<u64>(txn, REQUEST_LOG, |_, value| {
+        let old: LoggedRequestV5 = decode(value, "logged request")?;
+        let bytes = encode(&LoggedRequest::from(old));
+        total += bytes.len() as u64;
+        Ok(bytes)
+    })?;
+    let mut meta = txn.open_table(META)?;
+    meta.insert("log_bytes", total.to_le_bytes().as_slice())?;
+    Ok(())
 }

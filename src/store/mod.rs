@@ -40,6 +40,10 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use redb::{Database, ReadTransaction, ReadableDatabase, StorageBackend, WriteTransaction};
 
+pub use crate::review::{
+    Annotation, Feedback, GoldEvidence, LogEntry, LoggedQuery, LoggedRequest, Outcome, Rating,
+    Verdict,
+};
 pub use check::IntegrityReport;
 pub use compact::Compaction;
 pub(crate) use docs::{chunk_id, parent_id};
@@ -52,7 +56,7 @@ pub use file::{FileCompaction, IndexStats, StoreStats};
 pub use gc::GcReport;
 pub use identity::EmbedderIdentity;
 pub use indexes::{IndexConfig, IndexEmbedder, IndexInfo};
-pub use log::{Feedback, LogEntry, LoggedQuery, LoggedRequest, Rating};
+pub use log::{LogSize, Trim, TrimReport, TRIM_BATCH};
 pub use options::{
     MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS, DEFAULT_WAIT,
 };

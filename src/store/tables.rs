@@ -4,14 +4,15 @@ use redb::TableDefinition;
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").
 pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// Store-wide settings: `format_version` (u32 LE), `next_rev` (u64 LE), `next_index` (u32 LE),
-/// `next_request` (u64 LE, absent until the first logged request).
+/// `next_request` (u64 LE, absent until the first logged request), `log_bytes` (u64 LE, the
+/// request log's record bytes), `log_cap` (u64 LE, absent without a size cap).
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// doc_id -> [`DocEntry`](super::records::DocEntry).
 pub(crate) const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");

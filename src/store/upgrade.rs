@@ -3,9 +3,9 @@
 //! Format 1 lacks the tables format 2 added; formats 1 and 2 store records with bincode's
 //! fixed-width integers, format 3 with its variable-width ones (`records::config`); format
 //! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`); format 5
-//! types metadata values. The whole upgrade is one redb write transaction: a crash, a full
+//! types metadata values; format 6 adds fields to logged requests. The whole upgrade is one redb write transaction: a crash, a full
 //! disk or a failed write leaves the file as it was (redb falls back to the last committed
-//! header), and the commit switches it to format 5 at once. See `storage-format.md`, "Format versions".
+//! header), and the commit switches it to format 6 at once. See `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -14,7 +14,7 @@ use roaring::RoaringBitmap;
 
 use super::current::CurrentAcl;
 use super::error::StorageError;
-use super::log::LoggedRequest;
+use super::log::LoggedRequestV5;
 use super::records::{
     decode, decode_bitmap, decode_legacy, encode, AliasRecord, ChildRecord, ChildRun, DocChunks,
     DocEntry, DocEntryV3, IndexChildren, IndexRecord, ParentRecord, RevisionRecord,
@@ -22,14 +22,14 @@ use super::records::{
 };
 use super::tables::*;
 
-/// Brings a file of format `from` (1 to 4) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// Brings a file of format `from` (1 to 5) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. Formats 1 and 2 first become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
 /// (keys are redb's own integer, string and tuple types). Then revisions get typed
-/// metadata (format 5: the old string values stay strings), and formats 1 to 3 get what
-/// format 4 keeps ([`derive_current`]).
+/// metadata (format 5: the old string values stay strings), formats 1 to 3 get what
+/// format 4 keeps ([`derive_current`]), and logged requests the fields format 6 added.
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     if from < 3 {
         if from < 2 {
@@ -44,15 +44,18 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<(u32, u32), SegmentRecord>(txn, SEGMENTS, "segment record")?;
         reencode::<(u32, u64), VersionRecord>(txn, VERSIONS, "version record")?;
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
-        reencode::<u64, LoggedRequest>(txn, REQUEST_LOG, "logged request")?;
+        reencode::<u64, LoggedRequestV5>(txn, REQUEST_LOG, "logged request")?;
     }
-    rebuild::<u64>(txn, REVISIONS, |_, value| {
-        let old: RevisionRecordV4 = decode(value, "revision")?;
-        Ok(encode(&RevisionRecord::from(old)))
-    })?;
+    if from < 5 {
+        rebuild::<u64>(txn, REVISIONS, |_, value| {
+            let old: RevisionRecordV4 = decode(value, "revision")?;
+            Ok(encode(&RevisionRecord::from(old)))
+        })?;
+    }
     if from < 4 {
         derive_current(txn)?;
     }
+    super::log::upgrade_records(txn)?;
     txn.open_table(META)?
         .insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
     Ok(())
@@ -214,7 +217,7 @@ fn reencode<K: Key + 'static, T: bincode::Encode + bincode::Decode<()>>(
 
 /// Replaces every value of `definition` by `convert(key, value)`, written in key order to
 /// a new table that then replaces the old one (see [`reencode`] for why).
-fn rebuild<K: Key + 'static>(
+pub(crate) fn rebuild<K: Key + 'static>(
     txn: &WriteTransaction,
     definition: TableDefinition<K, &'static [u8]>,
     mut convert: impl for<'a> FnMut(K::SelfType<'a>, &'a [u8]) -> Result<Vec<u8>, StorageError>,

@@ -60,6 +60,23 @@ pub fn small_options() -> StoreBuilder {
         .merge(MergePolicy::never())
 }
 
+/// Asserts that file sizes measured after each round stop growing: the peak of the last
+/// third of the rounds is within 5% of the middle third's. Returns the three peaks.
+pub fn assert_plateau(sizes: &[u64]) -> (u64, u64, u64) {
+    let third = sizes.len() / 3;
+    let peak = |r: std::ops::Range<usize>| sizes[r].iter().copied().max().unwrap_or(0);
+    let (early, middle, late) = (
+        peak(0..third),
+        peak(third..2 * third),
+        peak(2 * third..sizes.len()),
+    );
+    assert!(
+        late <= middle + middle / 20,
+        "the file kept growing: peaks {early} -> {middle} -> {late}"
+    );
+    (early, middle, late)
+}
+
 pub fn temp_store(options: StoreBuilder) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = options

@@ -33,13 +33,22 @@ pub fn score(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
 /// or not finite).
 pub fn normalize(v: &mut [f32]) -> bool {
     let norm = dot(v, v).sqrt();
-    if norm > 0.0 && norm.is_finite() {
+    if scalable(norm) {
         let inv = 1.0 / norm;
         v.iter_mut().for_each(|x| *x *= inv);
         true
     } else {
         false
     }
+}
+
+/// Whether [`normalize`] can scale `v` to unit length.
+pub fn has_direction(v: &[f32]) -> bool {
+    scalable(dot(v, v).sqrt())
+}
+
+fn scalable(norm: f32) -> bool {
+    norm > 0.0 && norm.is_finite()
 }
 
 /// Hints the CPU to fetch every cache line `data` touches: random rows defeat the hardware

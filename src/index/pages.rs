@@ -28,17 +28,6 @@ pub(crate) fn reserve<T: Copy>(v: &mut Vec<T>, additional: usize) {
     *v = grown;
 }
 
-/// `v`'s contents in a huge-page-advised allocation: a copy (a tenth of a second per
-/// 300 MiB) when `v` is large enough to gain, for memory that is already in use.
-pub(crate) fn advised<T: Copy>(v: Vec<T>) -> Vec<T> {
-    if v.len().saturating_mul(std::mem::size_of::<T>()) < HUGE_PAGE {
-        return v;
-    }
-    let mut out = with_capacity(v.len());
-    out.extend_from_slice(&v);
-    out
-}
-
 #[cfg(target_os = "linux")]
 fn advise<T>(v: &Vec<T>) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());

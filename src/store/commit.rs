@@ -15,7 +15,8 @@ use super::tables::*;
 use crate::index::hnsw::HnswParams;
 use crate::index::{SegmentIndex, ShapeError};
 
-/// A segment over `data` (row-major), with a graph when it has enough rows.
+/// A segment over `data` (row-major, allocated with `index::pages`: construction reads
+/// rows at random), with a graph when it has enough rows.
 pub(crate) fn build_segment(
     record: &IndexRecord,
     id: u32,
@@ -24,8 +25,6 @@ pub(crate) fn build_segment(
     progress: &dyn Progress,
 ) -> Result<Segment, ShapeError> {
     let dim = record.embedder.dimension as usize;
-    // Construction reads rows at random: huge pages (see `index::pages`).
-    let data = crate::index::pages::advised(data);
     let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)?;
     if segment.len() >= record.graph.min_graph_size as usize {
         progress.stage("graph", segment.len() as u64);

@@ -149,7 +149,11 @@ fn merge(
     // The live rows, in child-number order: their new numbers follow the same order, so a
     // revision's children stay contiguous and in ordinal order.
     let mut moved = RoaringBitmap::new();
-    let mut data = Vec::new();
+    let live: u64 = chosen
+        .iter()
+        .map(|s| head.live().range_cardinality(s.ids()))
+        .sum();
+    let mut data = crate::index::pages::with_capacity(live as usize * dim);
     for segment in &chosen {
         let vectors = segment.index().rows();
         for number in head.live().range(segment.ids()) {

@@ -6,6 +6,7 @@
 //! progress bar. Every text is first counted in the embedder's own tokens: chunks above the
 //! model's limit are split, reported or refused (see [`Truncation`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -19,6 +20,7 @@ use crate::document::Document;
 use crate::embed::{
     split_span, validate, EmbedError, Embedder, Oversized, TokenStats, Truncation, TruncationReport,
 };
+use crate::index::distance::{has_direction, normalize};
 use crate::index::Metric;
 
 /// Texts per call to the embedder (each call is one progress step).
@@ -34,7 +36,7 @@ pub(crate) struct Upsert<'a> {
     pub op: usize,
     pub doc: &'a Document,
     /// Vectors the application computed for this index.
-    pub vectors: Option<&'a Vec<f32>>,
+    pub vectors: Option<&'a [f32]>,
     /// Chunks the application cut.
     pub chunks: Option<&'a Chunked>,
 }
@@ -58,10 +60,12 @@ impl PrepareKey {
 }
 
 /// One index's chunks and vectors for a batch.
-pub(crate) struct Prepared {
+pub(crate) struct Prepared<'a> {
     pub key: PrepareKey,
-    /// Per upsert, in batch order: the op position, its chunks and their vectors.
-    pub docs: Vec<(usize, Chunked, Vec<f32>)>,
+    /// Per upsert, in batch order: the op position, its chunks and their vectors, checked
+    /// but not yet normalised ([`normalise_rows`] runs on the segment's copy): vectors the
+    /// application brought are borrowed, never copied per document.
+    pub docs: Vec<(usize, Chunked, Cow<'a, [f32]>)>,
     pub report: Option<TruncationReport>,
 }
 
@@ -76,13 +80,13 @@ struct Cut {
 }
 
 /// Chunks and embeds `upserts` for the index `name` described by `record`.
-pub(crate) fn prepare(
+pub(crate) fn prepare<'a>(
     store: &Store,
     name: &str,
     record: &IndexRecord,
-    upserts: &[Upsert<'_>],
+    upserts: &[Upsert<'a>],
     progress: &dyn Progress,
-) -> Result<Prepared, WriteError> {
+) -> Result<Prepared<'a>, WriteError> {
     let dim = record.embedder.dimension as usize;
     let embedder = store.embedder(&record.embedder.name);
     if embedder.is_none() && upserts.iter().any(|u| u.vectors.is_none()) {
@@ -127,9 +131,9 @@ pub(crate) fn prepare(
     };
     let mut docs = Vec::with_capacity(upserts.len());
     for ((u, cut), embedded) in upserts.iter().zip(cuts).zip(vectors.iter_mut()) {
-        let mut rows = match u.vectors {
-            Some(given) => given.clone(),
-            None => std::mem::take(embedded),
+        let rows = match u.vectors {
+            Some(given) => Cow::Borrowed(given),
+            None => Cow::Owned(std::mem::take(embedded)),
         };
         let children = cut.chunked.children.len();
         if rows.len() != children * dim {
@@ -145,7 +149,7 @@ pub(crate) fn prepare(
             });
         }
         validate(&rows, dim)?;
-        normalise_rows(&mut rows, dim, record.embedder.metric).map_err(|chunk| {
+        check_directions(&rows, dim, record.embedder.metric).map_err(|chunk| {
             WriteError::InvalidDocument {
                 doc_id: u.doc.doc_id.clone(),
                 problem: DocumentProblem::ZeroVector {
@@ -345,16 +349,23 @@ pub(crate) fn plan_chunks(
 
 /// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a
 /// zero row, which has no direction.
-fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) -> Result<(), usize> {
+fn check_directions(vectors: &[f32], dim: usize, metric: Metric) -> Result<(), usize> {
     if metric != Metric::Cosine || dim == 0 {
         return Ok(());
     }
-    for (row, v) in vectors.chunks_exact_mut(dim).enumerate() {
-        if !crate::index::distance::normalize(v) {
-            return Err(row);
-        }
+    match vectors.chunks_exact(dim).position(|v| !has_direction(v)) {
+        Some(row) => Err(row),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Scales cosine rows (checked by [`check_directions`]) to unit length.
+pub(crate) fn normalise_rows(vectors: &mut [f32], dim: usize, metric: Metric) {
+    if metric == Metric::Cosine && dim > 0 {
+        vectors.chunks_exact_mut(dim).for_each(|v| {
+            normalize(v);
+        });
+    }
 }
 
 impl Store {

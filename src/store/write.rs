@@ -3,6 +3,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::sync::Arc;
 
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
@@ -11,7 +12,7 @@ use roaring::RoaringBitmap;
 use super::commit::{build_segment, write_version};
 use super::current::CurrentAcl;
 use super::error::{DocumentProblem, Piece, StorageError, WriteError};
-use super::prepare::{prepare, PrepareKey, Prepared, Upsert};
+use super::prepare::{normalise_rows, prepare, PrepareKey, Prepared, Upsert};
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
@@ -30,7 +31,6 @@ use crate::embed::TruncationReport;
 enum Op {
     Upsert {
         doc: Document,
-        vectors: BTreeMap<String, Vec<f32>>,
         /// Chunks cut by the application (every index takes them instead of its own spec).
         chunks: Option<Chunked>,
     },
@@ -45,6 +45,44 @@ enum Op {
 pub struct Batch<'s> {
     store: &'s Store,
     ops: Vec<Op>,
+    /// The vectors the application brought, per index.
+    given: Vec<Given>,
+}
+
+/// Vectors the application brought for one index, concatenated in upsert order: one
+/// allocation for the whole batch instead of one per document (each upsert's own vector is
+/// freed at once and its memory reused by the next), borrowed by the commit, never copied
+/// per document, and freed before the graph is built.
+struct Given {
+    index: String,
+    data: Vec<f32>,
+    /// Per upsert that brought vectors for this index, in op order: its op position and
+    /// its floats in `data`.
+    rows: Vec<(usize, Range<usize>)>,
+}
+
+impl Given {
+    /// `ops`' upserts as index `self.index` sees them, with the vectors brought for it.
+    fn upserts<'a>(given: Option<&'a Given>, ops: &'a [Op]) -> Vec<Upsert<'a>> {
+        let mut rows = given.map_or(&[][..], |g| g.rows.as_slice()).iter().peekable();
+        ops.iter()
+            .enumerate()
+            .filter_map(|(i, op)| match op {
+                Op::Upsert { doc, chunks } => {
+                    let vectors = rows.next_if(|(op, _)| *op == i).and_then(|(_, range)| {
+                        given.map(|g| &g.data[range.clone()])
+                    });
+                    Some(Upsert {
+                        op: i,
+                        doc,
+                        vectors,
+                        chunks: chunks.as_ref(),
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// What a commit did.
@@ -76,6 +114,7 @@ impl Store {
         Batch {
             store: self,
             ops: Vec::new(),
+            given: Vec::new(),
         }
     }
 
@@ -137,11 +176,25 @@ impl<'s> Batch<'s> {
         chunks: Option<Chunked>,
         vectors: BTreeMap<String, Vec<f32>>,
     ) -> &mut Self {
-        self.ops.push(Op::Upsert {
-            doc,
-            vectors,
-            chunks,
-        });
+        let op = self.ops.len();
+        for (index, rows) in vectors {
+            let at = match self.given.iter().position(|g| g.index == index) {
+                Some(at) => at,
+                None => {
+                    self.given.push(Given {
+                        index,
+                        data: Vec::new(),
+                        rows: Vec::new(),
+                    });
+                    self.given.len() - 1
+                }
+            };
+            let given = &mut self.given[at];
+            let start = given.data.len();
+            given.data.extend_from_slice(&rows);
+            given.rows.push((op, start..given.data.len()));
+        }
+        self.ops.push(Op::Upsert { doc, chunks });
         self
     }
 
@@ -187,15 +240,16 @@ impl<'s> Batch<'s> {
         for op in &self.ops {
             validate_op(op)?;
         }
-        let store = self.store;
+        let Batch { store, ops, given } = self;
         store.check_writable()?;
+        let upserts = |index: &str| Given::upserts(given.iter().find(|g| g.index == index), &ops);
         let mut prepared = HashMap::new();
         for state in store.indexes().values() {
             let ready = prepare(
                 store,
                 state.name(),
                 state.record(),
-                &upserts(&self.ops, state.name()),
+                &upserts(state.name()),
                 progress,
             )?;
             prepared.insert(state.name().to_string(), ready);
@@ -211,15 +265,20 @@ impl<'s> Batch<'s> {
                     store,
                     state.name(),
                     state.record(),
-                    &upserts(&self.ops, state.name()),
+                    &upserts(state.name()),
                     progress,
                 )?,
             };
             truncation.extend(ready.report.clone());
-            plans.push(prepare_index(state, ready, progress)?);
+            plans.push(prepare_index(state, ready));
+        }
+        // Every segment has its copy of the rows: the batch's go before the graphs grow.
+        drop(given);
+        for plan in &mut plans {
+            plan.build_segment(progress)?;
         }
         let txn = store.db().begin_write()?;
-        let receipt = apply(&txn, &self.ops, &mut plans)?;
+        let receipt = apply(&txn, &ops, &mut plans)?;
         txn.commit()?;
         store.install(
             plans
@@ -232,26 +291,6 @@ impl<'s> Batch<'s> {
         (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
         Ok(receipt)
     }
-}
-
-/// The upserts of `ops` as index `index` sees them.
-fn upserts<'a>(ops: &'a [Op], index: &str) -> Vec<Upsert<'a>> {
-    ops.iter()
-        .enumerate()
-        .filter_map(|(i, op)| match op {
-            Op::Upsert {
-                doc,
-                vectors,
-                chunks,
-            } => Some(Upsert {
-                op: i,
-                doc,
-                vectors: vectors.get(index),
-                chunks: chunks.as_ref(),
-            }),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The longest doc_id a store takes, in bytes.
@@ -345,6 +384,8 @@ struct IndexPlan {
     record: IndexRecord,
     /// Per upsert op (by op position): the chunks.
     chunked: HashMap<usize, Chunked>,
+    /// The new segment's rows until [`IndexPlan::build_segment`] makes it.
+    rows: Vec<f32>,
     segment: Option<Arc<Segment>>,
     live: RoaringBitmap,
     acl: HashMap<String, RoaringBitmap>,
@@ -357,6 +398,18 @@ struct IndexPlan {
 }
 
 impl IndexPlan {
+    /// Makes the new segment (and its graph) from the plan's rows, if it has any.
+    fn build_segment(&mut self, progress: &dyn Progress) -> Result<(), WriteError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::take(&mut self.rows);
+        let (id, base) = (self.record.next_segment, self.record.next_child);
+        let segment = build_segment(&self.record, id, base, rows, progress)?;
+        self.segment = Some(Arc::new(segment));
+        Ok(())
+    }
+
     /// The index state to install after the commit (`None` if the plan never finished).
     fn into_state(self) -> Option<IndexState> {
         let head = self.version?;
@@ -364,43 +417,33 @@ impl IndexPlan {
     }
 }
 
-/// The plan of one index from its prepared chunks and vectors: the new segment is built
-/// here, under the writer lock.
-fn prepare_index(
-    state: &Arc<IndexState>,
-    prepared: Prepared,
-    progress: &dyn Progress,
-) -> Result<IndexPlan, WriteError> {
+/// The plan of one index from its prepared chunks and vectors, with the new segment's
+/// rows copied together (normalised for cosine) for [`IndexPlan::build_segment`].
+fn prepare_index(state: &Arc<IndexState>, prepared: Prepared<'_>) -> IndexPlan {
     let record = state.record().clone();
     let dim = record.embedder.dimension as usize;
     let rows: usize = prepared.docs.iter().map(|(_, c, _)| c.children.len()).sum();
-    let segment = if rows == 0 {
-        None
-    } else {
-        let mut data = Vec::with_capacity(rows * dim);
-        for (_, _, v) in &prepared.docs {
-            data.extend_from_slice(v);
-        }
-        Some(Arc::new(build_segment(
-            &record,
-            record.next_segment,
-            record.next_child,
-            data,
-            progress,
-        )?))
-    };
-    Ok(IndexPlan {
+    // Construction reads rows at random: huge pages (see `index::pages`).
+    let mut data = crate::index::pages::with_capacity(rows * dim);
+    let mut chunked = HashMap::with_capacity(prepared.docs.len());
+    for (i, c, v) in prepared.docs {
+        data.extend_from_slice(&v);
+        chunked.insert(i, c);
+    }
+    normalise_rows(&mut data, dim, record.embedder.metric);
+    IndexPlan {
         live: state.head().live().clone(),
         state: state.clone(),
         current: CurrentAcl::new(record.id),
         current_written: HashMap::new(),
         record,
-        chunked: prepared.docs.into_iter().map(|(i, c, _)| (i, c)).collect(),
-        segment,
+        chunked,
+        rows: data,
+        segment: None,
         acl: HashMap::new(),
         changed: Vec::new(),
         version: None,
-    })
+    }
 }
 
 pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
@@ -769,11 +812,7 @@ impl IndexBuild {
         let (revs, ops): (Vec<u64>, Vec<Op>) = docs
             .into_iter()
             .map(|(rev, doc)| {
-                let op = Op::Upsert {
-                    doc,
-                    vectors: BTreeMap::new(),
-                    chunks: None,
-                };
+                let op = Op::Upsert { doc, chunks: None };
                 (rev, op)
             })
             .unzip();
@@ -781,11 +820,12 @@ impl IndexBuild {
             store,
             state.name(),
             state.record(),
-            &upserts(&ops, state.name()),
+            &Given::upserts(None, &ops),
             progress,
         )?;
         let report = ready.report.clone();
-        let plan = prepare_index(state, ready, progress)?;
+        let mut plan = prepare_index(state, ready);
+        plan.build_segment(progress)?;
         Ok(IndexBuild {
             ops,
             revs,

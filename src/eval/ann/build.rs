@@ -145,6 +145,7 @@ fn build(
     }
     let load_before = load1();
     let rss_before = rss_mb();
+    reset_peak();
     let started = Instant::now();
     let store = options.clone().create(true).open(path)?;
     let timed = Timed::new(progress);
@@ -166,9 +167,11 @@ fn build(
     let compact_seconds = compact_started.elapsed().as_secs_f64();
     let seconds = started.elapsed().as_secs_f64();
     let rss_delta_mb = delta(rss_before, rss_mb());
+    let rss_peak_delta_mb = delta(rss_before, peak_mb());
     drop(store);
 
     let rss_before = rss_mb();
+    reset_peak();
     let started = Instant::now();
     let store = options.open(path)?;
     let reopen_seconds = started.elapsed().as_secs_f64();
@@ -180,8 +183,10 @@ fn build(
         n: dataset.base.rows(),
         index_bytes: file_bytes(path)?,
         rss_delta_mb,
+        rss_peak_delta_mb,
         reopen_seconds,
         reopen_rss_delta_mb: delta(rss_before, rss_mb()),
+        reopen_rss_peak_delta_mb: delta(rss_before, peak_mb()),
         load1: load_before,
     };
     Ok((store, record))
@@ -265,8 +270,24 @@ fn file_bytes(path: &Path) -> Result<u64, AnnError> {
 
 /// Resident memory of this process (Linux `/proc/self/status`), in MiB.
 fn rss_mb() -> Option<f64> {
+    status_mb("VmRSS:")
+}
+
+/// The most resident memory since [`reset_peak`] (or the start), in MiB.
+fn peak_mb() -> Option<f64> {
+    status_mb("VmHWM:")
+}
+
+/// Restarts [`peak_mb`] from the current resident size (Linux `clear_refs`; elsewhere
+/// the peak stays unknown, as `/proc/self/status` is missing too).
+fn reset_peak() {
+    // A kernel that refuses leaves the peak since the start: an over-estimate, never less.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn status_mb(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
 }

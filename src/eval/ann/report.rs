@@ -37,11 +37,17 @@ pub struct BuildRecord {
     /// Resident memory the build added, MB (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_delta_mb: Option<f64>,
+    /// The most resident memory the build added at any moment, MB (Linux only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rss_peak_delta_mb: Option<f64>,
     /// Opening the built file again: integrity check, vectors, graph decode.
     pub reopen_seconds: f64,
     /// Resident memory the reopen added, MB (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reopen_rss_delta_mb: Option<f64>,
+    /// The most resident memory the reopen added at any moment, MB (Linux only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reopen_rss_peak_delta_mb: Option<f64>,
     /// The 1-minute load average before the build (Linux only).
     pub load1: Option<f64>,
 }
@@ -413,9 +419,11 @@ fn build_details(out: &mut String, b: &BuildRecord, meta: &RunMeta) {
     let rss = |mb: Option<f64>| mb.map_or("unknown".into(), |mb| format!("{mb:+.0} MiB"));
     let _ = writeln!(
         out,
-        "- resident memory: {} over the build, {} on reopen",
+        "- resident memory: {} over the build (peak {}), {} on reopen (peak {})",
         rss(b.rss_delta_mb),
-        rss(b.reopen_rss_delta_mb)
+        rss(b.rss_peak_delta_mb),
+        rss(b.reopen_rss_delta_mb),
+        rss(b.reopen_rss_peak_delta_mb)
     );
 }
 

@@ -1,0 +1,74 @@
+"""Resident memory of an hnswlib build and reopen over a kit dataset, measured the way
+`folio bench ann` measures its own: VmRSS after minus before (the base vectors already
+loaded), and the peak (VmHWM, reset just before through /proc/self/clear_refs) minus before.
+
+Usage: PY scripts/hnswlib_memory.py DATA/clustered-128 [--threads 2] [--m 16] [--efc 200]
+Prints one line per measurement; needs the kit's venv (numpy, hnswlib).
+"""
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+import hnswlib
+
+
+def status(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
+def read_fvecs(path):
+    raw = np.fromfile(path, dtype=np.int32)
+    dim = int(raw[0])
+    return raw.reshape(-1, dim + 1)[:, 1:].copy().view(np.float32)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--m", type=int, default=16)
+    ap.add_argument("--efc", type=int, default=200)
+    args = ap.parse_args()
+    import json
+    meta = json.load(open(os.path.join(args.data, "meta.json")))
+    space = "l2" if meta["metric"] == "l2" else "ip"
+    xb = read_fvecs(os.path.join(args.data, "base.fvecs"))
+    n, dim = xb.shape
+
+    before = status("VmRSS")
+    reset_peak()
+    t0 = time.perf_counter()
+    index = hnswlib.Index(space=space, dim=dim)
+    index.init_index(max_elements=n, ef_construction=args.efc, M=args.m, random_seed=100)
+    index.add_items(xb, np.arange(n), num_threads=args.threads)
+    seconds = time.perf_counter() - t0
+    after, peak = status("VmRSS"), status("VmHWM")
+    print(f"hnswlib build n={n} dim={dim} threads={args.threads}: {seconds:.1f} s, "
+          f"rss +{after - before:.0f} MiB, peak +{peak - before:.0f} MiB")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "index.bin")
+        index.save_index(path)
+        del index
+        before = status("VmRSS")
+        reset_peak()
+        index = hnswlib.Index(space=space, dim=dim)
+        index.load_index(path, max_elements=n)
+        after, peak = status("VmRSS"), status("VmHWM")
+        print(f"hnswlib reopen: rss +{after - before:.0f} MiB, peak +{peak - before:.0f} MiB, "
+              f"file {os.path.getsize(path) / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -12,9 +12,7 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// An empty vector with room for `capacity` elements, advised to be backed by huge pages.
 pub(crate) fn with_capacity<T>(capacity: usize) -> Vec<T> {
-    let v = Vec::with_capacity(capacity);
-    advise(&v);
-    v
+    advise(Vec::with_capacity(capacity))
 }
 
 /// Makes room for `additional` more elements like [`Vec::reserve_exact`], moving the
@@ -28,8 +26,15 @@ pub(crate) fn reserve<T: Copy>(v: &mut Vec<T>, additional: usize) {
     *v = grown;
 }
 
+/// `v`, its allocation advised to be backed by huge pages (for memory not yet touched,
+/// or when the kernel collapses it later).
+pub(crate) fn advise<T>(v: Vec<T>) -> Vec<T> {
+    advise_pages(&v);
+    v
+}
+
 #[cfg(target_os = "linux")]
-fn advise<T>(v: &Vec<T>) {
+fn advise_pages<T>(v: &Vec<T>) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
     if bytes < HUGE_PAGE {
         return;
@@ -49,7 +54,7 @@ fn advise<T>(v: &Vec<T>) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise<T>(_: &Vec<T>) {}
+fn advise_pages<T>(_: &Vec<T>) {}
 
 #[cfg(test)]
 mod tests {

@@ -38,6 +38,21 @@ pub(crate) fn build_segment(
     Ok(Segment::new(id, segment))
 }
 
+/// Operations from which a batch gives the heap it freed back (see [`release_freed_heap`]).
+pub(crate) const TRIM_AFTER_OPS: usize = 4096;
+
+/// Gives the heap pages a large commit freed (its documents, chunks, records, redb's
+/// pages) back to the system: glibc keeps freed small allocations for reuse, so after a
+/// bulk load the process would stay resident at its peak.
+pub(crate) fn release_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only hands free pages of the heap back to the kernel; no live
+    // allocation is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Writes version `record.head + 1` of index `name` (segments, live children, what made it)
 /// and the index record with that head; returns the new version's view.
 pub(crate) fn write_version(

@@ -17,10 +17,12 @@ use redb::{
 
 use super::error::{OpenError, StorageError};
 
-/// redb's page cache. folio keeps vectors and graphs in its own memory once loaded, so
-/// redb's 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB
-/// for 148 MiB of data, +187 MiB with 16 MiB of cache).
-const REDB_CACHE_BYTES: usize = 64 << 20;
+/// redb's page cache (half of it at most for the pages a write transaction has not
+/// flushed yet). folio keeps vectors and graphs in its own memory once loaded, so redb's
+/// 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB for
+/// 148 MiB of data, +187 MiB with 16 MiB of cache), and 64 MiB still held 64 MiB of a bulk
+/// load's written pages beside the segment it had built.
+const REDB_CACHE_BYTES: usize = 16 << 20;
 
 /// redb's "writer byte" (redb's `docs/design.md`, "Lock bytes"): the writing process holds
 /// it for as long as it has the file open. folio holds it too while it empties a file whose

@@ -158,10 +158,11 @@ impl Segment {
         let mut graph_blocks = 0u32;
         if let Some(graph) = self.index.graph() {
             let mut graphs = txn.open_table(SEGMENT_GRAPHS)?;
-            for piece in graph.encode().chunks(BLOCK_BYTES) {
+            graph.encode_blocks(BLOCK_BYTES, |piece| {
                 graphs.insert((index, self.id, graph_blocks), piece)?;
                 graph_blocks += 1;
-            }
+                Ok::<_, StorageError>(())
+            })?;
         }
         let record = SegmentRecord {
             base: self.base(),

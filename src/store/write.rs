@@ -1,6 +1,7 @@
 //! Writes: batches of upserts, deletes and ACL changes, each committed in one redb write
 //! transaction that also produces a new version of every index.
 
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
 
-use super::commit::{build_segment, write_version};
+use super::commit::{build_segment, release_freed_heap, write_version, TRIM_AFTER_OPS};
 use super::current::CurrentAcl;
 use super::error::{DocumentProblem, Piece, StorageError, WriteError};
 use super::prepare::{normalise_rows, prepare, PrepareKey, Prepared, Upsert};
@@ -270,9 +271,14 @@ impl<'s> Batch<'s> {
                 )?,
             };
             truncation.extend(ready.report.clone());
-            plans.push(prepare_index(state, ready));
+            let slab = given.iter().find(|g| g.index == state.name());
+            plans.push(prepare_index(state, ready, slab.map(|g| g.data.as_slice())));
         }
-        // Every segment has its copy of the rows: the batch's go before the graphs grow.
+        // The batch's vectors become a segment's rows or go before the graphs grow.
+        let mut given = given;
+        for plan in &mut plans {
+            plan.take_given(&mut given);
+        }
         drop(given);
         for plan in &mut plans {
             plan.build_segment(progress)?;
@@ -286,9 +292,14 @@ impl<'s> Batch<'s> {
                 .filter_map(|p| p.into_state().map(Arc::new))
                 .collect(),
         );
+        let large = ops.len() >= TRIM_AFTER_OPS;
+        drop(ops);
         let mut receipt = receipt;
         receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
+        if large {
+            release_freed_heap();
+        }
         Ok(receipt)
     }
 }
@@ -386,6 +397,8 @@ struct IndexPlan {
     chunked: HashMap<usize, Chunked>,
     /// The new segment's rows until [`IndexPlan::build_segment`] makes it.
     rows: Vec<f32>,
+    /// Whether those rows are still the batch's vectors for the index (see `Given`).
+    rows_given: bool,
     segment: Option<Arc<Segment>>,
     live: RoaringBitmap,
     acl: HashMap<String, RoaringBitmap>,
@@ -398,6 +411,21 @@ struct IndexPlan {
 }
 
 impl IndexPlan {
+    /// Moves the batch's vectors for this index into the plan when they are its rows.
+    fn take_given(&mut self, given: &mut [Given]) {
+        let name = self.state.name();
+        let Some(g) = given.iter_mut().find(|g| g.index == name) else {
+            return;
+        };
+        if std::mem::take(&mut self.rows_given) {
+            let mut data = std::mem::take(&mut g.data);
+            data.shrink_to_fit();
+            let record = &self.record;
+            normalise_rows(&mut data, record.embedder.dimension as usize, record.embedder.metric);
+            self.rows = crate::index::pages::advise(data);
+        }
+    }
+
     /// Makes the new segment (and its graph) from the plan's rows, if it has any.
     fn build_segment(&mut self, progress: &dyn Progress) -> Result<(), WriteError> {
         if self.rows.is_empty() {
@@ -418,32 +446,59 @@ impl IndexPlan {
 }
 
 /// The plan of one index from its prepared chunks and vectors, with the new segment's
-/// rows copied together (normalised for cosine) for [`IndexPlan::build_segment`].
-fn prepare_index(state: &Arc<IndexState>, prepared: Prepared<'_>) -> IndexPlan {
+/// rows for [`IndexPlan::build_segment`]: copied together, or, when they are exactly the
+/// vectors the batch brought for the index (`given`), left there for
+/// [`IndexPlan::take_given`] to move without a copy.
+fn prepare_index(
+    state: &Arc<IndexState>,
+    prepared: Prepared<'_>,
+    given: Option<&[f32]>,
+) -> IndexPlan {
     let record = state.record().clone();
     let dim = record.embedder.dimension as usize;
-    let rows: usize = prepared.docs.iter().map(|(_, c, _)| c.children.len()).sum();
-    // Construction reads rows at random: huge pages (see `index::pages`).
-    let mut data = crate::index::pages::with_capacity(rows * dim);
-    let mut chunked = HashMap::with_capacity(prepared.docs.len());
-    for (i, c, v) in prepared.docs {
-        data.extend_from_slice(&v);
-        chunked.insert(i, c);
+    let whole = given.is_some_and(|g| is_whole(g, prepared.docs.iter().map(|(_, _, v)| v)));
+    let mut data = Vec::new();
+    if !whole {
+        let rows: usize = prepared.docs.iter().map(|(_, c, _)| c.children.len()).sum();
+        // Construction reads rows at random: huge pages (see `index::pages`).
+        data = crate::index::pages::with_capacity(rows * dim);
+        for (_, _, v) in &prepared.docs {
+            data.extend_from_slice(v);
+        }
+        normalise_rows(&mut data, dim, record.embedder.metric);
     }
-    normalise_rows(&mut data, dim, record.embedder.metric);
     IndexPlan {
         live: state.head().live().clone(),
         state: state.clone(),
         current: CurrentAcl::new(record.id),
         current_written: HashMap::new(),
         record,
-        chunked,
+        chunked: prepared.docs.into_iter().map(|(i, c, _)| (i, c)).collect(),
         rows: data,
+        rows_given: whole,
         segment: None,
         acl: HashMap::new(),
         changed: Vec::new(),
         version: None,
     }
+}
+
+/// Whether `rows`, one after the other, are exactly `slab`, each borrowed from it in order.
+fn is_whole<'a>(slab: &[f32], rows: impl Iterator<Item = &'a Cow<'a, [f32]>>) -> bool {
+    let mut at = 0;
+    for row in rows {
+        let Cow::Borrowed(row) = row else {
+            return false;
+        };
+        let same = slab
+            .get(at..at + row.len())
+            .is_some_and(|s| std::ptr::eq(s.as_ptr(), row.as_ptr()));
+        if !same {
+            return false;
+        }
+        at += row.len();
+    }
+    at == slab.len()
 }
 
 pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
@@ -824,7 +879,7 @@ impl IndexBuild {
             progress,
         )?;
         let report = ready.report.clone();
-        let mut plan = prepare_index(state, ready);
+        let mut plan = prepare_index(state, ready, None);
         plan.build_segment(progress)?;
         Ok(IndexBuild {
             ops,

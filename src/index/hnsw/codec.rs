@@ -108,10 +108,46 @@ impl Graph {
         let padded = self.levels.len().next_multiple_of(4);
         let mut out =
             Vec::with_capacity(HEADER + padded + 4 * (links.layer0.len() + links.upper.len()));
+        self.write_parts(&mut |bytes| out.extend_from_slice(bytes));
+        out
+    }
+
+    /// [`Graph::encode`]'s bytes in pieces of `block` bytes (the last one shorter), each
+    /// handed to `sink` once full, so the whole blob is never in memory at once.
+    pub fn encode_blocks<E>(
+        &self,
+        block: usize,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let block = block.max(1);
+        let mut buffer = Vec::with_capacity(block);
+        let mut failed = Ok(());
+        self.write_parts(&mut |mut bytes| {
+            while !bytes.is_empty() && failed.is_ok() {
+                let take = (block - buffer.len()).min(bytes.len());
+                buffer.extend_from_slice(&bytes[..take]);
+                bytes = &bytes[take..];
+                if buffer.len() == block {
+                    failed = sink(&buffer);
+                    buffer.clear();
+                }
+            }
+        });
+        failed?;
+        if buffer.is_empty() {
+            Ok(())
+        } else {
+            sink(&buffer)
+        }
+    }
+
+    /// Hands the encoding to `out` piece by piece, in order.
+    fn write_parts(&self, out: &mut impl FnMut(&[u8])) {
         let (entry, top) = self
             .entry
             .map_or((u32::MAX, 0), |e| (e.id, u32::from(e.level)));
-        out.extend_from_slice(&MAGIC);
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(&MAGIC);
         for word in [
             VERSION,
             metric_code(self.metric),
@@ -120,22 +156,18 @@ impl Graph {
             self.params.m as u32,
             self.params.ef_construction as u32,
         ] {
-            out.extend_from_slice(&word.to_le_bytes());
+            header.extend_from_slice(&word.to_le_bytes());
         }
-        out.extend_from_slice(&self.params.seed.to_le_bytes());
-        out.extend_from_slice(&entry.to_le_bytes());
-        out.extend_from_slice(&top.to_le_bytes());
-        out.extend_from_slice(&self.levels);
-        out.resize(HEADER + padded, 0);
-        for &word in links.layer0.iter().chain(&links.upper) {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
-        for &x in self.codes.offset.iter().chain(&self.codes.scale) {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-        out
+        header.extend_from_slice(&self.params.seed.to_le_bytes());
+        header.extend_from_slice(&entry.to_le_bytes());
+        header.extend_from_slice(&top.to_le_bytes());
+        out(&header);
+        out(&self.levels);
+        out(&[0; 3][..self.levels.len().next_multiple_of(4) - self.levels.len()]);
+        let words = self.links.layer0.iter().chain(&self.links.upper).copied();
+        let floats = self.codes.offset.iter().chain(&self.codes.scale);
+        write_le(words.chain(floats.map(|x| x.to_bits())), out);
     }
-
     /// Parses and validates [`Graph::encode`] output (format version 2, or version 1 with
     /// stored codes) for the segment whose vectors are `vectors`: the rows the graph was
     /// built over, bit for bit as they were then (for cosine, the normalised rows the
@@ -360,6 +392,21 @@ fn metric_code(metric: Metric) -> u32 {
         Metric::Dot => 1,
         Metric::L2 => 2,
     }
+}
+
+/// `words` as little-endian bytes, handed to `out` a few KiB at a time.
+fn write_le(words: impl Iterator<Item = u32>, out: &mut impl FnMut(&[u8])) {
+    let mut chunk = [0u8; 4096];
+    let mut len = 0;
+    for word in words {
+        chunk[len..len + 4].copy_from_slice(&word.to_le_bytes());
+        len += 4;
+        if len == chunk.len() {
+            out(&chunk);
+            len = 0;
+        }
+    }
+    out(&chunk[..len]);
 }
 
 /// Bulk little-endian conversion; compiles to a vectorised copy.

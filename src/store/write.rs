@@ -65,14 +65,17 @@ struct Given {
 impl Given {
     /// `ops`' upserts as index `self.index` sees them, with the vectors brought for it.
     fn upserts<'a>(given: Option<&'a Given>, ops: &'a [Op]) -> Vec<Upsert<'a>> {
-        let mut rows = given.map_or(&[][..], |g| g.rows.as_slice()).iter().peekable();
+        let mut rows = given
+            .map_or(&[][..], |g| g.rows.as_slice())
+            .iter()
+            .peekable();
         ops.iter()
             .enumerate()
             .filter_map(|(i, op)| match op {
                 Op::Upsert { doc, chunks } => {
-                    let vectors = rows.next_if(|(op, _)| *op == i).and_then(|(_, range)| {
-                        given.map(|g| &g.data[range.clone()])
-                    });
+                    let vectors = rows
+                        .next_if(|(op, _)| *op == i)
+                        .and_then(|(_, range)| given.map(|g| &g.data[range.clone()]));
                     Some(Upsert {
                         op: i,
                         doc,
@@ -421,7 +424,11 @@ impl IndexPlan {
             let mut data = std::mem::take(&mut g.data);
             data.shrink_to_fit();
             let record = &self.record;
-            normalise_rows(&mut data, record.embedder.dimension as usize, record.embedder.metric);
+            normalise_rows(
+                &mut data,
+                record.embedder.dimension as usize,
+                record.embedder.metric,
+            );
             self.rows = crate::index::pages::advise(data);
         }
     }

@@ -5,4 +5,14 @@
 //! folio's workspace on top of the library's public API, so the library's dependency tree
 //! stays without a gRPC client. See the README, "Milvus", for the design.
 
+mod error;
 pub mod expr;
+mod publish;
+mod remote;
+pub mod schema;
+
+pub use error::Error;
+pub use publish::{
+    PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
+};
+pub use remote::Remote;

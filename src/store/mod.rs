@@ -11,6 +11,7 @@ mod compact;
 mod current;
 mod docs;
 mod error;
+mod export;
 mod file;
 mod filters;
 mod follow;
@@ -52,6 +53,7 @@ pub use error::{
     CompactFileError, DocumentProblem, IndexError, NameKind, NameRule, OpenError, Piece, ReadError,
     StorageError, WriteError,
 };
+pub use export::{Audience, Export, ExportedChild};
 pub use file::{FileCompaction, IndexStats, StoreStats};
 pub use gc::GcReport;
 pub use identity::EmbedderIdentity;

@@ -55,6 +55,8 @@ pub(crate) struct DocView {
     pub doc_id: String,
     pub title: String,
     pub source_uri: String,
+    pub published_at: Option<String>,
+    pub updated_at: Option<String>,
     pub format: crate::chunk::SourceFormat,
     pub text: String,
     pub metadata: BTreeMap<String, MetadataValue>,
@@ -127,6 +129,11 @@ impl Store {
 }
 
 impl Reader<'_> {
+    /// The read transaction everything comes from.
+    pub fn txn(&self) -> &ReadTransaction {
+        &self.txn
+    }
+
     /// `name`, `name@version`, `name@tag` or an alias: the index and version it names. A
     /// bare index name means its serving version (the head unless rolled back); an alias
     /// with several routes picks one by the empty key (see [`Reader::resolve_for`]).
@@ -247,6 +254,8 @@ impl Reader<'_> {
             doc_id: record.doc_id,
             title: record.title,
             source_uri: record.source_uri,
+            published_at: record.published_at,
+            updated_at: record.updated_at,
             format: record.format,
             text: read_text(&self.txn, rev)?,
             metadata: record

@@ -87,11 +87,15 @@ impl LiteServer {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// Kills the server (SIGKILL: no clean shutdown) and starts it again on the same data
-    /// directory and port.
-    pub fn kill_and_restart(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+    /// Kills the server (SIGKILL: no clean shutdown).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same data directory and port.
+    pub fn restart(&mut self) {
+        self.kill();
         let data = self.data.clone();
         let restarted = Self::spawn(&data, self.port);
         let old = std::mem::replace(self, restarted);

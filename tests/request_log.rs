@@ -160,11 +160,11 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
     assert_eq!(origin.principals, Some(vec!["eng".to_string()]));
     assert_eq!(
         (origin.request_id, origin.route_key.as_deref()),
-        (id, Some("t1"))
+        (Some(id), Some("t1"))
     );
     assert_eq!(
-        (origin.index.as_str(), origin.version),
-        ("default", first.version)
+        (origin.index.as_deref(), origin.version),
+        (Some("default"), Some(first.version))
     );
 
     // Gold on a document with a multi-byte character: code points counted independently.

@@ -179,19 +179,26 @@ pub struct GoldRecord {
 }
 
 /// Where a selected question came from: the logged request, with what a replay needs to ask
-/// it again as it was asked.
+/// it again as it was asked. A line has one when it says who asked (`principals`, a list or
+/// `null`); the rest is optional, so a hand-written question can name its askers alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestOrigin {
     /// The request's id in the store's log.
-    pub request_id: u64,
-    /// Who asked; `null` for unrestricted tooling access (written even when null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<u64>,
+    /// Who asked; `null` for unrestricted tooling access (written even when null, and
+    /// required: a line without it has no origin).
+    #[serde(deserialize_with = "present")]
     pub principals: Option<Vec<String>>,
     /// What the caller named (index, `index@version`, alias).
-    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The index that answered.
-    pub index: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// The version that answered.
-    pub version: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
     /// The route key the caller gave.
     #[serde(default)]
     pub route_key: Option<String>,
@@ -233,17 +240,23 @@ impl QuestionRecord {
             bucket: String::new(),
             gold_spans,
             origin: Some(RequestOrigin {
-                request_id: entry.request_id,
+                request_id: Some(entry.request_id),
                 principals: r.principals.clone(),
-                target: r.target.clone(),
-                index: r.index.clone(),
-                version: r.version,
+                target: Some(r.target.clone()),
+                index: Some(r.index.clone()),
+                version: Some(r.version),
                 route_key: r.route_key.clone(),
                 filter: r.filter.clone(),
             }),
         };
         Some((record, dropped))
     }
+}
+
+/// `principals` as given, `null` included; with `deserialize_with` the field may not be
+/// left out (serde would read a missing `Option` as `None`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    Option::deserialize(d)
 }
 
 /// A gold byte range as a question set writes it, if it lies on character boundaries of
@@ -485,7 +498,7 @@ mod tests {
             "target":"kb","index":"kb","version":3,"route_key":"t1"}"#;
         let record: QuestionRecord = serde_json::from_str(logged).unwrap();
         let origin = record.origin.clone().unwrap();
-        assert_eq!((origin.request_id, origin.version), (7, 3));
+        assert_eq!((origin.request_id, origin.version), (Some(7), Some(3)));
         assert_eq!(origin.principals, None);
         assert_eq!(origin.route_key.as_deref(), Some("t1"));
         assert!(record.gold_spans.is_empty());
@@ -496,5 +509,27 @@ mod tests {
             serde_json::from_str::<QuestionRecord>(&line).unwrap(),
             record
         );
+    }
+
+    #[test]
+    fn principals_alone_say_who_asked() {
+        let asked = r#"{"query_id":"h1","query":"why?","principals":["eng"]}"#;
+        let record: QuestionRecord = serde_json::from_str(asked).unwrap();
+        let origin = record.origin.clone().unwrap();
+        assert_eq!(origin.principals, Some(vec!["eng".to_string()]));
+        assert_eq!((origin.request_id, origin.index), (None, None));
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(!line.contains("request_id"), "{line}");
+        assert_eq!(
+            serde_json::from_str::<QuestionRecord>(&line).unwrap(),
+            record
+        );
+        let tooling = r#"{"query_id":"h2","query":"why?","principals":null}"#;
+        let record: QuestionRecord = serde_json::from_str(tooling).unwrap();
+        assert_eq!(record.origin.unwrap().principals, None);
+        // Without `principals`, the rest of a logged request does not say who asked.
+        let unsaid = r#"{"query_id":"h3","query":"why?","request_id":4,"index":"kb"}"#;
+        let record: QuestionRecord = serde_json::from_str(unsaid).unwrap();
+        assert_eq!(record.origin, None);
     }
 }

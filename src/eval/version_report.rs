@@ -226,7 +226,7 @@ pub fn compare_versions<'a>(
             QuestionRow {
                 query_id: question.id.clone(),
                 query: question.text.clone(),
-                request_id: question.origin.as_ref().map(|o| o.request_id),
+                request_id: question.origin.as_ref().and_then(|o| o.request_id),
                 gold_spans: question.gold.len(),
                 targets: rows,
                 changes,

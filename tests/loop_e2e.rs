@@ -20,7 +20,7 @@ use folio::review::{Annotation, Selection};
 use folio::store::{GoldEvidence, Rating, Route, Store, Verdict};
 use folio::SearchRequest;
 use vectors::Rng;
-use version_oracle::{config, expected, holds, observed};
+use version_oracle::{expected, holds, ingest_kb_and_kb_pc, observed};
 
 const TOPICS: [&str; 8] = [
     "harbour", "orchard", "glacier", "foundry", "meadow", "canyon", "lagoon", "quarry",
@@ -87,20 +87,13 @@ fn logged_failures_replay_between_the_gray_release_versions() {
             }
         })
         .collect();
-    let mut batch = store.batch();
-    for (i, topic) in TOPICS.iter().enumerate() {
-        batch.upsert(
+    ingest_kb_and_kb_pc(
+        &store,
+        TOPICS.iter().enumerate().map(|(i, topic)| {
             Document::new(format!("d{i}"), SourceFormat::Text, text(topic))
-                .with_acl(acls[i].iter().cloned()),
-        );
-    }
-    batch.commit().unwrap();
-    store
-        .create_index("kb", config(&store, "fixed:500"))
-        .unwrap();
-    store
-        .create_index("kb_pc", config(&store, "parent-child:1200/300"))
-        .unwrap();
+                .with_acl(acls[i].iter().cloned())
+        }),
+    );
     let half = |index: &str| Route {
         index: index.into(),
         version: 1,

@@ -18,7 +18,7 @@ use folio::document::Document;
 use folio::eval::{EvalError, QuestionSet, VersionReplay};
 use folio::store::{Route, Store};
 use proptest::prelude::*;
-use version_oracle::{config, expected, observed};
+use version_oracle::{expected, ingest_kb_and_kb_pc, observed};
 
 const TOPICS: [&str; 4] = ["harbour", "orchard", "glacier", "foundry"];
 
@@ -37,21 +37,14 @@ fn text(topic: &str) -> String {
 /// for `eng`, one for `hr`; alias `next` serves kb_pc@1, tag `stable` names kb@1.
 fn build(path: &Path) -> Store {
     let store = Store::builder().create(true).open(path).unwrap();
-    let mut batch = store.batch();
     let acls: [&[&str]; 4] = [&[], &["eng"], &["hr"], &[]];
-    for (i, topic) in TOPICS.iter().enumerate() {
-        batch.upsert(
+    ingest_kb_and_kb_pc(
+        &store,
+        TOPICS.iter().enumerate().map(|(i, topic)| {
             Document::new(format!("d{i}"), SourceFormat::Text, text(topic))
-                .with_acl(acls[i].iter().copied()),
-        );
-    }
-    batch.commit().unwrap();
-    store
-        .create_index("kb", config(&store, "fixed:500"))
-        .unwrap();
-    store
-        .create_index("kb_pc", config(&store, "parent-child:1200/300"))
-        .unwrap();
+                .with_acl(acls[i].iter().copied())
+        }),
+    );
     store.tag("kb", 1, "stable").unwrap();
     store
         .set_alias(

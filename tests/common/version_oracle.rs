@@ -10,13 +10,29 @@ use std::path::Path;
 
 use folio::eval::{StrategyKind, VersionReport};
 use folio::store::{GraphParams, IndexConfig, IndexEmbedder, Store};
-use folio::{SearchRequest, SearchResponse};
+use folio::{Document, SearchRequest, SearchResponse};
 
 fn spec(strategy: &str) -> folio::ChunkSpec {
     match folio::eval::Strategy::parse(strategy).unwrap().kind {
         StrategyKind::Builtin { spec, .. } => spec,
         StrategyKind::External { .. } => unreachable!(),
     }
+}
+
+/// Writes `docs`, then builds the two indexes the replay tests compare: `kb` (`fixed:500`)
+/// and `kb_pc` (`parent-child:1200/300`).
+pub fn ingest_kb_and_kb_pc(store: &Store, docs: impl IntoIterator<Item = Document>) {
+    let mut batch = store.batch();
+    for doc in docs {
+        batch.upsert(doc);
+    }
+    batch.commit().unwrap();
+    store
+        .create_index("kb", config(store, "fixed:500"))
+        .unwrap();
+    store
+        .create_index("kb_pc", config(store, "parent-child:1200/300"))
+        .unwrap();
 }
 
 /// An index of `strategy` with the store's registered embedder.

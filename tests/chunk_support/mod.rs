@@ -5,6 +5,7 @@
 // Each test crate uses a different part of this module.
 #![allow(dead_code)]
 
+use folio::chunk::tree::BlockKind;
 use folio::chunk::{
     chunk_document, ChildPiece, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit,
     SourceFormat, Span,
@@ -98,6 +99,32 @@ fn span_of(range: &std::ops::Range<usize>) -> Span {
     }
 }
 
+/// Extracted PDF text is plain text with `#` heading lines, page breaks and tables of
+/// tab-separated rows; the tables are the ones its reader finds (`tests/chunk_pdf.rs` checks
+/// which those are), so the chunker is held to keeping their rows whole.
+fn pdf_facts(text: &str) -> MarkdownFacts {
+    let mut facts = MarkdownFacts {
+        front_matter: None,
+        blocks: Vec::new(),
+        tables: Vec::new(),
+        headings: Vec::new(),
+        heading_levels: Vec::new(),
+    };
+    for block in folio::chunk::readers::pdf::read(text).walk() {
+        if let (BlockKind::Table { .. }, Some(span)) = (&block.kind, trimmed(text, block.span)) {
+            let rows = block
+                .children
+                .iter()
+                .filter(|row| matches!(row.kind, BlockKind::Row))
+                .filter_map(|row| trimmed(text, row.span))
+                .collect();
+            facts.blocks.push(span);
+            facts.tables.push((span, rows));
+        }
+    }
+    facts
+}
+
 fn trimmed(text: &str, span: Span) -> Option<Span> {
     let s = &text[span.start..span.end];
     let start = span.start + (s.len() - s.trim_start().len());
@@ -151,10 +178,9 @@ pub fn check(
 ) -> Result<(), String> {
     let mut facts = match format {
         SourceFormat::Markdown => markdown_facts(text),
+        SourceFormat::Pdf => pdf_facts(text),
         // Source code has no block that is never cut: every piece falls back to lines.
-        // Extracted PDF text is plain text with `#` heading lines and page breaks.
         SourceFormat::Text
-        | SourceFormat::Pdf
         | SourceFormat::Rust
         | SourceFormat::Python
         | SourceFormat::JavaScript

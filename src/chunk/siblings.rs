@@ -205,7 +205,9 @@ impl Packer<'_, '_> {
     }
 }
 
-/// The longest common prefix of the sections' paths.
+/// The longest common prefix of the sections' paths. A heading that opens in a later
+/// section is a new one even when its title repeats an earlier one's, so the prefix ends
+/// above it.
 fn common_path(sections: &[Section]) -> Vec<String> {
     let Some((first, rest)) = sections.split_first() else {
         return Vec::new();
@@ -217,6 +219,9 @@ fn common_path(sections: &[Section]) -> Vec<String> {
             .zip(&s.path)
             .take_while(|(a, b)| a == b)
             .count();
+        if let Some(depth) = s.opens {
+            len = len.min(depth.saturating_sub(1));
+        }
     }
     first.path[..len].to_vec()
 }

@@ -181,11 +181,14 @@ fn eight_reader_processes_follow_one_writer() {
     let mut writer = spawn_child("FOLIO_PROC_WRITER", &path);
     forward(&mut writer, READERS, send);
 
-    // Until every reader has seen the final version (or the writer died).
+    // Until every reader has seen the final version and the writer has reported it (a
+    // reader may see it before the writer's line arrives), or the writer died.
     let mut committed: BTreeMap<u64, u128> = BTreeMap::new();
     let mut seen: Vec<BTreeMap<u64, u128>> = vec![BTreeMap::new(); READERS];
     let deadline = Instant::now() + Duration::from_secs(300);
-    while seen.iter().any(|s| !s.contains_key(&BATCHES)) && Instant::now() < deadline {
+    while (seen.iter().any(|s| !s.contains_key(&BATCHES)) || !committed.contains_key(&BATCHES))
+        && Instant::now() < deadline
+    {
         let Ok((id, word, n, t)) = lines.recv_timeout(Duration::from_secs(1)) else {
             if writer
                 .try_wait()

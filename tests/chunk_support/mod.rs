@@ -14,6 +14,7 @@ use folio::tokens;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 
 /// What pulldown-cmark says about a Markdown text.
+#[derive(Default)]
 pub struct MarkdownFacts {
     /// Front matter at the very start, dropped by the chunker.
     pub front_matter: Option<Span>,
@@ -32,13 +33,7 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
     let options = Options::ENABLE_TABLES
         | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
-    let mut facts = MarkdownFacts {
-        front_matter: None,
-        blocks: Vec::new(),
-        tables: Vec::new(),
-        headings: Vec::new(),
-        heading_levels: Vec::new(),
-    };
+    let mut facts = MarkdownFacts::default();
     let mut depth = 0usize;
     let mut top_table = false;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
@@ -103,13 +98,7 @@ fn span_of(range: &std::ops::Range<usize>) -> Span {
 /// tab-separated rows; the tables are the ones its reader finds (`tests/chunk_pdf.rs` checks
 /// which those are), so the chunker is held to keeping their rows whole.
 fn pdf_facts(text: &str) -> MarkdownFacts {
-    let mut facts = MarkdownFacts {
-        front_matter: None,
-        blocks: Vec::new(),
-        tables: Vec::new(),
-        headings: Vec::new(),
-        heading_levels: Vec::new(),
-    };
+    let mut facts = MarkdownFacts::default();
     for block in folio::chunk::readers::pdf::read(text).walk() {
         if let (BlockKind::Table { .. }, Some(span)) = (&block.kind, trimmed(text, block.span)) {
             let rows = block
@@ -186,13 +175,7 @@ pub fn check(
         | SourceFormat::JavaScript
         | SourceFormat::TypeScript
         | SourceFormat::Tsx
-        | SourceFormat::Go => MarkdownFacts {
-            front_matter: None,
-            blocks: Vec::new(),
-            tables: Vec::new(),
-            headings: Vec::new(),
-            heading_levels: Vec::new(),
-        },
+        | SourceFormat::Go => MarkdownFacts::default(),
         other => return Err(format!("{other:?} has checks of its own")),
     };
     // A table longer than a structure child is cut between rows: its rows are the blocks.

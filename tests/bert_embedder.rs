@@ -281,3 +281,94 @@ fn an_index_built_with_late_chunking_keeps_long_chunks_whole() {
         .expect("search");
     assert_eq!(response.results[0].doc_id, "cities");
 }
+
+/// A Markdown page of sections with long paragraphs, word-piece-heavy words and Chinese.
+fn sectioned_page() -> String {
+    let mut page = String::new();
+    for s in 0..6 {
+        page.push_str(&format!("# Eligibility and entitlements, part {s}\n\n"));
+        for p in 0..4 {
+            page.push_str(&format!("## Supplementary provisions {s}.{p}\n\n"));
+            for k in 0..(6 + 5 * p) {
+                page.push_str(&format!(
+                    "Claimant {k} receives the antidisestablishmentarian allowance \
+                     (reference HMRC-{s}{p}{k}) unless 北京的申请人已经放弃. "
+                ));
+            }
+            page.push_str("\n\n");
+        }
+    }
+    page
+}
+
+/// `structure:200t` in the embedder's own tokens: every child's embedded text (heading
+/// prefix included, the model's two special tokens not) has at most 200 MiniLM tokens, the
+/// children still cover the page, and the store cuts the same way with the embedder's
+/// counter (its report counts the special tokens too: at most 202).
+#[test]
+fn token_sized_children_fit_the_models_tokens() {
+    use folio::chunk::{
+        chunk_document_with, embed_texts, ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit,
+    };
+    let embedder = BertEmbedder::load(&model_dir()).expect("load the model");
+    let counter = embedder.token_counter().expect("counter");
+    let spec = ChunkSpec {
+        child: ChildStrategy::StructureIn {
+            target: 200,
+            overlap: 0,
+            unit: SizeUnit::Embedder,
+        },
+        parent: ParentStrategy::SectionIn {
+            max: 800,
+            unit: SizeUnit::Embedder,
+        },
+        heading_depth: 2,
+    };
+    let page = sectioned_page();
+    let out = chunk_document_with(&page, SourceFormat::Markdown, &spec, counter.as_ref());
+    let texts = embed_texts(&page, SourceFormat::Markdown, &out, spec.heading_depth);
+    assert!(out.children.len() > 10, "{} children", out.children.len());
+    let counts: Vec<usize> = texts.iter().map(|t| counter.count(t)).collect();
+    for (c, (text, n)) in out.children.iter().zip(texts.iter().zip(&counts)) {
+        assert!(*n <= 200 && !c.oversized, "{n} tokens: {text:?}");
+    }
+    // Sized near the target, not far below it.
+    let mean = counts.iter().sum::<usize>() / counts.len();
+    assert!(mean > 100, "mean {mean} tokens");
+    // Every non-whitespace byte is in exactly one child.
+    let mut covered = vec![0u8; page.len()];
+    for c in &out.children {
+        covered[c.span.start..c.span.end]
+            .iter_mut()
+            .for_each(|n| *n += 1);
+    }
+    for (i, ch) in page.char_indices() {
+        assert!(
+            ch.is_whitespace() || covered[i] == 1,
+            "byte {i} covered {}",
+            covered[i]
+        );
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::builder()
+        .create(true)
+        .embedder(Arc::new(embedder))
+        .spec(spec)
+        .open(dir.path().join("tokens.folio"))
+        .expect("open");
+    let receipt = store
+        .upsert(Document::new("page", SourceFormat::Markdown, page.clone()))
+        .expect("commit");
+    let report = &receipt.truncation[0];
+    assert_eq!(report.stats.chunks, out.children.len(), "{report}");
+    assert!(report.stats.max <= 202, "{report}");
+    let stored = store.chunks("default", "page").expect("chunks");
+    let spans: Vec<_> = stored.iter().map(|c| (c.start, c.end)).collect();
+    let cut: Vec<_> = out
+        .children
+        .iter()
+        .map(|c| (c.span.start, c.span.end))
+        .collect();
+    assert_eq!(spans, cut);
+}

@@ -424,3 +424,53 @@ fn packing_never_crosses_a_parent_boundary() {
         Vec::<String>::new()
     );
 }
+
+/// A child sized in tokens: its embedded text (heading prefix included) is at most the
+/// target; a prefix longer than half the target counts only up to half of it, so the child's
+/// own text keeps half the target rather than a token or two (nothing is flagged).
+#[test]
+fn token_targets_count_the_heading_prefix_up_to_half() {
+    let text = "# Refunds and returns policy\n\n## Digital goods bought online\n\n\
+                You can ask for your money back within fourteen days of the purchase. \
+                We pay it back to the card you used. Keep the receipt until then.\n";
+    let spec = |target| ChunkSpec {
+        child: ChildStrategy::StructureIn {
+            target,
+            overlap: 0,
+            unit: SizeUnit::Tokens,
+        },
+        parent: ParentStrategy::Child,
+        heading_depth: 2,
+    };
+    let texts = EmbedTexts::new(text, SourceFormat::Markdown);
+    // "Refunds and returns policy > Digital goods bought online": 9 tokens of the estimate.
+    let prefix = 9;
+    for target in [24, 12, 6, 1] {
+        let out = run(text, SourceFormat::Markdown, &spec(target));
+        let half = target - target / 2;
+        let mut longest_prefixed = 0;
+        for c in &out.children {
+            let embedded = texts.get(&c.section_path, c.span, 2);
+            let (all, own) = (
+                folio::tokens::count(&embedded),
+                folio::tokens::count(&texts.body(c.span)),
+            );
+            assert!(!c.oversized, "{target}: {embedded:?}");
+            assert!(
+                all <= target || own <= half,
+                "{target}: {all}/{own} {embedded:?}"
+            );
+            if all == own + prefix {
+                longest_prefixed = longest_prefixed.max(own);
+            }
+        }
+        // The children under both headings carry the prefix, counted whole while it takes
+        // at most half the target (24); past that, counted whole, it would leave them
+        // `target - 9` tokens (none at all below 10), and they keep half the target.
+        let body = target.saturating_sub(prefix).max(half);
+        assert!(longest_prefixed > 0 && longest_prefixed <= body, "{target}");
+        if prefix > target / 2 {
+            assert!(longest_prefixed > target.saturating_sub(prefix), "{target}");
+        }
+    }
+}

@@ -164,26 +164,55 @@ fn pdfish() -> impl Strategy<Value = String> {
 }
 
 fn spec() -> impl Strategy<Value = ChunkSpec> {
-    let unit = prop_oneof![Just(SizeUnit::Chars), Just(SizeUnit::Tokens)];
-    let child = prop_oneof![
-        3 => (0..400usize, 0..120usize).prop_map(|(target, overlap)| ChildStrategy::Structure { target, overlap }),
-        1 => (0..80usize, 0..40usize, unit).prop_map(|(size, overlap, unit)| ChildStrategy::Fixed { size, overlap, unit }),
-    ];
-    let parent = prop_oneof![
-        (0..3000usize).prop_map(|max| ParentStrategy::Section { max }),
-        (0..1000usize).prop_map(|size| ParentStrategy::Fixed { size }),
-        Just(ParentStrategy::Child),
-    ];
-    (child, parent, 0..4usize).prop_map(|(child, parent, heading_depth)| ChunkSpec {
-        child,
-        parent,
-        heading_depth,
-    })
+    let chars = {
+        let unit = prop_oneof![Just(SizeUnit::Chars), Just(SizeUnit::Tokens)];
+        let child = prop_oneof![
+            3 => (0..400usize, 0..120usize).prop_map(|(target, overlap)| ChildStrategy::Structure { target, overlap }),
+            1 => (0..80usize, 0..40usize, unit).prop_map(|(size, overlap, unit)| ChildStrategy::Fixed { size, overlap, unit }),
+        ];
+        let parent = prop_oneof![
+            (0..3000usize).prop_map(|max| ParentStrategy::Section { max }),
+            (0..1000usize).prop_map(|size| ParentStrategy::Fixed { size }),
+            Just(ParentStrategy::Child),
+        ];
+        (child, parent)
+    };
+    // Sized in tokens (the estimate, as `chunk_document` counts every token unit).
+    let tokens = {
+        let unit = prop_oneof![Just(SizeUnit::Tokens), Just(SizeUnit::Embedder)];
+        (unit, 0..100usize, 0..30usize, 0..3usize, 0..800usize).prop_map(
+            |(unit, target, overlap, parent, size)| {
+                let child = ChildStrategy::StructureIn {
+                    target,
+                    overlap,
+                    unit,
+                };
+                let parent = match parent {
+                    0 => ParentStrategy::SectionIn { max: size, unit },
+                    1 => ParentStrategy::FixedIn { size, unit },
+                    _ => ParentStrategy::Child,
+                };
+                (child, parent)
+            },
+        )
+    };
+    (prop_oneof![2 => chars, 1 => tokens], 0..4usize).prop_map(
+        |((child, parent), heading_depth)| ChunkSpec {
+            child,
+            parent,
+            heading_depth,
+        },
+    )
 }
 
 fn zero_overlap(spec: ChunkSpec) -> ChunkSpec {
     let child = match spec.child {
         ChildStrategy::Structure { target, .. } => ChildStrategy::Structure { target, overlap: 0 },
+        ChildStrategy::StructureIn { target, unit, .. } => ChildStrategy::StructureIn {
+            target,
+            overlap: 0,
+            unit,
+        },
         ChildStrategy::Fixed { size, unit, .. } => ChildStrategy::Fixed {
             size,
             overlap: 0,

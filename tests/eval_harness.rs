@@ -134,8 +134,48 @@ fn specs_parse_into_chunk_specs() {
     let tokens = Strategy::parse("fixed:128t").unwrap();
     assert!(matches!(
         tokens.kind,
-        StrategyKind::Builtin { spec, .. } if spec.child == ChildStrategy::Fixed { size: 128, overlap: 0, unit: SizeUnit::Tokens }
+        StrategyKind::Builtin { spec, .. } if spec.child == ChildStrategy::Fixed { size: 128, overlap: 0, unit: SizeUnit::Embedder }
     ));
+    // Sizes in tokens: the embedder's, unless --tokens names another counter; parents and
+    // structure-aware children in one unit.
+    let pc = Strategy::parse("parent-child:1024t/256t").unwrap();
+    let StrategyKind::Builtin { spec, .. } = pc.clone().in_tokens_of(SizeUnit::Cl100k).kind else {
+        panic!("builtin");
+    };
+    assert_eq!(
+        (spec.child, spec.parent),
+        (
+            ChildStrategy::StructureIn {
+                target: 256,
+                overlap: 0,
+                unit: SizeUnit::Cl100k
+            },
+            ParentStrategy::FixedIn {
+                size: 1024,
+                unit: SizeUnit::Cl100k
+            }
+        )
+    );
+    let StrategyKind::Builtin { spec, .. } = pc.in_tokens_of(SizeUnit::Chars).kind else {
+        panic!("builtin");
+    };
+    assert_eq!(
+        spec.child,
+        ChildStrategy::Structure {
+            target: 256,
+            overlap: 0
+        }
+    );
+    assert!(Strategy::parse("structure:256t/32t").is_ok());
+    assert!(Strategy::parse("window:256t/1").is_ok());
+    assert!(Strategy::parse("parent-child:section1024t/256t").is_ok());
+    for mixed in [
+        "parent-child:1024t/256",
+        "parent-child:1024/256t",
+        "structure:256/32t",
+    ] {
+        assert!(Strategy::parse(mixed).is_err(), "{mixed}");
+    }
     let pc = Strategy::parse("parent-child:1200/300").unwrap();
     assert!(matches!(
         pc.kind,

@@ -1,39 +1,239 @@
 //! Cutting one document: read it into a block tree, lay it out, cut parents, then the
 //! children inside each parent.
 
-use super::layout::Layout;
+use super::layout::{trim, Layout};
 use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 use super::siblings::{self, Child};
-use super::spec::{ChildStrategy, ChunkSpec, SourceFormat};
+use super::spec::{ChildStrategy, ChunkSpec, Estimate, Measure, SourceFormat};
 use super::tree::{BlockKind, Prose, Tree};
 use super::tree_layout;
-use super::{fixed, parents, readers};
+use super::{fixed, pack, parents, readers};
 
-/// Cuts one document into parents and children as `spec` says. Never panics, and the same
-/// input always gives the same output.
+/// Rounds of [`fit`]: a child still too long after them is flagged oversized.
+const FIT_ROUNDS: usize = 8;
+
+/// Cuts one document into parents and children as `spec` says, token sizes in the
+/// model-free estimate ([`Estimate`]). Never panics, and the same input always gives the
+/// same output.
 pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
-    let tree = readers::read(text, format);
-    chunk_tree(text, &tree, spec)
+    chunk_document_with(text, format, spec, &Estimate)
 }
 
-/// Cuts a document that a reader has read into `tree` (see [`readers::read`]). Every chunking
-/// strategy works on any tree, whatever its format.
-pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
-    // Tables longer than a child are cut into row groups under their head row.
-    let table_limit = match spec.child {
-        ChildStrategy::Structure { target, .. } => target,
-        ChildStrategy::Fixed { .. } => usize::MAX,
-    };
-    let layout = tree_layout::from_tree_cut(text, tree, table_limit);
-    // Source code keeps one chunk per item, however short.
-    let mut out = pieces(&layout, spec, tree.prose != Prose::Code);
-    if !tree.markup.is_empty() {
-        drop_markup_only(&layout, &mut out);
+/// [`chunk_document`] with the sizes of every token unit of `spec` counted by `measure` (the
+/// caller picks the counter the unit names; the store uses the index's). A structure-aware
+/// child sized in tokens fits its target as [`fits`] says, unless it is one unsplittable
+/// block (flagged `oversized`).
+pub fn chunk_document_with(
+    text: &str,
+    format: SourceFormat,
+    spec: &ChunkSpec,
+    measure: &dyn Measure,
+) -> Chunked {
+    let tree = readers::read(text, format);
+    let layout = layout_of(text, &tree, spec, measure);
+    let mut out = cut_laid_out(&layout, &tree, spec, measure);
+    if let Some((target, _, _)) = spec.child.structure().filter(|c| c.2.is_tokens()) {
+        let pack = tree.prose != Prose::Code;
+        let texts = EmbedTexts {
+            text,
+            format,
+            tree,
+            path: None,
+        };
+        let texts_of = |c: &ChildPiece| {
+            let embedded = texts.get(&c.section_path, c.span, spec.heading_depth);
+            (embedded, texts.body(c.span))
+        };
+        fit(&layout, &mut out, (target, pack), measure, &texts_of);
     }
     out
 }
 
-fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool) -> Chunked {
+/// Cuts a document that a reader has read into `tree` (see [`readers::read`]). Every chunking
+/// strategy works on any tree, whatever its format. Token sizes are in the estimate, and
+/// token-sized children are checked on their own text (without a heading prefix).
+pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
+    let layout = layout_of(text, tree, spec, &Estimate);
+    let mut out = cut_laid_out(&layout, tree, spec, &Estimate);
+    if let Some((target, _, _)) = spec.child.structure().filter(|c| c.2.is_tokens()) {
+        let texts_of = |c: &ChildPiece| {
+            let own = text[c.span.start..c.span.end].to_string();
+            (own.clone(), own)
+        };
+        let pack = tree.prose != Prose::Code;
+        fit(&layout, &mut out, (target, pack), &Estimate, &texts_of);
+    }
+    out
+}
+
+/// Whether a child sized in tokens fits `target`, its embedded text (heading prefix
+/// included) and its own text counted as `embedded` and `body` tokens: the embedded text is
+/// at most the target, or the body at most half of it (rounded up). So the heading prefix
+/// counts against the target only up to half of it: a prefix longer than that (a long
+/// heading path, a tiny target) leaves the body half the target, not a token or two.
+pub fn fits(target: usize, embedded: usize, body: usize) -> bool {
+    let target = target.max(1);
+    embedded <= target || body <= target - target / 2
+}
+
+/// The layout `spec` cuts, sized in its unit (a document's tokens counted once).
+fn layout_of<'a>(
+    text: &'a str,
+    tree: &Tree,
+    spec: &ChunkSpec,
+    measure: &dyn Measure,
+) -> Layout<'a> {
+    // Tables longer than a child are cut into row groups under their head row.
+    let table_limit = spec
+        .child
+        .structure()
+        .map_or(usize::MAX, |(target, ..)| target);
+    let units = spec.layout_in_tokens().then(|| measure.starts(text));
+    tree_layout::from_tree_cut(text, tree, table_limit, units)
+}
+
+fn cut_laid_out(
+    layout: &Layout<'_>,
+    tree: &Tree,
+    spec: &ChunkSpec,
+    measure: &dyn Measure,
+) -> Chunked {
+    // Source code keeps one chunk per item, however short.
+    let mut out = pieces(layout, spec, tree.prose != Prose::Code, measure);
+    if !tree.markup.is_empty() {
+        drop_markup_only(layout, &mut out);
+    }
+    out
+}
+
+/// A child's embedded text and its own (visible) text.
+type TextsOf<'t> = dyn Fn(&ChildPiece) -> (String, String) + 't;
+
+/// Token-sized children checked whole: the packers count the document's tokens inside each
+/// piece, and a piece tokenized alone, with its heading prefix, can be longer. A child that
+/// does not [`fits`] is cut again without overlap (`pack` as in [`children`]) to the body
+/// its prefix leaves, lowered by what the document's count missed, for at most
+/// [`FIT_ROUNDS`] rounds; a piece that cannot be cut is flagged oversized.
+///
+/// Children stay in order: a child cut again, or one that would start before the last piece
+/// kept, gives up the part that piece already holds (its overlap), so pieces never reach
+/// back past the previous one's end.
+fn fit(
+    layout: &Layout<'_>,
+    chunked: &mut Chunked,
+    (target, pack): (usize, bool),
+    measure: &dyn Measure,
+    texts_of: &TextsOf<'_>,
+) {
+    let fit = Fit {
+        layout,
+        target,
+        pack,
+        measure,
+        texts_of,
+    };
+    let own_parents = chunked.parents.len() == chunked.children.len()
+        && chunked
+            .children
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.parent == i);
+    let mut out: Vec<ChildPiece> = Vec::with_capacity(chunked.children.len());
+    for child in chunked.children.drain(..) {
+        let last = out.last().map(|l| l.span);
+        let in_order = last.is_none_or(|l| l.start < child.span.start && l.end < child.span.end);
+        if in_order && (child.oversized || fit.fits(&child)) {
+            out.push(child);
+            continue;
+        }
+        let from = last.map_or(child.span.start, |l| l.end.max(child.span.start));
+        if let Some(span) = trim(layout.text, from, child.span.end.max(from)) {
+            fit.place(ChildPiece { span, ..child }, FIT_ROUNDS, &mut out);
+        }
+    }
+    if own_parents {
+        // Children that are their own parents stay so.
+        chunked.parents = out
+            .iter()
+            .map(|c| ParentPiece {
+                span: c.span,
+                section_path: c.section_path.clone(),
+            })
+            .collect();
+        out.iter_mut().enumerate().for_each(|(i, c)| c.parent = i);
+    }
+    chunked.children = out;
+}
+
+struct Fit<'f, 'a> {
+    layout: &'f Layout<'a>,
+    target: usize,
+    pack: bool,
+    measure: &'f dyn Measure,
+    texts_of: &'f TextsOf<'f>,
+}
+
+impl Fit<'_, '_> {
+    /// The child's embedded and body tokens.
+    fn count(&self, child: &ChildPiece) -> (usize, usize) {
+        let (embedded, body) = (self.texts_of)(child);
+        (self.measure.count(&embedded), self.measure.count(&body))
+    }
+
+    fn fits(&self, child: &ChildPiece) -> bool {
+        let (embedded, body) = self.count(child);
+        fits(self.target, embedded, body)
+    }
+
+    /// Keeps `child` if it fits, else its pieces (in order, without overlap, inside it).
+    fn place(&self, mut child: ChildPiece, rounds: usize, out: &mut Vec<ChildPiece>) {
+        let (embedded, body) = self.count(&child);
+        if fits(self.target, embedded, body) {
+            child.oversized = false;
+            return out.push(child);
+        }
+        // What the body may hold, and what the document's count gives it beyond that.
+        let target = self.target.max(1);
+        let prefix = embedded.saturating_sub(body);
+        let budget = target.saturating_sub(prefix).max(target - target / 2);
+        let excess = body.saturating_sub(budget).max(1);
+        let span = child.span;
+        let limit = self
+            .layout
+            .size(span.start, span.end)
+            .saturating_sub(excess)
+            .min(budget)
+            .max(1);
+        let mut pieces = siblings::children(self.layout, span, limit, 0, self.pack);
+        if pieces.len() < 2 {
+            // Whole sections that fit the limit by the document's count: cut anyway.
+            let path = &child.section_path;
+            pieces = pack::structure(self.layout, span, limit, 0)
+                .into_iter()
+                .map(|(span, oversized)| Child {
+                    span,
+                    oversized,
+                    path: path.clone(),
+                })
+                .collect();
+        }
+        if rounds == 0 || pieces.len() < 2 {
+            child.oversized = true;
+            return out.push(child);
+        }
+        for piece in pieces {
+            let piece = ChildPiece {
+                span: piece.span,
+                oversized: false,
+                section_path: piece.path,
+                ..child.clone()
+            };
+            self.place(piece, rounds - 1, out);
+        }
+    }
+}
+
+fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool, measure: &dyn Measure) -> Chunked {
     let mut out = Chunked::default();
     match parents::spans(layout, spec.parent) {
         Some(parents) => {
@@ -42,7 +242,7 @@ fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool) -> Chunked {
                     span,
                     section_path: path_at(layout, span.start),
                 });
-                for c in children(layout, spec.child, span, pack) {
+                for c in children(layout, spec.child, span, pack, measure) {
                     out.children.push(ChildPiece {
                         span: c.span,
                         parent: index,
@@ -54,7 +254,7 @@ fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool) -> Chunked {
         }
         None => {
             let regions = layout.regions.iter();
-            for c in regions.flat_map(|r| children(layout, spec.child, *r, pack)) {
+            for c in regions.flat_map(|r| children(layout, spec.child, *r, pack, measure)) {
                 let parent = out.parents.len();
                 out.parents.push(ParentPiece {
                     span: c.span,
@@ -97,23 +297,36 @@ fn drop_markup_only(layout: &Layout<'_>, out: &mut Chunked) {
 /// The children inside `range` (a parent, or the whole content). Structure-aware children
 /// hold part of one section, or (with `pack`) whole sections of one parent (`siblings.rs`);
 /// fixed windows ignore structure.
-fn children(layout: &Layout<'_>, strategy: ChildStrategy, range: Span, pack: bool) -> Vec<Child> {
+fn children(
+    layout: &Layout<'_>,
+    strategy: ChildStrategy,
+    range: Span,
+    pack: bool,
+    measure: &dyn Measure,
+) -> Vec<Child> {
     match strategy {
-        ChildStrategy::Structure { target, overlap } => {
-            siblings::children(layout, range, target, overlap, pack)
-        }
+        ChildStrategy::Structure { target, overlap }
+        | ChildStrategy::StructureIn {
+            target, overlap, ..
+        } => siblings::children(layout, range, target, overlap, pack),
         ChildStrategy::Fixed {
             size,
             overlap,
             unit,
-        } => fixed::windows(layout.text, range, size, overlap, unit)
-            .into_iter()
-            .map(|span| Child {
-                span,
-                oversized: false,
-                path: path_at(layout, span.start),
-            })
-            .collect(),
+        } => fixed::windows(
+            layout.text,
+            range,
+            size,
+            overlap,
+            unit.is_tokens().then_some(measure),
+        )
+        .into_iter()
+        .map(|span| Child {
+            span,
+            oversized: false,
+            path: path_at(layout, span.start),
+        })
+        .collect(),
     }
 }
 
@@ -177,6 +390,15 @@ impl<'a> EmbedTexts<'a> {
         self
     }
 
+    /// The visible text of the chunk `span` alone, without the prefix or header
+    /// [`EmbedTexts::get`] gives it (empty for a span outside the text or off char bounds).
+    pub fn body(&self, span: Span) -> String {
+        if self.text.get(span.start..span.end).is_none() {
+            return String::new();
+        }
+        readers::visible_text(self.text, self.format, &self.tree, span)
+    }
+
     /// The embedded text of the chunk `span` with `section_path`, prefixed with `depth`
     /// headings, less those whose heading line the chunk holds (no heading is embedded
     /// twice). A row group of a cut table starts with its head row (the last heading of its
@@ -186,7 +408,7 @@ impl<'a> EmbedTexts<'a> {
         if self.text.get(span.start..span.end).is_none() {
             return embed_text(section_path, "", depth);
         }
-        let mut body = readers::visible_text(self.text, self.format, &self.tree, span);
+        let mut body = self.body(span);
         let path = self.path.as_deref();
         if let Some(header) =
             readers::code_header(self.text, &self.tree, span, path, section_path, depth)

@@ -3,29 +3,35 @@
 
 use super::layout::trim;
 use super::pieces::Span;
-use super::spec::SizeUnit;
-use crate::tokens;
+use super::spec::Measure;
 
-/// Windows over `text[range]`, trimmed; a window left empty or inside its neighbour is
-/// dropped.
+/// Windows over `text[range]` of characters, or of the tokens of `tokens`, trimmed; a window
+/// left empty or inside its neighbour is dropped.
 pub(crate) fn windows(
     text: &str,
     range: Span,
     size: usize,
     overlap: usize,
-    unit: SizeUnit,
+    tokens: Option<&dyn Measure>,
 ) -> Vec<Span> {
     let base = range.start;
     let slice = &text[range.start..range.end];
-    // Units as (start, end) byte offsets; a window spans units [k, k + size).
-    let units: Vec<(usize, usize)> = match unit {
-        SizeUnit::Chars => slice
+    // Units as (start, end) byte offsets; a window spans units [k, k + size). A token runs
+    // to the next one's start (trimming drops the space between).
+    let units: Vec<(usize, usize)> = match tokens {
+        None => slice
             .char_indices()
             .map(|(i, c)| (base + i, base + i + c.len_utf8()))
             .collect(),
-        SizeUnit::Tokens => tokens::spans(slice)
-            .map(|(s, e)| (base + s, base + e))
-            .collect(),
+        Some(measure) => {
+            let starts = measure.starts(slice);
+            let ends = starts.iter().skip(1).copied().chain([slice.len()]);
+            starts
+                .iter()
+                .zip(ends)
+                .map(|(&s, e)| (base + s, base + e))
+                .collect()
+        }
     };
     let size = size.max(1);
     let step = size - overlap.min(size - 1);
@@ -54,13 +60,15 @@ pub(crate) fn windows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::spec::{Estimate, SizeUnit};
 
     fn pieces(text: &str, size: usize, overlap: usize, unit: SizeUnit) -> Vec<&str> {
         let range = Span {
             start: 0,
             end: text.len(),
         };
-        windows(text, range, size, overlap, unit)
+        let tokens = unit.is_tokens().then_some(&Estimate as &dyn Measure);
+        windows(text, range, size, overlap, tokens)
             .into_iter()
             .map(|s| &text[s.start..s.end])
             .collect()

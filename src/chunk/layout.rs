@@ -71,6 +71,9 @@ pub(crate) struct Layout<'a> {
     markup: Vec<Markup>,
     /// `markup_chars[i]`: the characters of the markup runs before run `i`.
     markup_chars: Vec<usize>,
+    /// With token sizes: where the document's tokens start (sorted, none inside markup).
+    /// Sizes then count the starts inside a range, two binary searches.
+    units: Option<Vec<usize>>,
 }
 
 /// Collects what a format reader finds, then normalizes it into a [`Layout`].
@@ -83,6 +86,7 @@ pub(crate) struct Builder<'a> {
     hard: Vec<Span>,
     soft: Vec<Span>,
     headings: Vec<Heading>,
+    units: Option<Vec<usize>>,
 }
 
 /// A heading that opens a section: its span, level (1 is the top) and plain text; without
@@ -106,7 +110,20 @@ impl<'a> Builder<'a> {
             hard: Vec::new(),
             soft: Vec::new(),
             headings: Vec::new(),
+            units: None,
         }
+    }
+
+    /// Sizes are counted in the tokens that start at `starts` (byte offsets of the whole
+    /// text, sorted) instead of characters. Call after the markup is added: tokens inside
+    /// markup are not counted.
+    pub fn units(&mut self, mut starts: Vec<usize>) {
+        self.markup.sort_by_key(|m| m.span.start);
+        starts.retain(|&pos| {
+            let i = self.markup.partition_point(|m| m.span.end <= pos);
+            self.markup.get(i).is_none_or(|m| m.span.start > pos)
+        });
+        self.units = Some(starts);
     }
 
     /// Keeps `span` (front matter, navigation) out of every chunk.
@@ -171,8 +188,12 @@ impl<'a> Builder<'a> {
         self.cut(pos, Strength::Section);
     }
 
-    /// The characters of `[start, end)` outside the markup runs (added so far, in order).
-    pub fn visible_chars(&self, start: usize, end: usize) -> usize {
+    /// The size of `[start, end)` outside the markup runs (added so far, in order): its
+    /// characters, or its tokens (see [`Builder::units`]).
+    pub fn visible_size(&self, start: usize, end: usize) -> usize {
+        if let Some(units) = &self.units {
+            return count_in(units, start, end);
+        }
         let first = self.markup.partition_point(|m| m.span.end <= start);
         let inside: usize = self.markup[first..]
             .iter()
@@ -212,6 +233,7 @@ impl<'a> Builder<'a> {
             hard,
             markup,
             markup_chars,
+            units: self.units,
         };
         layout.regions = complement(text, self.skipped)
             .into_iter()
@@ -388,9 +410,19 @@ fn apply_caps(cuts: &mut [Cut], caps: &[(usize, Strength)]) {
     }
 }
 
+/// The offsets of sorted `units` inside `[start, end)`.
+fn count_in(units: &[usize], start: usize, end: usize) -> usize {
+    let below = |pos: usize| units.partition_point(|&u| u < pos);
+    below(end).saturating_sub(below(start))
+}
+
 impl Layout<'_> {
-    /// The number of characters in `[start, end)`, markup left out.
-    pub fn chars(&self, start: usize, end: usize) -> usize {
+    /// The size of `[start, end)`, markup left out: its characters, or with token sizes its
+    /// tokens.
+    pub fn size(&self, start: usize, end: usize) -> usize {
+        if let Some(units) = &self.units {
+            return count_in(units, start, end);
+        }
         let all = self.text[start..end].chars().count();
         if self.markup.is_empty() || start >= end {
             return all;
@@ -426,7 +458,7 @@ impl Layout<'_> {
     }
 
     fn longer_than(&self, start: usize, end: usize, limit: usize) -> bool {
-        end - start > limit && self.chars(start, end) > limit
+        end - start > limit && self.size(start, end) > limit
     }
 
     /// The cuts strictly inside the trimmed `range` to pack pieces of at most `limit`
@@ -511,8 +543,12 @@ impl Layout<'_> {
         }
     }
 
-    /// The byte `n` characters before `pos` (or the text start).
+    /// The byte `n` characters (or tokens) before `pos` (or the text start).
     pub fn back(&self, pos: usize, n: usize) -> usize {
+        if let Some(units) = self.units.as_deref().filter(|_| n > 0) {
+            let at = units.partition_point(|&u| u < pos);
+            return at.checked_sub(n).map_or(0, |k| units[k]);
+        }
         match n.checked_sub(1) {
             Some(skip) => self.text[..pos]
                 .char_indices()

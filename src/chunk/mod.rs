@@ -28,10 +28,13 @@ mod spec;
 pub mod tree;
 mod tree_layout;
 
-pub use cut::{chunk_document, chunk_tree, embed_text, embed_texts, pages, EmbedTexts};
+pub use cut::{
+    chunk_document, chunk_document_with, chunk_tree, embed_text, embed_texts, fits, pages,
+    EmbedTexts,
+};
 pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use readers::markdown::front_matter;
 pub use spec::{
-    ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat, DEFAULT_CHILD_OVERLAP,
-    DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
+    ChildStrategy, ChunkSpec, Estimate, Measure, ParentStrategy, SizeUnit, SourceFormat,
+    DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
 };

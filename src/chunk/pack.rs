@@ -217,7 +217,7 @@ fn char_offsets(layout: &Layout<'_>, points: &[Cut]) -> (Vec<usize>, Vec<usize>)
     for p in points {
         for (pos, out) in [(p.end, &mut ends), (p.start, &mut starts)] {
             let pos = pos.max(at);
-            chars += layout.chars(at, pos);
+            chars += layout.size(at, pos);
             at = pos;
             out.push(chars);
         }

@@ -5,17 +5,17 @@ use super::pack::Packing;
 use super::pieces::Span;
 use super::spec::ParentStrategy;
 
-/// Parent spans in source order, trimmed and disjoint; `None` for [`ParentStrategy::Child`]
-/// (each child is then its own parent).
+/// Parent spans in source order, trimmed and disjoint, sized in the layout's unit; `None` for
+/// [`ParentStrategy::Child`] (each child is then its own parent).
 pub(crate) fn spans(layout: &Layout<'_>, strategy: ParentStrategy) -> Option<Vec<Span>> {
     let spans = match strategy {
-        ParentStrategy::Section { max } => layout
+        ParentStrategy::Section { max } | ParentStrategy::SectionIn { max, .. } => layout
             .sections
             .iter()
             .flat_map(|s| Packing::new(layout, s.span, max, Strength::Sentence).spans(max))
             .map(|(span, _)| span)
             .collect(),
-        ParentStrategy::Fixed { size } => layout
+        ParentStrategy::Fixed { size } | ParentStrategy::FixedIn { size, .. } => layout
             .regions
             .iter()
             .flat_map(|r| Packing::windows(layout, *r, size, Strength::Sentence).spans(size))

@@ -123,7 +123,7 @@ impl Packer<'_, '_> {
             && (own || opens)
             && first.span.start >= self.range.start
             && last.span.end <= self.range.end
-            && self.layout.chars(first.span.start, last.span.end) <= self.limit
+            && self.layout.size(first.span.start, last.span.end) <= self.limit
     }
 
     /// One section (or its part inside the range) too long to pack with others.
@@ -159,9 +159,9 @@ impl Packer<'_, '_> {
         let (mut at, mut sum) = (sections[first].span.start, 0);
         let (mut starts, mut ends) = (Vec::new(), Vec::new());
         for s in items.iter().map(span) {
-            sum += layout.chars(at, s.start);
+            sum += layout.size(at, s.start);
             starts.push(sum);
-            sum += layout.chars(s.start, s.end);
+            sum += layout.size(s.start, s.end);
             ends.push(sum);
             at = s.end;
         }

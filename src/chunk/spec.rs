@@ -87,6 +87,67 @@ pub enum SizeUnit {
     Chars,
     /// Estimated tokens, see [`crate::tokens::count`].
     Tokens,
+    /// The tokens of the index's embedder (its `tokenizer.json`; the estimate for an embedder
+    /// without a tokenizer), or of the counter the caller hands the chunker.
+    Embedder,
+    /// OpenAI's `cl100k_base` tokens.
+    Cl100k,
+    /// OpenAI's `o200k_base` tokens.
+    O200k,
+}
+
+impl std::str::FromStr for SizeUnit {
+    type Err = String;
+    /// The counter names of `--tokens`: `embedder`, `estimate`, `cl100k`, `o200k`, `chars`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "embedder" => Ok(SizeUnit::Embedder),
+            "estimate" => Ok(SizeUnit::Tokens),
+            "cl100k" => Ok(SizeUnit::Cl100k),
+            "o200k" => Ok(SizeUnit::O200k),
+            "chars" => Ok(SizeUnit::Chars),
+            _ => Err(format!(
+                "`{s}`: expected embedder, estimate, cl100k, o200k or chars (an index keeps \
+                 the name of its counter, so a tokenizer file sizes chunks only as the \
+                 embedder's own: bert:DIR)"
+            )),
+        }
+    }
+}
+
+impl SizeUnit {
+    /// Whether sizes count tokens (of some counter) rather than characters.
+    pub fn is_tokens(self) -> bool {
+        self != SizeUnit::Chars
+    }
+}
+
+/// What token sizes are measured with: a tokenizer seen as where each token of a text
+/// starts. The chunkers tokenize a document once and count the token starts inside each
+/// candidate piece, then check each child whole (see `cut.rs`); `embed`'s token counters
+/// implement it.
+pub trait Measure: Send + Sync {
+    /// The byte offsets where the tokens of `text` start, in order, on char boundaries
+    /// (several tokens may start at one offset when a character takes several tokens).
+    fn starts(&self, text: &str) -> Vec<usize>;
+    /// The number of tokens of `text` (special tokens and prefixes not included).
+    fn count(&self, text: &str) -> usize {
+        self.starts(text).len()
+    }
+}
+
+/// The model-free estimate of [`crate::tokens`]: the measure of [`SizeUnit::Tokens`], and of
+/// every token unit when no counter is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Estimate;
+
+impl Measure for Estimate {
+    fn starts(&self, text: &str) -> Vec<usize> {
+        crate::tokens::spans(text).map(|(s, _)| s).collect()
+    }
+    fn count(&self, text: &str) -> usize {
+        crate::tokens::count(text)
+    }
 }
 
 /// How children are cut.
@@ -122,6 +183,51 @@ pub enum ChildStrategy {
         /// What `size` and `overlap` count.
         unit: SizeUnit,
     },
+    /// [`ChildStrategy::Structure`] with `target` and `overlap` in `unit`s. In tokens, a
+    /// child's embedded text (heading prefix included) is at most `target` tokens unless one
+    /// unsplittable block (a code block, a table row group) is longer.
+    StructureIn {
+        /// The size a child is cut near, in `unit`s.
+        target: usize,
+        /// Units a child shares with the one before it.
+        overlap: usize,
+        /// What `target` and `overlap` count.
+        unit: SizeUnit,
+    },
+}
+
+impl ChildStrategy {
+    /// Structure-aware children as `(target, overlap, unit)`; `None` for fixed windows.
+    pub fn structure(self) -> Option<(usize, usize, SizeUnit)> {
+        match self {
+            ChildStrategy::Structure { target, overlap } => {
+                Some((target, overlap, SizeUnit::Chars))
+            }
+            ChildStrategy::StructureIn {
+                target,
+                overlap,
+                unit,
+            } => Some((target, overlap, unit)),
+            ChildStrategy::Fixed { .. } => None,
+        }
+    }
+
+    /// Units a child shares with the one before it.
+    pub fn overlap(self) -> usize {
+        match self {
+            ChildStrategy::Structure { overlap, .. }
+            | ChildStrategy::StructureIn { overlap, .. }
+            | ChildStrategy::Fixed { overlap, .. } => overlap,
+        }
+    }
+
+    /// What its sizes count.
+    pub fn unit(self) -> SizeUnit {
+        match self {
+            ChildStrategy::Structure { .. } => SizeUnit::Chars,
+            ChildStrategy::StructureIn { unit, .. } | ChildStrategy::Fixed { unit, .. } => unit,
+        }
+    }
 }
 
 /// How parents (the reading units returned to a model) are cut.
@@ -151,6 +257,34 @@ pub enum ParentStrategy {
     },
     /// Every child is its own parent (plain chunking, no small-to-big).
     Child,
+    /// [`ParentStrategy::Section`] with `max` in `unit`s.
+    SectionIn {
+        /// The longest parent, in `unit`s.
+        max: usize,
+        /// What `max` counts.
+        unit: SizeUnit,
+    },
+    /// [`ParentStrategy::Fixed`] with `size` in `unit`s.
+    FixedIn {
+        /// Window size, in `unit`s.
+        size: usize,
+        /// What `size` counts.
+        unit: SizeUnit,
+    },
+}
+
+impl ParentStrategy {
+    /// Its size and unit; `None` for [`ParentStrategy::Child`].
+    pub fn size(self) -> Option<(usize, SizeUnit)> {
+        match self {
+            ParentStrategy::Section { max: size } | ParentStrategy::Fixed { size } => {
+                Some((size, SizeUnit::Chars))
+            }
+            ParentStrategy::SectionIn { max: size, unit }
+            | ParentStrategy::FixedIn { size, unit } => Some((size, unit)),
+            ParentStrategy::Child => None,
+        }
+    }
 }
 
 /// A complete chunking specification: what an index was built with.
@@ -210,18 +344,96 @@ impl ChunkSpec {
     /// smaller than its size (the chunkers would quietly clamp it).
     pub fn validate(&self) -> Result<(), InvalidParameter> {
         let (size, overlap) = match self.child {
-            ChildStrategy::Structure { target, overlap } => (target, overlap),
+            ChildStrategy::Structure { target, overlap }
+            | ChildStrategy::StructureIn {
+                target, overlap, ..
+            } => (target, overlap),
             ChildStrategy::Fixed { size, overlap, .. } => (size, overlap),
         };
         check("chunk size", size, &CHUNK_SIZE)?;
         check("overlap", overlap, &(0..=size - 1))?;
-        match self.parent {
-            ParentStrategy::Section { max: size } | ParentStrategy::Fixed { size } => {
-                check("parent size", size, &CHUNK_SIZE)?;
+        if let Some((size, unit)) = self.parent.size() {
+            check("parent size", size, &CHUNK_SIZE)?;
+            let child = self.child.unit();
+            // One layout, in one unit, is cut into parents and structure-aware children (fixed
+            // windows are cut on the text), and one counter measures a document.
+            let structure = self.child.structure().is_some();
+            let both_tokens = unit.is_tokens() && child.is_tokens();
+            if unit != child && (structure || both_tokens) {
+                return Err(InvalidParameter::new(
+                    "parent unit",
+                    format!("{unit:?}"),
+                    format!("{child:?}, the child's unit"),
+                ));
             }
-            ParentStrategy::Child => {}
         }
         Ok(())
+    }
+
+    /// The token unit the spec sizes anything in, if any (it has at most one, see
+    /// [`ChunkSpec::validate`]): what the chunker needs a counter for.
+    pub fn token_unit(&self) -> Option<SizeUnit> {
+        let parent = self.parent.size().map(|(_, unit)| unit);
+        [Some(self.child.unit()), parent]
+            .into_iter()
+            .flatten()
+            .find(|u| u.is_tokens())
+    }
+
+    /// The spec with every size in tokens counted in `unit` instead (characters included:
+    /// `structure:256t` in characters is `structure:256`); sizes in characters stay.
+    pub fn in_tokens_of(mut self, unit: SizeUnit) -> ChunkSpec {
+        let to = |u: SizeUnit| if u.is_tokens() { unit } else { u };
+        self.child = match self.child {
+            ChildStrategy::StructureIn {
+                target,
+                overlap,
+                unit: u,
+            } if to(u) == SizeUnit::Chars => ChildStrategy::Structure { target, overlap },
+            ChildStrategy::StructureIn {
+                target,
+                overlap,
+                unit: u,
+            } => ChildStrategy::StructureIn {
+                target,
+                overlap,
+                unit: to(u),
+            },
+            ChildStrategy::Fixed {
+                size,
+                overlap,
+                unit: u,
+            } => ChildStrategy::Fixed {
+                size,
+                overlap,
+                unit: to(u),
+            },
+            child @ ChildStrategy::Structure { .. } => child,
+        };
+        self.parent = match self.parent {
+            ParentStrategy::SectionIn { max, unit: u } if to(u) == SizeUnit::Chars => {
+                ParentStrategy::Section { max }
+            }
+            ParentStrategy::SectionIn { max, unit: u } => {
+                ParentStrategy::SectionIn { max, unit: to(u) }
+            }
+            ParentStrategy::FixedIn { size, unit: u } if to(u) == SizeUnit::Chars => {
+                ParentStrategy::Fixed { size }
+            }
+            ParentStrategy::FixedIn { size, unit: u } => {
+                ParentStrategy::FixedIn { size, unit: to(u) }
+            }
+            parent => parent,
+        };
+        self
+    }
+
+    /// Whether the layout (parents and structure-aware children) is sized in tokens.
+    pub(crate) fn layout_in_tokens(&self) -> bool {
+        match self.child.structure() {
+            Some((_, _, unit)) => unit.is_tokens(),
+            None => self.parent.size().is_some_and(|(_, unit)| unit.is_tokens()),
+        }
     }
 }
 
@@ -253,6 +465,25 @@ mod tests {
         assert_eq!(bytes(SourceFormat::Pdf), [12]);
         assert_eq!(bytes(SizeUnit::Chars), [0]);
         assert_eq!(bytes(SizeUnit::Tokens), [1]);
+        assert_eq!(bytes(SizeUnit::Embedder), [2]);
+        assert_eq!(bytes(SizeUnit::Cl100k), [3]);
+        assert_eq!(bytes(SizeUnit::O200k), [4]);
+        let sized = ChildStrategy::StructureIn {
+            target: 256,
+            overlap: 0,
+            unit: SizeUnit::Embedder,
+        };
+        assert_eq!(bytes(sized), [2, 251, 0, 1, 0, 2]);
+        let section = ParentStrategy::SectionIn {
+            max: 9,
+            unit: SizeUnit::Cl100k,
+        };
+        assert_eq!(bytes(section), [3, 9, 3]);
+        let windows = ParentStrategy::FixedIn {
+            size: 9,
+            unit: SizeUnit::O200k,
+        };
+        assert_eq!(bytes(windows), [4, 9, 4]);
         let structure = ChildStrategy::Structure {
             target: 300,
             overlap: 7,

@@ -9,21 +9,30 @@ use super::tree::{Block, BlockKind, Prose, Tree};
 /// The layout of `text` as its reader's `tree` describes it, every table kept whole.
 #[cfg(test)]
 pub(crate) fn from_tree<'a>(text: &'a str, tree: &Tree) -> Layout<'a> {
-    from_tree_cut(text, tree, usize::MAX)
+    from_tree_cut(text, tree, usize::MAX, None)
 }
 
-/// The layout of `text` as its reader's `tree` describes it. A table that carries its head
-/// row and is longer than `table_limit` characters is cut between rows instead of kept
+/// The layout of `text` as its reader's `tree` describes it, sized in characters, or in the
+/// tokens that start at `units` (see [`Builder::units`]). A table that carries its head
+/// row and is longer than `table_limit` is cut between rows instead of kept
 /// whole, under a section of its own that the head row opens: every row group then has the
 /// head row in its section path (and so in its embedded text), as a CSV file's row groups
 /// have their header.
-pub(crate) fn from_tree_cut<'a>(text: &'a str, tree: &Tree, table_limit: usize) -> Layout<'a> {
+pub(crate) fn from_tree_cut<'a>(
+    text: &'a str,
+    tree: &Tree,
+    table_limit: usize,
+    units: Option<Vec<usize>>,
+) -> Layout<'a> {
     let mut b = Builder::new(text);
     for span in &tree.skipped {
         b.skip(*span);
     }
     for m in &tree.markup {
         b.markup(*m);
+    }
+    if let Some(starts) = units {
+        b.units(starts);
     }
     for span in &tree.keep {
         b.soft(span.start, span.end);
@@ -87,7 +96,7 @@ fn add_block(
                 // Trimmed (a reader's table span may end with the line break after it),
                 // markup not counted.
                 && trim(b.text, start, end)
-                    .is_some_and(|t| b.visible_chars(t.start, t.end) > table_limit) =>
+                    .is_some_and(|t| b.visible_size(t.start, t.end) > table_limit) =>
         {
             b.cut(start, bound);
             let title = readers::head_title(b.text, tree, *head);
@@ -173,7 +182,7 @@ fn add_code(
     let mut inner_level = None;
     if let (BlockKind::Symbol { title, .. }, Some((at, level))) = (&block.kind, open) {
         b.heading(at, at, level, title.clone());
-        if b.text[start..end].chars().count() > limit {
+        if b.visible_size(start, end) > limit {
             inner_level = Some(level + 1);
         }
     }
@@ -203,7 +212,7 @@ fn add_code(
         let next = symbols.get(seen).map_or(end, |s| s.span.start);
         // The declaration above the first inner item (`impl Store {`, a docstring) goes
         // with it when both fit a child, rather than being a chunk of its own.
-        let glued = first && b.text[start..child.span.end].chars().count() <= limit;
+        let glued = first && b.visible_size(start, child.span.end) <= limit;
         let at = if glued { start } else { child.span.start };
         add_code(b, child, Some((at, level)), bound, limit);
         // What follows up to the next inner item (fields, statements) belongs to the outer

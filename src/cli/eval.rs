@@ -41,6 +41,10 @@ pub(crate) struct Common {
     /// The embedder of every strategy, and what happens to chunks it cannot read whole.
     #[command(flatten)]
     embed: super::EmbedArgs,
+    /// What a size in tokens (`structure:256t`) counts: embedder (its tokenizer; the estimate
+    /// for one without, such as hash: the default), estimate, cl100k, o200k or chars.
+    #[arg(long)]
+    tokens: Option<crate::chunk::SizeUnit>,
     /// Cut-offs of Hit@k; the largest is the k of every other metric.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
     k: Vec<usize>,
@@ -150,6 +154,10 @@ impl Common {
         let bar = Bar::new();
         let mut results = Vec::new();
         for (n, strategy) in self.strategies.iter().enumerate() {
+            let strategy = &match self.tokens {
+                Some(unit) => strategy.clone().in_tokens_of(unit),
+                None => strategy.clone(),
+            };
             let setup = EmbedSetup {
                 embedder: embedder.clone(),
                 truncation: self.embed.truncation,

@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 use super::output::print_json;
 use super::{err, open_reader, progress, CliResult};
-use crate::chunk::{ChildStrategy, ChunkSpec};
+use crate::chunk::ChunkSpec;
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
 use crate::retrieve::Expand;
@@ -130,6 +130,10 @@ pub(crate) enum IndexCommand {
         chunking: Option<String>,
         #[command(flatten)]
         embed: super::EmbedArgs,
+        /// What a size in tokens (`structure:256t`) counts: embedder (its tokenizer; the estimate
+        /// for one without, such as hash: the default), estimate, cl100k, o200k or chars.
+        #[arg(long)]
+        tokens: Option<crate::chunk::SizeUnit>,
         /// No embedder: NAME:DIMENSION[:cosine|dot|l2]; every upsert brings its vectors.
         #[arg(long, conflicts_with = "embedder")]
         vectors: Option<String>,
@@ -429,6 +433,7 @@ fn index(command: IndexCommand) -> CliResult {
             name,
             chunking,
             embed,
+            tokens,
             vectors,
             m,
             ef_construction,
@@ -444,9 +449,10 @@ fn index(command: IndexCommand) -> CliResult {
                     } => {
                         // An index keeps how it cuts, not how it is searched: a window
                         // given here would be silently lost.
-                        let size = match spec.child {
-                            ChildStrategy::Structure { target, .. } => target,
-                            ChildStrategy::Fixed { size, .. } => size,
+                        let size = match spec.child.structure() {
+                            Some((target, _, unit)) if unit.is_tokens() => format!("{target}t"),
+                            Some((target, ..)) => target.to_string(),
+                            None => given.clone(),
                         };
                         return Err(format!(
                             "`{given}`: the window is a search setting, which an index does not \
@@ -462,6 +468,10 @@ fn index(command: IndexCommand) -> CliResult {
                     }
                 },
                 None => ChunkSpec::default(),
+            };
+            let spec = match tokens {
+                Some(unit) => spec.in_tokens_of(unit),
+                None => spec,
             };
             let embedder = match vectors {
                 Some(v) => vectors_only(&v)?,

@@ -4,18 +4,13 @@
 use std::sync::Arc;
 
 use super::EmbedError;
+use crate::chunk::{Measure, SizeUnit};
 
-/// Counts a text in some model's tokens (or characters, or the built-in estimate).
-pub trait TokenCounter: Send + Sync {
+/// Counts a text in some model's tokens (or characters, or the built-in estimate): a named
+/// [`Measure`], which the chunkers size token-sized chunks with.
+pub trait TokenCounter: Measure + Send + Sync {
     /// What is counted: `chars`, `estimate`, `cl100k`, `o200k`, `tokenizer:NAME`.
     fn name(&self) -> String;
-    /// The byte offsets where the tokens of `text` start, in order, on char boundaries
-    /// (several tokens may start at one offset when a character takes several tokens).
-    fn starts(&self, text: &str) -> Vec<usize>;
-    /// The number of tokens of `text` (special tokens and prefixes not included).
-    fn count(&self, text: &str) -> usize {
-        self.starts(text).len()
-    }
 }
 
 impl std::fmt::Debug for dyn TokenCounter {
@@ -32,6 +27,9 @@ impl TokenCounter for CharCounter {
     fn name(&self) -> String {
         "chars".into()
     }
+}
+
+impl Measure for CharCounter {
     fn starts(&self, text: &str) -> Vec<usize> {
         text.char_indices().map(|(i, _)| i).collect()
     }
@@ -41,19 +39,27 @@ impl TokenCounter for CharCounter {
 }
 
 /// The model-free estimate of [`crate::tokens`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EstimateCounter;
+pub use crate::chunk::Estimate as EstimateCounter;
 
 impl TokenCounter for EstimateCounter {
     fn name(&self) -> String {
         "estimate".into()
     }
-    fn starts(&self, text: &str) -> Vec<usize> {
-        crate::tokens::spans(text).map(|(s, _)| s).collect()
-    }
-    fn count(&self, text: &str) -> usize {
-        crate::tokens::count(text)
-    }
+}
+
+/// The counter that measures `unit` (`None` for characters): for [`SizeUnit::Embedder`] the
+/// embedder's own (`own`), or the estimate when it has none.
+pub fn unit_counter(
+    unit: SizeUnit,
+    own: Option<Arc<dyn TokenCounter>>,
+) -> Result<Option<Arc<dyn TokenCounter>>, EmbedError> {
+    Ok(Some(match unit {
+        SizeUnit::Chars => return Ok(None),
+        SizeUnit::Tokens => Arc::new(EstimateCounter),
+        SizeUnit::Embedder => own.unwrap_or_else(|| Arc::new(EstimateCounter)),
+        SizeUnit::Cl100k => counter_from_spec("cl100k")?,
+        SizeUnit::O200k => counter_from_spec("o200k")?,
+    }))
 }
 
 /// Builds the counter a spec names: `chars`, `estimate`, `cl100k`, `o200k` (OpenAI's BPEs,
@@ -114,7 +120,7 @@ mod models {
 
     use tokenizers::Tokenizer;
 
-    use super::{EmbedError, TokenCounter};
+    use super::{EmbedError, Measure, TokenCounter};
 
     /// Any Hugging Face `tokenizer.json`, with its baked-in truncation and padding removed
     /// (a count must see the whole text).
@@ -170,7 +176,9 @@ mod models {
         fn name(&self) -> String {
             self.name.clone()
         }
+    }
 
+    impl Measure for HfTokenCounter {
         fn starts(&self, text: &str) -> Vec<usize> {
             // A text the tokenizer cannot read counts as its characters: a count must not
             // fail half way through an index build.
@@ -215,7 +223,9 @@ mod models {
         fn name(&self) -> String {
             self.name.to_string()
         }
+    }
 
+    impl Measure for TiktokenCounter {
         fn starts(&self, text: &str) -> Vec<usize> {
             let tokens = self.bpe.encode_ordinary(text);
             let mut starts = Vec::with_capacity(tokens.len());

@@ -25,7 +25,7 @@ mod truncation;
 #[cfg(feature = "models")]
 pub use bert::{BertEmbedder, LateChunking};
 pub use command::{CommandEmbedder, CommandOptions};
-pub use counter::{counter_from_spec, CharCounter, EstimateCounter, TokenCounter};
+pub use counter::{counter_from_spec, unit_counter, CharCounter, EstimateCounter, TokenCounter};
 #[cfg(feature = "models")]
 pub use counter::{HfTokenCounter, TiktokenCounter};
 pub use error::EmbedError;

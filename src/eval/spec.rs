@@ -1,5 +1,8 @@
 //! Strategy specs: the short strings `folio eval --strategy` takes, such as `fixed:500/80`,
 //! `structure:500`, `parent-child:1200/300`, `window:300/1` or `lc=external:out/lc.jsonl`.
+//! A size ending in `t` counts tokens (`structure:256t`, `parent-child:1024t/256t`): those of
+//! the index's embedder ([`SizeUnit::Embedder`]) unless [`ChunkSpec::in_tokens_of`] names
+//! another counter. Parents and structure-aware children share one unit.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -44,9 +47,9 @@ pub struct SpecError {
     pub reason: String,
 }
 
-const GRAMMAR: &str = "expected fixed:SIZE[t][/OVERLAP], structure:SIZE[/OVERLAP], \
+const GRAMMAR: &str = "expected fixed:SIZE[/OVERLAP], structure:SIZE[/OVERLAP], \
 parent-child:PARENT/CHILD (PARENT a size or `section`), window:SIZE/N or external:FILE, \
-optionally prefixed by NAME=";
+optionally prefixed by NAME=; a SIZE ending in `t` counts tokens";
 
 impl Strategy {
     /// Parses a spec; see the module documentation for the forms.
@@ -85,6 +88,15 @@ impl Strategy {
         })
     }
 
+    /// The strategy with its sizes in tokens counted in `unit` (see
+    /// [`ChunkSpec::in_tokens_of`]).
+    pub fn in_tokens_of(mut self, unit: SizeUnit) -> Strategy {
+        if let StrategyKind::Builtin { spec, .. } = &mut self.kind {
+            *spec = spec.in_tokens_of(unit);
+        }
+        self
+    }
+
     /// The expansion searches use: the parent, or a window of neighbouring children.
     pub fn expand(&self) -> Expand {
         match &self.kind {
@@ -107,18 +119,28 @@ fn number(s: &str, what: &str) -> Result<usize, String> {
     }
 }
 
-/// `SIZE[/OVERLAP]`, the overlap smaller than the size.
-fn size_overlap(args: &str) -> Result<(&str, usize), String> {
-    let (size, overlap) = match args.split_once('/') {
-        Some((size, overlap)) => (size, overlap_number(overlap)?),
-        None => (args, 0),
-    };
-    Ok((size, overlap))
+/// A size, in tokens when it ends in `t`.
+fn sized(s: &str, what: &str) -> Result<(usize, SizeUnit), String> {
+    match s.strip_suffix('t') {
+        Some(tokens) => Ok((number(tokens, what)?, SizeUnit::Embedder)),
+        None => Ok((number(s, what)?, SizeUnit::Chars)),
+    }
 }
 
-fn overlap_number(s: &str) -> Result<usize, String> {
-    s.parse::<usize>()
-        .map_err(|_| format!("overlap `{s}` is not a whole number"))
+/// `SIZE[/OVERLAP]`, the overlap smaller than the size and in its unit (its `t` optional).
+fn size_overlap(args: &str) -> Result<(usize, usize, SizeUnit), String> {
+    let (size, overlap) = args.split_once('/').unwrap_or((args, "0"));
+    let (size, unit) = sized(size, "size")?;
+    let overlap = match overlap.strip_suffix('t') {
+        Some(o) if unit.is_tokens() => o,
+        Some(_) => return Err(format!("overlap `{overlap}` is in tokens, the size is not")),
+        None => overlap,
+    };
+    let overlap = overlap
+        .parse::<usize>()
+        .map_err(|_| format!("overlap `{overlap}` is not a whole number"))?;
+    check_overlap(size, overlap)?;
+    Ok((size, overlap, unit))
 }
 
 fn check_overlap(size: usize, overlap: usize) -> Result<(), String> {
@@ -148,12 +170,7 @@ fn plain(child: ChildStrategy, heading_depth: usize) -> StrategyKind {
 }
 
 fn fixed(args: &str) -> Result<StrategyKind, String> {
-    let (size, overlap) = size_overlap(args)?;
-    let (size, unit) = match size.strip_suffix('t') {
-        Some(tokens) => (number(tokens, "size")?, SizeUnit::Tokens),
-        None => (number(size, "size")?, SizeUnit::Chars),
-    };
-    check_overlap(size, overlap)?;
+    let (size, overlap, unit) = size_overlap(args)?;
     // The baseline embeds the bare window, as the anchors' fixed chunker did.
     Ok(plain(
         ChildStrategy::Fixed {
@@ -165,16 +182,21 @@ fn fixed(args: &str) -> Result<StrategyKind, String> {
     ))
 }
 
-fn structure_child(size: &str, overlap: usize) -> Result<ChildStrategy, String> {
-    let target = number(size, "size")?;
-    check_overlap(target, overlap)?;
-    Ok(ChildStrategy::Structure { target, overlap })
+fn structure_child(target: usize, overlap: usize, unit: SizeUnit) -> ChildStrategy {
+    match unit {
+        SizeUnit::Chars => ChildStrategy::Structure { target, overlap },
+        unit => ChildStrategy::StructureIn {
+            target,
+            overlap,
+            unit,
+        },
+    }
 }
 
 fn structure(args: &str) -> Result<StrategyKind, String> {
-    let (size, overlap) = size_overlap(args)?;
+    let (size, overlap, unit) = size_overlap(args)?;
     Ok(plain(
-        structure_child(size, overlap)?,
+        structure_child(size, overlap, unit),
         ChunkSpec::default().heading_depth,
     ))
 }
@@ -182,23 +204,24 @@ fn structure(args: &str) -> Result<StrategyKind, String> {
 fn parent_child(args: &str) -> Result<StrategyKind, String> {
     let (parent, child) = args
         .split_once('/')
-        .ok_or("expected parent-child:PARENT/CHILD, e.g. 1200/300 or section/300")?;
-    let child_size = number(child, "child size")?;
-    let parent = match parent.strip_prefix("section") {
-        Some("") => ParentStrategy::Section {
-            max: crate::chunk::DEFAULT_SECTION_MAX,
+        .ok_or("expected parent-child:PARENT/CHILD, e.g. 1200/300, 1024t/256t or section/300")?;
+    let (child_size, unit) = sized(child, "child size")?;
+    let (parent_size, parent) = match parent.strip_prefix("section") {
+        Some("") => {
+            if unit.is_tokens() {
+                return Err("a section parent in tokens needs its size: section1024t/256t".into());
+            }
+            let max = crate::chunk::DEFAULT_SECTION_MAX;
+            (max, ParentStrategy::Section { max })
+        }
+        Some(max) => match sized(max, "section size")? {
+            (max, SizeUnit::Chars) => (max, ParentStrategy::Section { max }),
+            (max, unit) => (max, ParentStrategy::SectionIn { max, unit }),
         },
-        Some(max) => ParentStrategy::Section {
-            max: number(max, "section size")?,
+        None => match sized(parent, "parent size")? {
+            (size, SizeUnit::Chars) => (size, ParentStrategy::Fixed { size }),
+            (size, unit) => (size, ParentStrategy::FixedIn { size, unit }),
         },
-        None => ParentStrategy::Fixed {
-            size: number(parent, "parent size")?,
-        },
-    };
-    let parent_size = match parent {
-        ParentStrategy::Section { max } => max,
-        ParentStrategy::Fixed { size } => size,
-        ParentStrategy::Child => child_size,
     };
     if child_size > parent_size {
         return Err(format!(
@@ -207,7 +230,7 @@ fn parent_child(args: &str) -> Result<StrategyKind, String> {
     }
     Ok(StrategyKind::Builtin {
         spec: ChunkSpec {
-            child: structure_child(child, 0)?,
+            child: structure_child(child_size, 0, unit),
             parent,
             heading_depth: ChunkSpec::default().heading_depth,
         },
@@ -222,9 +245,10 @@ fn window(args: &str) -> Result<StrategyKind, String> {
     let neighbours = n
         .parse::<usize>()
         .map_err(|_| format!("neighbours `{n}` is not a whole number"))?;
+    let (size, unit) = sized(size, "size")?;
     Ok(StrategyKind::Builtin {
         spec: plain_spec(
-            structure_child(size, 0)?,
+            structure_child(size, 0, unit),
             ChunkSpec::default().heading_depth,
         ),
         expand: Expand::Window(neighbours),

@@ -9,7 +9,7 @@ use super::replay::Cuts;
 use super::run::{Answer, Unit};
 use super::version_report::{compare_versions, UnitKey, VersionAnswer, VersionReport};
 use super::EvalError;
-use crate::chunk::{ChildStrategy, Chunked};
+use crate::chunk::Chunked;
 use crate::document::Document;
 use crate::retrieve::{Expand, SearchRequest, SearchResponse};
 use crate::store::{Access, Store};
@@ -170,11 +170,7 @@ fn overlaps(store: &Store, name: &str) -> Result<bool, EvalError> {
         .list_indexes()?
         .iter()
         .find(|i| i.name == name)
-        .is_some_and(|i| match i.spec.child {
-            ChildStrategy::Structure { overlap, .. } | ChildStrategy::Fixed { overlap, .. } => {
-                overlap > 0
-            }
-        }))
+        .is_some_and(|i| i.spec.child.overlap() > 0))
 }
 
 /// A response on the corpus: a unit whose text is not the current text at its span (an

@@ -15,10 +15,11 @@ use super::error::{DocumentProblem, ReadError, WriteError};
 use super::progress::Progress;
 use super::records::IndexRecord;
 use super::{EmbedderIdentity, Store};
-use crate::chunk::{chunk_document, ChildPiece, ChunkSpec, Chunked, EmbedTexts};
+use crate::chunk::{chunk_document_with, ChildPiece, ChunkSpec, Chunked, EmbedTexts, Estimate};
 use crate::document::Document;
 use crate::embed::{
-    split_span, validate, EmbedError, Embedder, Oversized, TokenStats, Truncation, TruncationReport,
+    split_span, unit_counter, validate, EmbedError, Embedder, Oversized, TokenCounter, TokenStats,
+    Truncation, TruncationReport,
 };
 use crate::index::distance::{has_direction, normalize};
 use crate::index::Metric;
@@ -96,12 +97,19 @@ pub(crate) fn prepare<'a>(
         });
     }
     let truncation = store.truncation();
+    let sizes = size_counter(&record.spec, embedder.as_deref())?;
     progress.stage(&format!("chunk [{name}]"), upserts.len() as u64);
     let cuts: Vec<Cut> = upserts
         .par_iter()
         .map(|u| {
             let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
-            let cut = cut(u.doc, &record.spec, u.chunks, embedder, truncation);
+            let cut = cut(
+                u.doc,
+                &record.spec,
+                u.chunks,
+                (embedder, sizes.as_deref()),
+                truncation,
+            );
             progress.advance(1);
             cut
         })
@@ -236,19 +244,35 @@ fn embed_late(
         .collect()
 }
 
-/// Cuts `doc` for an index: its own chunks or the application's, then (with an embedder)
-/// the embed texts, counted in the model's tokens and split, reported or refused above the
-/// model's limit. Application-cut chunks are never split, only reported.
+/// The counter an index's sizes in tokens are counted with: the one its spec's unit names,
+/// the embedder's own for [`crate::chunk::SizeUnit::Embedder`]; `None` in characters.
+fn size_counter(
+    spec: &ChunkSpec,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Option<Arc<dyn TokenCounter>>, EmbedError> {
+    match spec.token_unit() {
+        Some(unit) => unit_counter(unit, embedder.and_then(|e| e.token_counter())),
+        None => Ok(None),
+    }
+}
+
+/// Cuts `doc` for an index: its own chunks or the application's (token sizes counted by
+/// `sizes`), then (with an embedder) the embed texts, counted in the model's tokens and
+/// split, reported or refused above the model's limit. Application-cut chunks are never
+/// split, only reported.
 fn cut(
     doc: &Document,
     spec: &ChunkSpec,
     given: Option<&Chunked>,
-    embedder: Option<&dyn Embedder>,
+    (embedder, sizes): (Option<&dyn Embedder>, Option<&dyn TokenCounter>),
     truncation: Truncation,
 ) -> Result<Cut, EmbedError> {
     let mut chunked = match given {
         Some(c) => c.clone(),
-        None => chunk_document(&doc.text, doc.format, spec),
+        None => match sizes {
+            Some(counter) => chunk_document_with(&doc.text, doc.format, spec, counter),
+            None => chunk_document_with(&doc.text, doc.format, spec, &Estimate),
+        },
     };
     let Some(embedder) = embedder else {
         return Ok(Cut {
@@ -337,14 +361,9 @@ pub(crate) fn plan_chunks(
     doc: &Document,
 ) -> Result<Chunked, EmbedError> {
     let embedder: Option<Arc<dyn Embedder>> = store.embedder(&record.embedder.name);
-    Ok(cut(
-        doc,
-        &record.spec,
-        None,
-        embedder.as_deref(),
-        store.truncation(),
-    )?
-    .chunked)
+    let sizes = size_counter(&record.spec, embedder.as_deref())?;
+    let with = (embedder.as_deref(), sizes.as_deref());
+    Ok(cut(doc, &record.spec, None, with, store.truncation())?.chunked)
 }
 
 /// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a

@@ -7,8 +7,8 @@
 
 use folio::chunk::tree::BlockKind;
 use folio::chunk::{
-    chunk_document, ChildPiece, ChildStrategy, ChunkSpec, Chunked, ParentStrategy, SizeUnit,
-    SourceFormat, Span,
+    chunk_document, embed_texts, ChildPiece, ChildStrategy, ChunkSpec, Chunked, EmbedTexts,
+    ParentStrategy, SizeUnit, SourceFormat, Span,
 };
 use folio::tokens;
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -180,9 +180,9 @@ pub fn check(
     };
     // A table longer than a structure child is cut between rows: its rows are the blocks.
     let mut cut_tables = Vec::new();
-    if let ChildStrategy::Structure { target, .. } = spec.child {
+    if let Some((target, _, unit)) = spec.child.structure() {
         for (table, rows) in &facts.tables {
-            if chars(text, table.start, table.end) > target {
+            if size(text, table.start, table.end, unit) > target {
                 facts.blocks.retain(|b| b != table);
                 facts.blocks.extend(rows);
                 cut_tables.push(*table);
@@ -193,12 +193,12 @@ pub fn check(
     check_spans_and_order(text, out)?;
     check_parents(text, spec, out, &facts)?;
     check_coverage(text, spec, out, facts.front_matter)?;
-    check_sizes(text, spec, out, &facts)?;
-    if let ChildStrategy::Structure { target, .. } = spec.child {
+    let long = check_sizes(text, format, spec, out, &facts)?;
+    if spec.child.structure().is_some() {
         check_structure(text, out, &facts)?;
         let tree = SectionTree::new(text, &facts, &cut_tables);
-        for c in &out.children {
-            tree.check_packed(text, target, c)?;
+        for (c, long) in out.children.iter().zip(long) {
+            tree.check_packed(text, long, c)?;
         }
     }
     Ok(())
@@ -253,9 +253,9 @@ fn check_parents(
                 Err("with Child parents, each child must be its own parent".into())
             };
         }
-        ParentStrategy::Section { max } => max,
-        ParentStrategy::Fixed { size } => size,
+        _ => spec.parent.size().map_or(0, |(max, _)| max),
     };
+    let unit = spec.parent.size().map_or(SizeUnit::Chars, |(_, unit)| unit);
     for pair in out.parents.windows(2) {
         if pair[1].span.start < pair[0].span.end {
             return Err(format!(
@@ -269,9 +269,9 @@ fn check_parents(
             .blocks
             .iter()
             .any(|b| p.span.start <= b.start && b.end <= p.span.end);
-        if chars(text, p.span.start, p.span.end) > max.max(1) && !holds_block {
+        if size(text, p.span.start, p.span.end, unit) > max.max(1) && !holds_block {
             return Err(format!(
-                "parent {:?} longer than {max} without a code block or table",
+                "parent {:?} longer than {max} {unit:?} without a code block or table",
                 p.span
             ));
         }
@@ -293,9 +293,7 @@ fn check_coverage(
             *n += 1;
         }
     }
-    let overlap = match spec.child {
-        ChildStrategy::Structure { overlap, .. } | ChildStrategy::Fixed { overlap, .. } => overlap,
-    };
+    let overlap = spec.child.overlap();
     let skip = front.map_or(0, |f| f.end);
     for (i, c) in text.char_indices() {
         let n = count[i];
@@ -315,13 +313,7 @@ fn check_coverage(
         if b.start >= a.end {
             continue;
         }
-        let shared = match spec.child {
-            ChildStrategy::Fixed {
-                unit: SizeUnit::Tokens,
-                ..
-            } => tokens::count(&text[b.start..a.end]),
-            _ => chars(text, b.start, a.end),
-        };
+        let shared = size(text, b.start, a.end, spec.child.unit());
         if shared > overlap {
             return Err(format!(
                 "children {a:?} and {b:?} share {shared} > {overlap}"
@@ -331,16 +323,31 @@ fn check_coverage(
     Ok(())
 }
 
+/// The size of `text[start..end]` in `unit`: characters, or (any token unit, as
+/// `chunk_document` counts them) the estimate.
+pub fn size(text: &str, start: usize, end: usize, unit: SizeUnit) -> usize {
+    match unit {
+        SizeUnit::Chars => chars(text, start, end),
+        _ => tokens::count(&text[start..end]),
+    }
+}
+
+/// Checks every child's size; says, per child, whether it is longer than a structure-aware
+/// child may be (in tokens: its embedded text, heading prefix included), unless flagged.
 fn check_sizes(
     text: &str,
+    format: SourceFormat,
     spec: &ChunkSpec,
     out: &Chunked,
     facts: &MarkdownFacts,
-) -> Result<(), String> {
-    for c in &out.children {
+) -> Result<Vec<bool>, String> {
+    let embedded = embed_texts(text, format, out, spec.heading_depth);
+    let texts = EmbedTexts::new(text, format);
+    let mut longs = Vec::with_capacity(out.children.len());
+    for (c, embedded) in out.children.iter().zip(&embedded) {
         let slice = &text[c.span.start..c.span.end];
-        match spec.child {
-            ChildStrategy::Structure { target, .. } => {
+        match spec.child.structure() {
+            Some((target, _, SizeUnit::Chars)) => {
                 let long = slice.chars().count() > target.max(1);
                 if long != c.oversized {
                     return Err(format!(
@@ -348,27 +355,55 @@ fn check_sizes(
                         c.span, c.oversized
                     ));
                 }
-                let holds_block = facts
-                    .blocks
-                    .iter()
-                    .any(|b| c.span.start <= b.start && b.end <= c.span.end);
-                if c.oversized && !holds_block {
+                check_oversized(c, slice, facts)?;
+                longs.push(long);
+            }
+            Some((target, ..)) => {
+                // The packer counts the document's tokens, a child is checked alone: one
+                // longer than the target must be flagged, a flagged one may fit after all.
+                // The embedded text is at most the target, or (a heading prefix longer
+                // than half the target) the child's own text at most half of it.
+                let (all, own) = (tokens::count(embedded), tokens::count(&texts.body(c.span)));
+                let t = target.max(1);
+                let long = all > t && own > t - t / 2;
+                if long && !c.oversized {
                     return Err(format!(
-                        "oversized child {:?} holds no code block or table: {slice:?}",
-                        c.span
+                        "child {:?} has {all} tokens > {target} ({own} its own) and no flag: \
+                         {embedded:?}",
+                        c.span,
                     ));
                 }
-            }
-            ChildStrategy::Fixed { size, unit, .. } => {
-                let n = match unit {
-                    SizeUnit::Chars => slice.chars().count(),
-                    SizeUnit::Tokens => tokens::count(slice),
-                };
-                if n > size.max(1) || c.oversized {
-                    return Err(format!("fixed child {:?} has {n} units > {size}", c.span));
+                // One token (or character) cannot be cut.
+                if long && tokens::count(slice) > 1 && slice.chars().count() > 1 {
+                    check_oversized(c, slice, facts)?;
                 }
+                longs.push(long);
+            }
+            None => {
+                if let ChildStrategy::Fixed { size, unit, .. } = spec.child {
+                    let n = self::size(text, c.span.start, c.span.end, unit);
+                    if n > size.max(1) || c.oversized {
+                        return Err(format!("fixed child {:?} has {n} units > {size}", c.span));
+                    }
+                }
+                longs.push(false);
             }
         }
+    }
+    Ok(longs)
+}
+
+/// An oversized child holds a code block or table.
+fn check_oversized(c: &ChildPiece, slice: &str, facts: &MarkdownFacts) -> Result<(), String> {
+    let holds_block = facts
+        .blocks
+        .iter()
+        .any(|b| c.span.start <= b.start && b.end <= c.span.end);
+    if c.oversized && !holds_block {
+        return Err(format!(
+            "oversized child {:?} holds no code block or table: {slice:?}",
+            c.span
+        ));
     }
     Ok(())
 }
@@ -459,7 +494,8 @@ impl<'f> SectionTree<'f> {
     /// longer than the target, holds the parent's own text and whole subsections of it
     /// only (it neither starts inside a subsection nor ends inside one that goes on after
     /// it), and its path is the parent's (as long).
-    pub fn check_packed(&self, text: &str, target: usize, c: &ChildPiece) -> Result<(), String> {
+    /// `long`: the child is longer than the target (see `check_sizes`).
+    pub fn check_packed(&self, text: &str, long: bool, c: &ChildPiece) -> Result<(), String> {
         let span = c.span;
         let inner: Vec<usize> = self
             .facts
@@ -478,7 +514,7 @@ impl<'f> SectionTree<'f> {
                 &text[span.start..span.end]
             ))
         };
-        if chars(text, span.start, span.end) > target.max(1) {
+        if long {
             return fail("is longer than the target");
         }
         if !self.starts.contains(&span.start) || !self.ends.contains(&span.end) {

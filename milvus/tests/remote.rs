@@ -276,6 +276,59 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
     assert!(!remote_logged.is_empty());
     assert!(remote_logged.iter().all(|e| e.request.version == v2));
 
+    // The command: the same answer, and a sync with nothing left to do.
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio-milvus"))
+            .args(args)
+            .args(["--milvus", &server.uri()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let path = dir.path().join("kb.folio");
+    let path = path.to_str().unwrap();
+    let json = cli(&[
+        "search",
+        path,
+        QUERIES[0],
+        "--index",
+        "milvus:prod",
+        "--as",
+        "alice",
+        "--json",
+    ]);
+    let answer: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let request = SearchRequest::text(QUERIES[0])
+        .as_principals(["alice"])
+        .target("prod");
+    let local = store.search(&request).unwrap();
+    let parents: Vec<&str> = answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["parent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answer["version"], v2);
+    assert_eq!(
+        parents,
+        local
+            .results
+            .iter()
+            .map(|h| h.parent_id.as_str())
+            .collect::<Vec<_>>()
+    );
+    let synced = cli(&["sync", path]);
+    assert!(synced.contains("0 rows updated, 0 deleted"), "{synced}");
+    assert!(
+        synced.contains("alias prod (folio_prod): Unchanged"),
+        "{synced}"
+    );
+
     // A revocation not synced: Milvus still holds alice on the row, folio hides it and tops up.
     let export = store.export("prod").unwrap();
     let revoked = export

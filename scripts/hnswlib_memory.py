@@ -2,10 +2,12 @@
 `folio bench ann` measures its own: VmRSS after minus before (the base vectors already
 loaded), and the peak (VmHWM, reset just before through /proc/self/clear_refs) minus before.
 
-Usage: PY scripts/hnswlib_memory.py DATA/clustered-128 [--threads 2] [--m 16] [--efc 200]
-Prints one line per measurement; needs the kit's venv (numpy, hnswlib).
+Usage: PY scripts/hnswlib_memory.py DATA/clustered-128 [--threads 2] [--m 16] [--efc 200] [--json OUT]
+Prints one line per measurement (and with --json writes them as one build record in the kit's
+results.json shape, with folio's field names); needs the kit's venv (numpy, hnswlib).
 """
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -39,8 +41,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--efc", type=int, default=200)
+    ap.add_argument("--json")
     args = ap.parse_args()
-    import json
     meta = json.load(open(os.path.join(args.data, "meta.json")))
     space = "l2" if meta["metric"] == "l2" else "ip"
     xb = read_fvecs(os.path.join(args.data, "base.fvecs"))
@@ -54,6 +56,8 @@ def main():
     index.add_items(xb, np.arange(n), num_threads=args.threads)
     seconds = time.perf_counter() - t0
     after, peak = status("VmRSS"), status("VmHWM")
+    record = {"type": "build", "peer": "hnswlib", "threads": args.threads, "seconds": seconds, "n": n,
+              "rss_delta_mb": after - before, "rss_peak_delta_mb": peak - before}
     print(f"hnswlib build n={n} dim={dim} threads={args.threads}: {seconds:.1f} s, "
           f"rss +{after - before:.0f} MiB, peak +{peak - before:.0f} MiB")
 
@@ -66,8 +70,13 @@ def main():
         index = hnswlib.Index(space=space, dim=dim)
         index.load_index(path, max_elements=n)
         after, peak = status("VmRSS"), status("VmHWM")
+        record.update(reopen_rss_delta_mb=after - before, reopen_rss_peak_delta_mb=peak - before,
+                      index_bytes=os.path.getsize(path))
         print(f"hnswlib reopen: rss +{after - before:.0f} MiB, peak +{peak - before:.0f} MiB, "
               f"file {os.path.getsize(path) / 2**20:.0f} MiB")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(record, fh)
 
 
 if __name__ == "__main__":

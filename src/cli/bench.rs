@@ -1,5 +1,6 @@
 //! `folio bench ann`: the filtered-ANN benchmark on a dataset of the kit
-//! (`../shared/bench/ann_data.py`), printed as `ann_peers.py` prints its peers.
+//! (`../shared/bench/ann_data.py`), printed as `ann_peers.py` prints its peers;
+//! `folio bench curve`: the scale curve over several sizes.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +16,26 @@ pub(crate) enum BenchCommand {
     /// Filtered ANN: build the dataset's index in a store (one principal per filter), sweep
     /// ef per filter, print recall@k and single-thread QPS in the kit's tables.
     Ann(AnnArgs),
+    /// The scale curve: from the point files of `scripts/scale_curve.sh` (one per dataset
+    /// and size), the median QPS at a recall target per filter and engine, a table per size
+    /// (printed), and optionally a PNG of QPS against size and the tables as JSON.
+    Curve(CurveArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct CurveArgs {
+    /// Point files (`OUT/<dataset>-<size>.json`).
+    #[arg(required = true)]
+    points: Vec<PathBuf>,
+    /// Recall@k each QPS is taken at.
+    #[arg(long, default_value_t = 0.95)]
+    target: f64,
+    /// Draw QPS at the target against size, a panel per filter, to this PNG.
+    #[arg(long)]
+    png: Option<PathBuf>,
+    /// Write the tables as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -66,7 +87,28 @@ pub(crate) struct AnnArgs {
 pub(crate) fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Ann(args) => ann_bench(args),
+        BenchCommand::Curve(args) => curve(args),
     }
+}
+
+fn curve(args: CurveArgs) -> CliResult {
+    let curve = ann::curve::load(&args.points, args.target).map_err(err)?;
+    print!("{}", curve.markdown());
+    if let Some(path) = &args.png {
+        crate::eval::plot::write_curve_png(&curve, path).map_err(err)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &serde_json::to_value(&curve).map_err(err)?)?;
+    }
+    Ok(())
+}
+
+fn write_json(path: &std::path::Path, value: &serde_json::Value) -> CliResult {
+    let text = serde_json::to_string_pretty(value).map_err(err)?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 fn ann_bench(args: AnnArgs) -> CliResult {
@@ -81,9 +123,7 @@ fn ann_bench(args: AnnArgs) -> CliResult {
     bar.finish();
     print!("{}", run.markdown());
     if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&run.to_json().map_err(err)?).map_err(err)?;
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        write_json(&path, &run.to_json().map_err(err)?)?;
     }
     Ok(())
 }

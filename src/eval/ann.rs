@@ -8,6 +8,7 @@
 
 mod build;
 mod config;
+pub mod curve;
 mod dataset;
 mod error;
 mod files;

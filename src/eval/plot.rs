@@ -1,6 +1,6 @@
 //! PNG charts: strategy reports (Hit@k and the full-evidence share per strategy, beside
-//! the average input tokens per question), and request-log reports (each metric per group
-//! with its 95% interval). Text is drawn with DejaVu Sans embedded in the
+//! the average input tokens per question), request-log reports (each metric per group
+//! with its 95% interval), and the ANN scale curve (QPS at a recall target against size). Text is drawn with DejaVu Sans embedded in the
 //! binary, so no system font is needed.
 
 use std::path::Path;
@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
+use super::ann::curve::{Curve, ENGINES};
 use super::score::StrategyReport;
 use super::EvalError;
 use crate::review::{Estimate, GroupMetrics, LogReport};
@@ -255,4 +256,149 @@ pub fn write_log_png(report: &LogReport, path: &Path) -> Result<(), EvalError> {
         }
     }
     root.present().map_err(plot_error)
+}
+
+/// The colour of each of [`ENGINES`] in the scale curve.
+const ENGINE_COLORS: [RGBColor; 4] = [COLORS[3], COLORS[2], COLORS[4], COLORS[5]];
+
+/// Writes the scale curve to `path` (PNG): a panel per filter, QPS at the curve's recall
+/// target against size (both axes logarithmic), a line per engine and dataset (the marker
+/// tells the dataset). An engine that never reached the target at a size has no point there.
+pub fn write_curve_png(curve: &Curve, path: &Path) -> Result<(), EvalError> {
+    register_font()?;
+    let filters = curve.filters();
+    let datasets = curve.datasets();
+    let rows = filters.len().div_ceil(3).max(1);
+    let root = BitMapBackend::new(path, (1500, 520 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let title = format!(
+        "QPS at recall@10 >= {} against size (median of rounds; marker: {})",
+        curve.target,
+        datasets
+            .iter()
+            .zip(["circle", "triangle", "cross"])
+            .map(|(d, m)| format!("{d} {m}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let root = root.titled(&title, (FONT, 22)).map_err(plot_error)?;
+    let sizes = curve.points.iter().map(|p| p.n as f64);
+    let (x0, x1) = sizes.fold((f64::MAX, f64::MIN), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    let x_range = (x0 / 1.5).max(1.0)..(x1 * 1.5).max(2.0);
+    for (area, filter) in root.split_evenly((rows, 3)).iter().zip(&filters) {
+        let all: Vec<f64> = ENGINES
+            .iter()
+            .flat_map(|e| datasets.iter().flat_map(|d| curve.series(d, filter, e)))
+            .map(|(_, q)| q)
+            .filter(|q| *q > 0.0)
+            .collect();
+        let (y0, y1) = all
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &q| (lo.min(q), hi.max(q)));
+        let y_range = if all.is_empty() {
+            1.0..10.0
+        } else {
+            y0 / 2.0..y1 * 2.0
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(*filter, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x_range.clone().log_scale(), y_range.log_scale())
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("vectors")
+            .y_desc("QPS")
+            .x_label_formatter(&|x| short_count(*x))
+            .y_label_formatter(&|y| short_count(*y))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 14))
+            .draw()
+            .map_err(plot_error)?;
+        for (d, dataset) in datasets.iter().enumerate() {
+            for (engine, color) in ENGINES.iter().zip(ENGINE_COLORS) {
+                let points = curve.series(dataset, filter, engine);
+                let style = color.stroke_width(2);
+                chart
+                    .draw_series([PathElement::new(points.clone(), style)])
+                    .map_err(plot_error)?
+                    .label(format!("{engine} ({dataset})"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                let filled = color.filled();
+                let drawn = match d {
+                    0 => chart.draw_series(points.into_iter().map(|p| Circle::new(p, 5, filled))),
+                    1 => chart.draw_series(
+                        points
+                            .into_iter()
+                            .map(|p| TriangleMarker::new(p, 6, filled)),
+                    ),
+                    _ => chart.draw_series(points.into_iter().map(|p| Cross::new(p, 6, style))),
+                };
+                drawn.map_err(plot_error)?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(plot_error)?;
+    }
+    root.present().map_err(plot_error)
+}
+
+/// `200k`, `1M`, `1.5M`: axis labels for counts.
+fn short_count(x: f64) -> String {
+    match x {
+        x if x >= 1e6 => format!("{}M", (x / 1e5).round() / 10.0),
+        x if x >= 1e3 => format!("{}k", (x / 1e2).round() / 10.0),
+        x => format!("{}", (x * 10.0).round() / 10.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::ann::curve::{CurvePoint, PointFile};
+
+    #[test]
+    fn the_scale_curve_is_written_as_a_png() {
+        let point = |n: usize, folio: f64| -> PointFile {
+            let search = |peer: &str, filter: &str, qps: f64| {
+                serde_json::json!({"type": "search", "peer": peer, "filter": filter,
+                                   "recall": 0.97, "qps": qps})
+            };
+            serde_json::from_value(serde_json::json!({
+                "dataset": "clustered-128", "n": n,
+                "rounds": [[search("folio", "none", folio), search("hnswlib", "none", 900.0),
+                            search("exact", "random_0.01", 50.0)]]
+            }))
+            .unwrap()
+        };
+        let curve = Curve {
+            target: 0.95,
+            points: vec![
+                CurvePoint::new(point(20_000, 2000.0), 0.95),
+                CurvePoint::new(point(1_000_000, 1000.0), 0.95),
+            ],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("curve.png");
+        write_curve_png(&curve, &path).unwrap();
+        let png = std::fs::read(&path).unwrap();
+        assert!(png.len() > 1000);
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    }
+
+    #[test]
+    fn counts_read_short() {
+        assert_eq!(short_count(200_000.0), "200k");
+        assert_eq!(short_count(1_500_000.0), "1.5M");
+        assert_eq!(short_count(2_000_000.0), "2M");
+        assert_eq!(short_count(50.0), "50");
+    }
 }

@@ -65,4 +65,13 @@ pub enum AnnError {
     /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// A scale-curve point file is not valid JSON of the shape `scripts/scale_curve.sh` writes.
+    #[error("{path}: not a scale-curve point file: {source}")]
+    PointFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: serde_json::Error,
+    },
 }

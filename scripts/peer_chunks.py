@@ -13,7 +13,10 @@ Usage:
 Input: JSON Lines with at least `doc_id` and `text` (the format of shared/data/*/docs.jsonl).
 Output: DIR/<peer>.jsonl, one chunk a line:
 `{"doc_id": ..., "start": byte_start, "end": byte_end, "text": ...}`, byte offsets into the
-document's UTF-8 text, end exclusive; `text` is that slice of the document.
+document's UTF-8 text, end exclusive; `text` is that slice of the document. The `+hdr` peers
+add `embed_text`: the chunk's heading path (LangChain's header metadata, joined by " > ") and
+a blank line before the text, as CHUNK_ANCHORS.md's `+hdr` rows embed it; `folio eval` embeds
+that and still returns and scores `text`.
 
 Peers return chunk strings, not offsets, so each chunk is located in its document: an exact
 search forward from the previous chunk's end less the peer's overlap (but not before the
@@ -35,7 +38,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 
-Chunker = Callable[[str], list[str]]
+# A chunk's text, and what to embed instead of it (None: the text itself).
+Chunk = tuple[str, "str | None"]
+Chunker = Callable[[str], list[Chunk]]
 
 OVERLAP = 80
 MARKDOWN_HEADERS = [("#", "h1"), ("##", "h2"), ("###", "h3"), ("####", "h4")]
@@ -49,47 +54,62 @@ class Peer:
     overlap: int
 
 
+def bare(split: Callable[[str], list[str]]) -> Chunker:
+    """A chunker whose chunks embed their own text."""
+    return lambda text: [(chunk, None) for chunk in split(text)]
+
+
 def lc_recursive(size: int, overlap: int) -> Chunker:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    return RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap).split_text
+    return bare(RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap).split_text)
 
 
-def lc_markdown_recursive(size: int, strip_headers: bool) -> Chunker:
+def lc_markdown_recursive(size: int, strip_headers: bool, heading_path: bool) -> Chunker:
     from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
 
     headers = MarkdownHeaderTextSplitter(MARKDOWN_HEADERS, strip_headers=strip_headers)
     recursive = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=0)
+
+    def embedded(d) -> str | None:
+        path = " > ".join(d.metadata[key] for _, key in MARKDOWN_HEADERS if key in d.metadata)
+        return f"{path}\n\n{d.page_content}" if heading_path and path else None
+
     return lambda text: [
-        d.page_content for d in recursive.split_documents(headers.split_text(text))
+        (d.page_content, embedded(d))
+        for d in recursive.split_documents(headers.split_text(text))
     ]
 
 
 def sts_text(size: int) -> Chunker:
     from semantic_text_splitter import TextSplitter
 
-    return TextSplitter(size).chunks
+    return bare(TextSplitter(size).chunks)
 
 
 def sts_markdown(size: int) -> Chunker:
     from semantic_text_splitter import MarkdownSplitter
 
-    return MarkdownSplitter(size).chunks
+    return bare(MarkdownSplitter(size).chunks)
 
 
 def chonkie_recursive(size: int) -> Chunker:
     from chonkie import RecursiveChunker
 
     chunker = RecursiveChunker(tokenizer="character", chunk_size=size)
-    return lambda text: [c.text for c in chunker.chunk(text)]
+    return lambda text: [(c.text, None) for c in chunker.chunk(text)]
 
 
 PEERS: dict[str, Peer] = {
     "lc-rec": Peer(lambda size: lc_recursive(size, 0), 0),
     "lc-rec-ov80": Peer(lambda size: lc_recursive(size, OVERLAP), OVERLAP),
-    "lc-md-rec": Peer(lambda size: lc_markdown_recursive(size, strip_headers=False), 0),
+    "lc-md-rec": Peer(lambda size: lc_markdown_recursive(size, False, False), 0),
     # As CHUNK_ANCHORS.md counted it (1,380 chunks on conditionalqa): heading lines removed.
-    "lc-md-rec-strip": Peer(lambda size: lc_markdown_recursive(size, strip_headers=True), 0),
+    "lc-md-rec-strip": Peer(lambda size: lc_markdown_recursive(size, True, False), 0),
+    # CHUNK_ANCHORS.md's lc-md-rec500+hdr: those chunks with their heading path embedded.
+    "lc-md-rec-strip+hdr": Peer(lambda size: lc_markdown_recursive(size, True, True), 0),
+    # The heading lines kept in the text as well as in the path.
+    "lc-md-rec+hdr": Peer(lambda size: lc_markdown_recursive(size, False, True), 0),
     "sts-text": Peer(sts_text, 0),
     "sts-md": Peer(sts_markdown, 0),
     "chonkie-rec": Peer(chonkie_recursive, 0),
@@ -164,7 +184,7 @@ def run_peer(name: str, peer: Peer, size: int, docs: list[dict], out: Path) -> t
     with (out / f"{name}.jsonl").open("w", encoding="utf-8") as f:
         for doc in docs:
             locator = Locator(doc["text"])
-            for chunk in chunker(doc["text"]):
+            for chunk, embed_text in chunker(doc["text"]):
                 if not chunk.strip():
                     continue
                 found = locator.locate(chunk, peer.overlap)
@@ -178,6 +198,8 @@ def run_peer(name: str, peer: Peer, size: int, docs: list[dict], out: Path) -> t
                     "end": locator.to_bytes(end),
                     "text": doc["text"][start:end],
                 }
+                if embed_text is not None:
+                    record["embed_text"] = embed_text
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
                 written += 1
     return written, unlocated

@@ -276,6 +276,14 @@ pub enum Error {
         /// What was found.
         found: usize,
     },
+    /// [`ReadError::Remote`].
+    #[error("search through `{source_name}`: {error}")]
+    Remote {
+        /// The source.
+        source_name: String,
+        /// What went wrong.
+        error: crate::retrieve::SourceError,
+    },
     /// [`ReadError::ZeroVector`].
     #[error("a zero query vector has no cosine")]
     ZeroVector,
@@ -468,6 +476,7 @@ impl From<ReadError> for Error {
             ReadError::Vectors(e) => Error::Vectors(e),
             ReadError::Embed(e) => Error::Embed(e),
             ReadError::Storage(e) => Error::Storage(e),
+            ReadError::Remote { source_name, error } => Error::Remote { source_name, error },
         }
     }
 }

@@ -246,3 +246,33 @@ fn search_where_filters_by_metadata_and_reports_bad_expressions() {
         assert!(!message.contains("panicked"), "{message}");
     }
 }
+
+#[test]
+fn another_command_name_runs_the_folio_name_program_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("folio-hello");
+    write(&program, "#!/bin/sh\necho \"hello $*\"\nexit 3\n");
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(["hello", "a", "--b"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "hello a --b\n");
+    // Its exit code is folio's.
+    assert_eq!(out.status.code(), Some(3));
+
+    let missing = folio(&["no-such-command"]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("folio-no-such-command"),
+        "{}",
+        stderr(&missing)
+    );
+}

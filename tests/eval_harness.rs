@@ -357,6 +357,44 @@ fn external_chunks_are_ingested_as_given() {
 }
 
 #[test]
+fn external_embed_text_makes_the_vector_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = questions_file(dir.path());
+    let settings = Settings {
+        ks: vec![1],
+        ..Settings::default()
+    };
+    let with = |line: String, embed: &str| {
+        let mut record: serde_json::Value = serde_json::from_str(&line).unwrap();
+        record["embed_text"] = embed.into();
+        record.to_string() + "\n"
+    };
+    let (first, rest) = (ALPHA[..40].to_string(), ALPHA[40..].to_string());
+    let beta = chunk_line("beta", BETA, 0, BETA.len());
+    // Alpha's two chunks each embed the other's text; beta embeds its own.
+    let swapped = with(chunk_line("alpha", ALPHA, 0, 40), &rest)
+        + &with(chunk_line("alpha", ALPHA, 40, ALPHA.len()), &first)
+        + &beta;
+    let bare =
+        chunk_line("alpha", ALPHA, 0, 40) + &chunk_line("alpha", ALPHA, 40, ALPHA.len()) + &beta;
+    let run = |name: &str, chunks: &str| {
+        let path = write(dir.path(), name, chunks);
+        let spec = format!("external:{}", path.display());
+        evaluate(&spec, &corpus(), &queries, &settings).unwrap().all
+    };
+    let bare = run("bare.jsonl", &bare);
+    assert_eq!(bare.hit_at, vec![(1, 1.0)]);
+    // q1 and q2 now find the other alpha chunk first; beta's q3 is unchanged.
+    let swapped = run("swapped.jsonl", &swapped);
+    assert_eq!(swapped.hit_at, vec![(1, 1.0 / 3.0)]);
+    // What is returned and scored is the chunk's text: q1 gets alpha's second chunk (which
+    // embeds the 40 characters of the first), q2 the first, q3 beta.
+    let shown = (rest.len() + first.len() + BETA.len()) as f64 / 3.0;
+    assert!(close(swapped.avg_chars, shown), "{}", swapped.avg_chars);
+    assert!(close(swapped.noise, 2.0 / 3.0));
+}
+
+#[test]
 fn bad_external_chunks_name_their_line() {
     let dir = tempfile::tempdir().unwrap();
     let queries = questions_file(dir.path());
@@ -372,6 +410,10 @@ fn bad_external_chunks_name_their_line() {
         (
             r#"{"doc_id":"alpha","start":30,"end":20}"#.to_string(),
             ":1: 30..20 is not a non-empty byte range",
+        ),
+        (
+            r#"{"doc_id":"alpha","start":0,"end":5,"embed_text":" "}"#.to_string(),
+            ":1: the chunk's embed_text is blank",
         ),
     ];
     for (i, (chunks, message)) in cases.into_iter().enumerate() {

@@ -7,6 +7,9 @@ pub enum Error {
     /// Reading the folio store failed.
     #[error(transparent)]
     Folio(#[from] folio::ReadError),
+    /// Changing the folio store failed (an alias set or rolled back).
+    #[error(transparent)]
+    Index(#[from] folio::IndexError),
     /// Milvus refused a request, or could not be reached.
     #[error("milvus: {0}")]
     Milvus(Box<milvus::v2::error::Error>),

@@ -5,14 +5,20 @@
 //! folio's workspace on top of the library's public API, so the library's dependency tree
 //! stays without a gRPC client. See the README, "Milvus", for the design.
 
+mod alias;
 mod error;
 pub mod expr;
 mod publish;
 mod remote;
 pub mod schema;
+mod search;
+mod sync;
 
+pub use alias::{AliasOutcome, AliasReport};
 pub use error::Error;
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };
 pub use remote::Remote;
+pub use search::{RemoteCalls, SOURCE_NAME, TOPK_MAX};
+pub use sync::SyncReport;

@@ -85,14 +85,14 @@ pub struct PublishReport {
     pub removed: u64,
 }
 
-const INDEX: &str = "folio.index";
-const VERSION: &str = "folio.version";
+pub(crate) const INDEX: &str = "folio.index";
+pub(crate) const VERSION: &str = "folio.version";
 const ROWS: &str = "folio.rows";
 const THROUGH: &str = "folio.through";
 const COMPLETE: &str = "folio.complete";
 
 /// Children read back per query when a collection is reconciled with its version.
-const PAGE: u32 = 8_192;
+pub(crate) const PAGE: u32 = 8_192;
 
 impl Remote {
     /// Publishes `target`'s version (`index`, `index@version`, `index@tag` or an alias) as
@@ -297,7 +297,7 @@ impl Remote {
     }
 
     /// Deletes the rows of children `keep` does not hold; returns how many.
-    fn remove_stale(&self, name: &str, keep: &RoaringBitmap) -> Result<u64, Error> {
+    pub(crate) fn remove_stale(&self, name: &str, keep: &RoaringBitmap) -> Result<u64, Error> {
         let end = keep.max().map_or(0, |last| u64::from(last) + 1);
         let mut stale: Vec<String> = Vec::new();
         // Child numbers are unique in a collection, so a page of PAGE numbers fits one query.

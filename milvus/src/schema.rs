@@ -28,15 +28,21 @@ const PRINCIPALS_MAX: u32 = 4_096;
 /// `PREFIX_INDEX_vVERSION`, every character of the index name Milvus does not allow in a
 /// name (and `_`, so no two index names meet) written `_xx` in hex.
 pub fn collection_name(prefix: &str, index: &str, version: u64) -> String {
+    format!("{}_v{version}", alias_name(prefix, index))
+}
+
+/// `PREFIX_ALIAS`, the Milvus alias of a folio alias, escaped as [`collection_name`] escapes
+/// index names: `_` is only ever followed by two hex digits, so no alias name ends in a
+/// collection's `_vVERSION`.
+pub fn alias_name(prefix: &str, alias: &str) -> String {
     let mut name = format!("{prefix}_");
-    for b in index.bytes() {
+    for b in alias.bytes() {
         if b.is_ascii_alphanumeric() {
             name.push(b as char);
         } else {
             name.push_str(&format!("_{b:02x}"));
         }
     }
-    name.push_str(&format!("_v{version}"));
     name
 }
 
@@ -118,6 +124,9 @@ pub fn row(child: &ExportedChild) -> Value {
 /// The filter that shows a row to a caller with `principals` exactly when folio would: the
 /// version admitted them (or was public) and the document admits them now.
 pub fn visible_to(principals: &[String]) -> String {
+    if principals.is_empty() {
+        return format!("{PUBLIC} and {PUBLIC_NOW}");
+    }
     let list = crate::expr::string_list(principals.iter().map(String::as_str));
     format!(
         "({PUBLIC} or array_contains_any({ACL}, {list})) and ({PUBLIC_NOW} or array_contains_any({ACL_NOW}, {list}))"
@@ -138,5 +147,10 @@ mod tests {
         );
         let name = collection_name("f", "é.x", 2);
         assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        assert_eq!(alias_name("folio", "prod-1"), "folio_prod_2d1");
+        assert_ne!(
+            alias_name("folio", "docs_v3"),
+            collection_name("folio", "docs", 3)
+        );
     }
 }

@@ -3,12 +3,14 @@
 mod bench;
 mod demo;
 mod eval;
+mod external;
 mod ingest;
 mod log;
 mod output;
 mod progress;
 mod versions;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -185,6 +187,10 @@ enum Command {
     /// Rerun questions on strategies, or on versions of one store (`folio replay STORE
     /// --queries FILE --target kb@3 --target kb@4`), and label why their answers differ.
     Replay(eval::ReplayArgs),
+    /// Any other NAME runs the program `folio-NAME` (beside `folio`, then on PATH), like git:
+    /// `folio publish` is `folio-publish`, from the `milvus/` crate.
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
     /// Show the child chunks of a document.
     Chunks {
         /// The store file.
@@ -420,6 +426,7 @@ fn run(command: Command) -> CliResult {
         Command::Demo { store } => demo::run(store),
         Command::Versions(command) => versions::run(command),
         Command::Log(command) => log::run(command),
+        Command::External(args) => external::run(&args),
         Command::Eval(args) => eval::eval(args),
         Command::Bench(command) => bench::run(command),
         Command::Replay(args) => eval::replay(args),

@@ -1,19 +1,20 @@
 //! Builds one index per strategy: a scratch store file holding every document, chunked as
 //! the strategy says and embedded with the evaluation's embedder.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::data::{read_external_chunks, Corpus};
+use super::data::{read_external_chunks, Corpus, ExternalChunks};
 use super::spec::{Strategy, StrategyKind};
 use super::EvalError;
-use crate::chunk::{ChunkSpec, Chunked};
-use crate::embed::{Embedder, Truncation, TruncationReport};
+use crate::chunk::{ChunkSpec, Chunked, EmbedTexts};
+use crate::embed::{EmbedError, Embedder, Oversized, TokenStats, Truncation, TruncationReport};
 use crate::input::InputError;
-use crate::store::{GraphParams, Progress, Store};
+use crate::store::{GraphParams, Progress, Store, WriteError, DEFAULT_INDEX};
 
 /// Where the scratch stores live: a directory the caller keeps, or a temporary one removed
 /// when this is dropped.
@@ -129,6 +130,22 @@ pub fn build_index(
             Some(read_external_chunks(path, corpus)?),
         ),
     };
+    // Chunks that bring their own embed texts are embedded here and stored with their vectors.
+    let mut given = match &external {
+        Some(ExternalChunks {
+            chunked,
+            embed_texts: Some(texts),
+        }) => Some(embed_given(
+            &strategy.label,
+            corpus,
+            chunked,
+            texts,
+            spec,
+            setup,
+            progress,
+        )?),
+        _ => None,
+    };
     let options = Store::builder()
         .create(true)
         .embedder(setup.embedder.clone())
@@ -142,15 +159,24 @@ pub fn build_index(
     let store = options.open(&path)?;
     let mut batch = store.batch();
     for (i, doc) in corpus.docs().iter().enumerate() {
-        match &external {
-            Some(chunks) => batch.upsert_chunked(doc.clone(), chunks[i].clone()),
-            None => batch.upsert(doc.clone()),
+        match (&external, &mut given) {
+            (Some(chunks), Some((vectors, _))) => batch.upsert_prepared(
+                doc.clone(),
+                Some(chunks.chunked[i].clone()),
+                BTreeMap::from([(DEFAULT_INDEX.to_string(), std::mem::take(&mut vectors[i]))]),
+            ),
+            (Some(chunks), None) => batch.upsert_chunked(doc.clone(), chunks.chunked[i].clone()),
+            (None, _) => batch.upsert(doc.clone()),
         };
     }
     let receipt = batch.commit_with(progress)?;
     let build_secs = started.elapsed().as_secs_f64();
+    let tokens = match given {
+        Some((_, report)) => report,
+        None => receipt.truncation.into_iter().next(),
+    };
     let chunkings = match external {
-        Some(chunks) => chunks,
+        Some(chunks) => chunks.chunked,
         // Cut again as the store did (splits of chunks too long for the model included).
         None => corpus
             .docs()
@@ -164,11 +190,96 @@ pub fn build_index(
         store,
         chunkings,
         build_secs,
-        tokens: receipt.truncation.into_iter().next(),
+        tokens,
         index_bytes,
     };
     check_stored(&built)?;
     Ok(built)
+}
+
+/// Embeds external chunks of which some bring their own `embed_text` (the others embed what
+/// the store would: their visible text): the vectors per document, row-major, and the token
+/// report the store would make. Given texts are never split, only reported (or refused),
+/// as the store treats application-cut chunks; late chunking embeds spans in their
+/// document, so it cannot embed given texts.
+fn embed_given(
+    label: &str,
+    corpus: &Corpus,
+    chunked: &[Chunked],
+    given: &[Vec<Option<String>>],
+    spec: ChunkSpec,
+    setup: &EmbedSetup,
+    progress: &dyn Progress,
+) -> Result<(Vec<Vec<f32>>, Option<TruncationReport>), EvalError> {
+    let embedder = setup.embedder.as_ref();
+    if embedder.late_chunking() {
+        return Err(EvalError::Invalid(format!(
+            "strategy `{label}`: its chunks give an embed_text, which late chunking cannot embed \
+             (it embeds spans in their document)"
+        )));
+    }
+    let total = chunked.iter().map(|c| c.children.len()).sum::<usize>();
+    progress.stage(&format!("embed [{label}]"), total as u64);
+    let max = embedder.max_input_tokens();
+    let mut counts = Vec::new();
+    let mut over = Vec::new();
+    let mut vectors = Vec::with_capacity(chunked.len());
+    for ((doc, chunks), given) in corpus.docs().iter().zip(chunked).zip(given) {
+        let visible = EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
+        let texts: Vec<String> = chunks
+            .children
+            .iter()
+            .zip(given)
+            .map(|(c, text)| {
+                text.clone()
+                    .unwrap_or_else(|| visible.get(&c.section_path, c.span, spec.heading_depth))
+            })
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let doc_counts = match max {
+            usize::MAX => None,
+            _ => embedder.input_tokens(&texts),
+        };
+        for (chunk, &tokens) in doc_counts.iter().flatten().enumerate() {
+            if tokens <= max {
+                continue;
+            }
+            if setup.truncation == Truncation::Refuse {
+                let doc_id = doc.doc_id.clone();
+                let error = EmbedError::TooLong {
+                    doc_id,
+                    chunk,
+                    tokens,
+                    max,
+                };
+                return Err(WriteError::from(error).into());
+            }
+            let doc_id = doc.doc_id.clone();
+            over.push(Oversized {
+                doc_id,
+                chunk,
+                tokens,
+            });
+        }
+        counts.extend(doc_counts.into_iter().flatten());
+        let rows = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed(&texts).map_err(WriteError::from)?
+        };
+        progress.advance(texts.len() as u64);
+        vectors.push(rows);
+    }
+    let report = (!counts.is_empty()).then(|| TruncationReport {
+        index: DEFAULT_INDEX.to_string(),
+        embedder: embedder.name().to_string(),
+        max_tokens: max,
+        setting: setup.truncation,
+        stats: TokenStats::of(&mut counts),
+        over,
+        split_into: 0,
+    });
+    Ok((vectors, report))
 }
 
 /// The store must hold the children the metrics are computed on.

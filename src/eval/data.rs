@@ -391,12 +391,24 @@ struct RawChunk {
     start: usize,
     end: usize,
     text: Option<String>,
+    /// What is embedded instead of the chunk's text (the peer's heading path and the text,
+    /// say); the text itself is still what a search returns and what is scored.
+    embed_text: Option<String>,
 }
 
-/// Reads external chunks and turns them into one [`Chunked`] per document (by corpus
-/// position; documents without chunks get none). Each chunk is its own parent.
-pub fn read_external_chunks(path: &Path, corpus: &Corpus) -> Result<Vec<Chunked>, EvalError> {
-    let mut spans: Vec<Vec<ChunkSpan>> = vec![Vec::new(); corpus.len()];
+/// Another tool's chunks of a corpus.
+pub struct ExternalChunks {
+    /// Per document, in corpus order (documents without chunks get none); each chunk is its
+    /// own parent.
+    pub chunked: Vec<Chunked>,
+    /// When the file gives any `embed_text`: per document, the text to embed for each child
+    /// of `chunked`, `None` where the bare chunk text is embedded.
+    pub embed_texts: Option<Vec<Vec<Option<String>>>>,
+}
+
+/// Reads external chunks (see [`ExternalChunks`]).
+pub fn read_external_chunks(path: &Path, corpus: &Corpus) -> Result<ExternalChunks, EvalError> {
+    let mut chunks: Vec<Vec<(ChunkSpan, Option<String>)>> = vec![Vec::new(); corpus.len()];
     for (line, chunk) in json_lines::<RawChunk>(path)? {
         let at = |reason: String| json_error(path, line, reason);
         let doc = corpus
@@ -421,18 +433,34 @@ pub fn read_external_chunks(path: &Path, corpus: &Corpus) -> Result<Vec<Chunked>
                 chunk.start, chunk.end, chunk.doc_id
             )));
         }
-        spans[doc].push(ChunkSpan {
+        if chunk
+            .embed_text
+            .as_deref()
+            .is_some_and(|t| t.trim().is_empty())
+        {
+            return Err(at("the chunk's embed_text is blank".to_string()));
+        }
+        let span = ChunkSpan {
             start: chunk.start,
             end: chunk.end,
-        });
+        };
+        chunks[doc].push((span, chunk.embed_text));
     }
-    Ok(spans.into_iter().map(one_unit_per_chunk).collect())
+    let given = chunks.iter().flatten().any(|(_, t)| t.is_some());
+    let (chunked, embed_texts) = chunks.into_iter().map(one_unit_per_chunk).unzip();
+    Ok(ExternalChunks {
+        chunked,
+        embed_texts: given.then_some(embed_texts),
+    })
 }
 
 /// Chunks in source order, each its own parent, without heading paths (the peers embed the
-/// bare chunk text).
-fn one_unit_per_chunk(mut spans: Vec<ChunkSpan>) -> Chunked {
-    spans.sort_unstable_by_key(|s| (s.start, s.end));
+/// bare chunk text unless they give an `embed_text`), and their embed texts in that order.
+fn one_unit_per_chunk(
+    mut chunks: Vec<(ChunkSpan, Option<String>)>,
+) -> (Chunked, Vec<Option<String>>) {
+    chunks.sort_by_key(|(s, _)| (s.start, s.end));
+    let (spans, texts): (Vec<ChunkSpan>, Vec<Option<String>>) = chunks.into_iter().unzip();
     let parents = spans
         .iter()
         .map(|&span| ParentPiece {
@@ -450,7 +478,7 @@ fn one_unit_per_chunk(mut spans: Vec<ChunkSpan>) -> Chunked {
             oversized: false,
         })
         .collect();
-    Chunked { parents, children }
+    (Chunked { parents, children }, texts)
 }
 
 fn json_error(path: &Path, line: usize, reason: String) -> EvalError {

@@ -3,6 +3,7 @@
 //! within a token budget, dropping near-duplicates.
 
 mod dedup;
+mod source;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -16,9 +17,11 @@ use crate::index::planner::SearchPath;
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, WINDOW};
 use crate::store::{
-    chunk_id, parent_id, slice_text, Access, IndexState, LoggedQuery, LoggedRequest, ReadError,
-    Reader, StorageError, Store, StoredChild,
+    chunk_id, parent_id, slice_text, Access, ChildSearch, IndexState, LoggedQuery, LoggedRequest,
+    ReadError, Reader, StorageError, Store, StoredChild, VersionView,
 };
+
+pub use source::{Ask, Candidate, ChildSource, SourceError};
 
 /// What a query is.
 #[derive(Debug, Clone, PartialEq)]
@@ -326,9 +329,39 @@ struct ScoredChild {
     record: StoredChild,
 }
 
+/// Where a search's children come from.
+enum Children<'a> {
+    /// The version's own segments.
+    Local,
+    /// Another engine's copy of the version.
+    Source(&'a mut dyn ChildSource),
+}
+
 impl Store {
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, ReadError> {
+        self.search_from(request, Children::Local)
+    }
+
+    /// Searches with the children ranked by `source` (a copy of the version elsewhere):
+    /// folio resolves the target and embeds the query, asks `source` for the best visible
+    /// children, drops any the caller may not see now or that the version does not hold,
+    /// then groups, expands, budgets and removes near-duplicates as [`Store::search`]
+    /// does, asking again for more when the units fall short. The response names the
+    /// version that answered; the request log records the target as `NAME:TARGET`.
+    pub fn search_through(
+        &self,
+        request: &SearchRequest,
+        source: &mut dyn ChildSource,
+    ) -> Result<SearchResponse, ReadError> {
+        self.search_from(request, Children::Source(source))
+    }
+
+    fn search_from(
+        &self,
+        request: &SearchRequest,
+        mut from: Children<'_>,
+    ) -> Result<SearchResponse, ReadError> {
         let started = Instant::now();
         request.expand.validate()?;
         if let Some(threshold) = request.dedup {
@@ -359,7 +392,21 @@ impl Store {
         // Gather children until they hold `k` units, group them; when grouping leaves fewer
         // than `k` (near-duplicates, merged windows, the budget), gather more.
         let (assembled, stats, gathered) = loop {
-            let search = view.search_children(&query, n, request.ef, &visible);
+            let search = match &mut from {
+                Children::Local => view.search_children(&query, n, request.ef, &visible),
+                Children::Source(source) => {
+                    let ask = Ask {
+                        index: state.name(),
+                        version: view.version(),
+                        metric: state.embedder().metric,
+                        query: &query,
+                        wanted: n,
+                        access: &request.access,
+                        visible: &visible,
+                    };
+                    ranked_elsewhere(&reader, &state, &view, &mut **source, &ask)?
+                }
+            };
             let found = search.neighbors.len();
             let exhausted = found >= seen || found < n;
             let scored = search
@@ -398,7 +445,11 @@ impl Store {
             request_id: None,
         };
         if self.logs_requests() {
-            response.request_id = Some(self.log_request(&logged(request, target, &response))?);
+            let target = match &from {
+                Children::Local => target.to_string(),
+                Children::Source(source) => format!("{}:{target}", source.name()),
+            };
+            response.request_id = Some(self.log_request(&logged(request, &target, &response))?);
         }
         Ok(response)
     }
@@ -430,6 +481,57 @@ impl Store {
         }
         Ok(vector)
     }
+}
+
+/// The children `source` ranks for `ask`, checked here: each one the caller may see now
+/// (a remote row not yet synced is dropped), once, and the child the version holds under
+/// that chunk id; best first, ties by child number as a local search orders them.
+fn ranked_elsewhere(
+    reader: &Reader<'_>,
+    state: &IndexState,
+    view: &VersionView,
+    source: &mut dyn ChildSource,
+    ask: &Ask<'_>,
+) -> Result<ChildSearch, ReadError> {
+    let candidates = source.children(ask).map_err(|error| ReadError::Remote {
+        source_name: source.name().to_string(),
+        error,
+    })?;
+    let mut seen = roaring::RoaringBitmap::new();
+    let mut neighbors = Vec::with_capacity(candidates.len());
+    for candidate in candidates {
+        if !ask.is_visible(candidate.child) || !seen.insert(candidate.child) {
+            continue;
+        }
+        let record = reader.child(state, candidate.child)?;
+        let doc = reader.doc(record.rev)?;
+        let expected = chunk_id(&doc.doc_id, record.ordinal);
+        if candidate.chunk_id != expected || !candidate.score.is_finite() {
+            return Err(ReadError::Remote {
+                source_name: source.name().to_string(),
+                error: format!(
+                    "child {} of `{}`@{} is `{expected}`, the source answered `{}` (score {})",
+                    candidate.child,
+                    state.name(),
+                    view.version(),
+                    candidate.chunk_id,
+                    candidate.score
+                )
+                .into(),
+            });
+        }
+        neighbors.push(crate::index::Neighbor {
+            id: candidate.child,
+            score: candidate.score,
+        });
+    }
+    neighbors.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    neighbors.truncate(ask.wanted);
+    Ok(ChildSearch {
+        neighbors,
+        paths: Vec::new(),
+        distances: 0,
+    })
 }
 
 /// What routes `request` through an alias: its route key, else its query.

@@ -578,6 +578,15 @@ pub enum ReadError {
     /// The file could not be read.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The source that ranks children elsewhere ([`crate::Store::search_through`]) failed,
+    /// or answered with a child the version does not hold.
+    #[error("search through `{source_name}`: {error}")]
+    Remote {
+        /// [`crate::retrieve::ChildSource::name`].
+        source_name: String,
+        /// What went wrong.
+        error: crate::retrieve::SourceError,
+    },
 }
 
 /// [`crate::store::Store::compact_file`] did not run (nothing was changed), or failed part

@@ -137,6 +137,12 @@ impl Export<'_> {
         &self.children
     }
 
+    /// Who child `number`'s document admits now ([`ExportedChild::current`] without
+    /// reading the child): what an ACL sync compares with a copy.
+    pub fn current(&self, number: u32) -> Audience {
+        audience(&self.current, number)
+    }
+
     /// Child `number` of [`Export::children`].
     pub fn child(&self, number: u32) -> Result<ExportedChild, ReadError> {
         let child = self.reader.child(&self.state, number)?;

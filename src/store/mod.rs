@@ -68,9 +68,7 @@ pub(crate) use read::{Reader, StoredChild};
 pub use records::{GraphParams, DEFAULT_MIN_GRAPH_SIZE};
 pub(crate) use rows::slice_text;
 pub use state::Access;
-pub(crate) use state::IndexState;
-#[cfg(feature = "eval")]
-pub(crate) use state::VersionView;
+pub(crate) use state::{ChildSearch, IndexState, VersionView};
 pub use tables::{FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use unavailable::UnavailableIndex;
 

@@ -1,0 +1,260 @@
+//! folio's aliases mirrored as Milvus aliases: `PREFIX_ALIAS` names the collection of the
+//! version the folio alias serves, so clients reading Milvus directly follow folio's
+//! switches. folio's own remote searches resolve the alias in the store and name the
+//! collection, so weighted routes (which Milvus aliases cannot express) stay in folio.
+
+use std::collections::HashMap;
+
+use folio::store::Route;
+use folio::Store;
+use milvus::v2::prelude::*;
+use std::result::Result;
+
+use crate::schema::{alias_name, collection_name};
+use crate::{Error, Remote};
+
+/// What happened to the Milvus alias of one folio alias.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AliasOutcome {
+    /// It now names the collection (created, or moved from another).
+    Moved,
+    /// It already named the collection.
+    Unchanged,
+    /// The folio alias splits traffic between versions: folio routes it, Milvus has no alias.
+    Split,
+    /// The version's collection is missing or incomplete: the Milvus alias was left where
+    /// it was (publish the version, then sync again).
+    NotPublished,
+}
+
+/// The Milvus alias of one folio alias.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasReport {
+    /// The folio alias.
+    pub alias: String,
+    /// Its Milvus alias.
+    pub milvus_alias: String,
+    /// The collection of the version it serves (none for a split alias).
+    pub collection: Option<String>,
+    /// What was done.
+    pub outcome: AliasOutcome,
+}
+
+impl Remote {
+    /// `folio alias set ALIAS INDEX@VERSION` with the Milvus alias moved in the same step:
+    /// refused, and nothing changed, unless the version's collection is complete; then
+    /// folio's alias is set (the commit), then Milvus's moved. A failure between the two
+    /// leaves Milvus behind until [`Remote::sync_aliases`] (or this call again).
+    pub fn set_alias(
+        &self,
+        store: &Store,
+        alias: &str,
+        index: &str,
+        version: u64,
+        prefix: &str,
+    ) -> Result<AliasReport, Error> {
+        let collection = self.require_complete(prefix, index, version)?;
+        store.set_alias(
+            alias,
+            &[Route {
+                index: index.to_string(),
+                version,
+                weight: 100,
+            }],
+        )?;
+        self.point(store, prefix, alias, &collection)
+    }
+
+    /// `folio rollback ALIAS VERSION` with the Milvus alias moved in the same step, refused
+    /// unless the version's collection is complete (as [`Remote::set_alias`]).
+    pub fn rollback(
+        &self,
+        store: &Store,
+        alias: &str,
+        version: u64,
+        prefix: &str,
+    ) -> Result<AliasReport, Error> {
+        let info = store
+            .aliases()?
+            .into_iter()
+            .find(|a| a.name == alias)
+            .ok_or_else(|| folio::ReadError::UnknownAlias {
+                name: alias.to_string(),
+            })?;
+        // A rollback keeps the alias's index; a split alias is refused by folio itself.
+        let index = info
+            .routes
+            .first()
+            .map(|r| r.index.clone())
+            .unwrap_or_default();
+        let collection = self.require_complete(prefix, &index, version)?;
+        store.rollback(alias, version)?;
+        self.point(store, prefix, alias, &collection)
+    }
+
+    /// Every folio alias of one version gets a Milvus alias naming its collection, when
+    /// that collection is complete: what repairs a failure between a folio alias change and
+    /// the Milvus move, or aliases changed with plain `folio alias`.
+    pub fn sync_aliases(&self, store: &Store, prefix: &str) -> Result<Vec<AliasReport>, Error> {
+        let mut existing = self.milvus_aliases(store, prefix)?;
+        let mut out = Vec::new();
+        for info in store.aliases()? {
+            let milvus_alias = alias_name(prefix, &info.name);
+            let [route] = info.routes.as_slice() else {
+                out.push(AliasReport {
+                    alias: info.name,
+                    milvus_alias,
+                    collection: None,
+                    outcome: AliasOutcome::Split,
+                });
+                continue;
+            };
+            let collection = collection_name(prefix, &route.index, route.version);
+            let outcome = if !self.has_collection(&collection)? || !self.is_complete(&collection)? {
+                AliasOutcome::NotPublished
+            } else if existing.get(&milvus_alias) == Some(&collection) {
+                AliasOutcome::Unchanged
+            } else {
+                self.move_alias(
+                    &milvus_alias,
+                    &collection,
+                    existing.contains_key(&milvus_alias),
+                )?;
+                existing.insert(milvus_alias.clone(), collection.clone());
+                AliasOutcome::Moved
+            };
+            out.push(AliasReport {
+                alias: info.name,
+                milvus_alias,
+                collection: Some(collection),
+                outcome,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The collection of `index@version`, or why it may not be served.
+    fn require_complete(&self, prefix: &str, index: &str, version: u64) -> Result<String, Error> {
+        let collection = collection_name(prefix, index, version);
+        if self.has_collection(&collection)? && self.is_complete(&collection)? {
+            Ok(collection)
+        } else {
+            Err(Error::Collection {
+                collection,
+                problem: format!(
+                    "is not a complete publish of {index}@{version}: publish it first (`folio publish`)"
+                ),
+            })
+        }
+    }
+
+    /// Points the Milvus alias of `alias` at `collection`.
+    fn point(
+        &self,
+        store: &Store,
+        prefix: &str,
+        alias: &str,
+        collection: &str,
+    ) -> Result<AliasReport, Error> {
+        let milvus_alias = alias_name(prefix, alias);
+        let existing = self.milvus_aliases(store, prefix)?;
+        let outcome = if existing.get(&milvus_alias).map(String::as_str) == Some(collection) {
+            AliasOutcome::Unchanged
+        } else {
+            self.move_alias(
+                &milvus_alias,
+                collection,
+                existing.contains_key(&milvus_alias),
+            )?;
+            AliasOutcome::Moved
+        };
+        Ok(AliasReport {
+            alias: alias.to_string(),
+            milvus_alias,
+            collection: Some(collection.to_string()),
+            outcome,
+        })
+    }
+
+    fn move_alias(&self, alias: &str, collection: &str, exists: bool) -> Result<(), Error> {
+        self.run(async {
+            if exists {
+                self.client
+                    .alter_alias(
+                        AlterAliasRequest::builder()
+                            .collection_name(collection)
+                            .alias(alias)
+                            .build()?,
+                    )
+                    .await?;
+            } else {
+                self.client
+                    .create_alias(
+                        CreateAliasRequest::builder()
+                            .collection_name(collection)
+                            .alias(alias)
+                            .build()?,
+                    )
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether Milvus has a collection of this name.
+    pub fn has_collection(&self, name: &str) -> Result<bool, Error> {
+        self.run(async {
+            Ok(self
+                .client
+                .has_collection(
+                    HasCollectionRequest::builder()
+                        .collection_name(name)
+                        .build()?,
+                )
+                .await?
+                .exists())
+        })
+    }
+
+    /// The collections of `prefix` that hold a version the store keeps (milvus-lite 3.2.2
+    /// answers `list_collections` with a response the client refuses, so the store says
+    /// which names to look for).
+    pub fn published(&self, store: &Store, prefix: &str) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        for index in store.list_indexes()? {
+            for version in store.versions(&index.name)? {
+                let name = collection_name(prefix, &index.name, version.version);
+                if self.has_collection(&name)? {
+                    out.push(name);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Milvus alias → collection, over the published collections of `prefix`.
+    fn milvus_aliases(
+        &self,
+        store: &Store,
+        prefix: &str,
+    ) -> Result<HashMap<String, String>, Error> {
+        let mut out = HashMap::new();
+        for collection in self.published(store, prefix)? {
+            let aliases = self.run(async {
+                Ok(self
+                    .client
+                    .list_aliases(
+                        ListAliasesRequest::builder()
+                            .collection_name(&collection)
+                            .build()?,
+                    )
+                    .await?
+                    .aliases()
+                    .to_vec())
+            })?;
+            out.extend(aliases.into_iter().map(|a| (a, collection.clone())));
+        }
+        Ok(out)
+    }
+}

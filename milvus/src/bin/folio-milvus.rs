@@ -1,0 +1,220 @@
+//! `folio milvus COMMAND`: searching published versions through folio, and keeping Milvus's
+//! aliases and rows in step with the store (the `folio` command runs this program for
+//! `milvus`, found beside its own executable, then on PATH).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use folio::{SearchRequest, Store};
+use folio_milvus::{Remote, DEFAULT_BATCH, DEFAULT_PREFIX};
+
+/// Search published versions through folio; follow folio's aliases, ACL changes and deletes
+/// in Milvus.
+#[derive(Parser)]
+#[command(name = "folio milvus", version)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+    /// The Milvus server, e.g. http://127.0.0.1:19530.
+    #[arg(
+        long,
+        value_name = "URI",
+        global = true,
+        default_value = "http://127.0.0.1:19530"
+    )]
+    milvus: String,
+    /// Collection and alias names start with this (as given to `folio publish`).
+    #[arg(long = "collection", value_name = "PREFIX", global = true, default_value = DEFAULT_PREFIX)]
+    prefix: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Search through Milvus: folio resolves the version, Milvus ranks its children as the
+    /// caller may see them, folio checks them and returns the same answer as `folio search`.
+    Search {
+        /// The store file.
+        store: PathBuf,
+        /// What to look for, in words.
+        query: String,
+        /// Search as this principal (repeatable). Without any, only public documents are seen.
+        #[arg(long = "as", value_name = "PRINCIPAL")]
+        principals: Vec<String>,
+        /// Reading units to return.
+        #[arg(long, default_value_t = folio::retrieve::DEFAULT_K)]
+        k: usize,
+        /// Token budget for the returned texts.
+        #[arg(long)]
+        budget: Option<usize>,
+        /// Index to search: NAME, NAME@VERSION, NAME@TAG or an alias (`milvus:NAME` too).
+        #[arg(long)]
+        index: Option<String>,
+        /// Record the search in the store's request log (target `milvus:INDEX`).
+        #[arg(long)]
+        log: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Point a folio alias at INDEX@VERSION and its Milvus alias at that version's
+    /// collection, refused unless the collection is completely published.
+    Alias {
+        /// The store file.
+        store: PathBuf,
+        /// The alias.
+        alias: String,
+        /// INDEX@VERSION.
+        target: String,
+    },
+    /// Roll a folio alias back to VERSION and move its Milvus alias, refused unless the
+    /// version's collection is completely published.
+    Rollback {
+        /// The store file.
+        store: PathBuf,
+        /// The alias.
+        alias: String,
+        /// The version.
+        version: u64,
+    },
+    /// Bring every published collection up to the store: rows of deleted documents
+    /// deleted, rows whose document's ACL changed upserted; then every single-version alias
+    /// mirrored.
+    Sync {
+        /// The store file.
+        store: PathBuf,
+        /// Rows per upsert.
+        #[arg(long, default_value_t = DEFAULT_BATCH)]
+        batch: usize,
+    },
+}
+
+/// The store, opened for writing only when a command writes (an alias, the request log).
+fn open(path: &PathBuf, write: bool, log: bool) -> Result<Store, String> {
+    Store::builder()
+        .read_only(!write)
+        .log_requests(log)
+        .open(path)
+        .map_err(|e| e.to_string())
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let remote = Remote::connect(&args.milvus).map_err(|e| e.to_string())?;
+    let prefix = args.prefix.as_str();
+    match args.command {
+        Command::Search {
+            store,
+            query,
+            principals,
+            k,
+            budget,
+            index,
+            log,
+            json,
+        } => {
+            let store = open(&store, log, log)?;
+            let mut request = SearchRequest::text(query).as_principals(principals).k(k);
+            if let Some(budget) = budget {
+                request = request.token_budget(budget);
+            }
+            if let Some(index) = index {
+                let index = index.strip_prefix("milvus:").unwrap_or(&index);
+                request = request.target(index);
+            }
+            let (response, _) = remote
+                .search(&store, &request, prefix)
+                .map_err(|e| e.to_string())?;
+            if json {
+                let text = serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?;
+                println!("{text}");
+            } else {
+                println!("{}@{} (through Milvus)", response.index, response.version);
+                for (rank, hit) in response.results.iter().enumerate() {
+                    println!(
+                        "{}. {:.4} {} {}",
+                        rank + 1,
+                        hit.score,
+                        hit.parent_id,
+                        hit.section_path.join(" > ")
+                    );
+                }
+            }
+        }
+        Command::Alias {
+            store,
+            alias,
+            target,
+        } => {
+            let (index, version) = target
+                .rsplit_once('@')
+                .and_then(|(i, v)| Some((i, v.parse::<u64>().ok()?)))
+                .ok_or_else(|| format!("`{target}` is not INDEX@VERSION"))?;
+            let store = open(&store, true, false)?;
+            let report = remote
+                .set_alias(&store, &alias, index, version, prefix)
+                .map_err(|e| e.to_string())?;
+            println!("{}", describe(&report));
+        }
+        Command::Rollback {
+            store,
+            alias,
+            version,
+        } => {
+            let store = open(&store, true, false)?;
+            let report = remote
+                .rollback(&store, &alias, version, prefix)
+                .map_err(|e| e.to_string())?;
+            println!("{}", describe(&report));
+        }
+        Command::Sync { store, batch } => {
+            let store = open(&store, false, false)?;
+            for report in remote
+                .sync(&store, prefix, batch)
+                .map_err(|e| e.to_string())?
+            {
+                if report.gone {
+                    println!(
+                        "{}: {}@{} is no longer kept by the store; left as it is",
+                        report.collection, report.index, report.version
+                    );
+                } else {
+                    println!(
+                        "{}: {} rows updated, {} deleted",
+                        report.collection, report.updated, report.deleted
+                    );
+                }
+            }
+            for report in remote
+                .sync_aliases(&store, prefix)
+                .map_err(|e| e.to_string())?
+            {
+                println!("{}", describe(&report));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(report: &folio_milvus::AliasReport) -> String {
+    format!(
+        "alias {} ({}): {:?}{}",
+        report.alias,
+        report.milvus_alias,
+        report.outcome,
+        report
+            .collection
+            .as_deref()
+            .map(|c| format!(" -> {c}"))
+            .unwrap_or_default()
+    )
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

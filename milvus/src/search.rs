@@ -1,0 +1,160 @@
+//! Searching a published version through folio: folio resolves the version and embeds the
+//! query, Milvus ranks the children the caller may see (folio's rule written as a filter),
+//! and folio checks every child against the store's current ACLs and assembles the units.
+
+use std::collections::HashSet;
+
+use folio::index::Metric;
+use folio::retrieve::{Ask, Candidate, ChildSource, SourceError};
+use folio::{Access, SearchRequest, SearchResponse, Store};
+use milvus::v2::prelude::*;
+use milvus::v2::request::dql::SearchRequest as VectorSearch;
+use std::result::Result;
+
+use crate::schema::{collection_name, visible_to, CHILD, ID, VECTOR};
+use crate::{Error, Remote};
+
+/// The most rows one Milvus search returns (its `topk` limit): a top-up stops there.
+pub const TOPK_MAX: usize = 16_384;
+
+/// The name a search through Milvus has in folio's request log (`milvus:TARGET`).
+pub const SOURCE_NAME: &str = "milvus";
+
+/// What one remote search asked of Milvus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteCalls {
+    /// Milvus searches made (more than one when the caller could not see enough rows).
+    pub searches: usize,
+    /// Rows Milvus returned that folio's own check hid (rows not synced yet).
+    pub hidden: usize,
+}
+
+/// Milvus as folio's [`ChildSource`]: the collection of the resolved version.
+struct Published<'r> {
+    remote: &'r Remote,
+    prefix: &'r str,
+    complete: HashSet<String>,
+    calls: RemoteCalls,
+}
+
+impl Remote {
+    /// Searches `store` as `request` asks, with the children ranked by the collection its
+    /// resolved version was published as (`PREFIX_INDEX_vVERSION`, refused unless complete):
+    /// the same [`SearchResponse`] as [`Store::search`], the version that answered named.
+    pub fn search(
+        &self,
+        store: &Store,
+        request: &SearchRequest,
+        prefix: &str,
+    ) -> Result<(SearchResponse, RemoteCalls), Error> {
+        let mut source = Published {
+            remote: self,
+            prefix,
+            complete: HashSet::new(),
+            calls: RemoteCalls::default(),
+        };
+        let response = store.search_through(request, &mut source)?;
+        Ok((response, source.calls))
+    }
+}
+
+impl ChildSource for Published<'_> {
+    fn name(&self) -> &str {
+        SOURCE_NAME
+    }
+
+    /// Asks Milvus for `wanted` rows the caller may see; when folio's own check hides some
+    /// (an ACL change not synced yet), asks again for twice as many, up to [`TOPK_MAX`].
+    fn children(&mut self, ask: &Ask<'_>) -> Result<Vec<Candidate>, SourceError> {
+        let collection = collection_name(self.prefix, ask.index(), ask.version());
+        if !self.complete.contains(&collection) {
+            if !self.remote.is_complete(&collection)? {
+                return Err(Box::new(Error::Collection {
+                    collection,
+                    problem: format!(
+                        "is not a complete publish of {}@{}: publish it first",
+                        ask.index(),
+                        ask.version()
+                    ),
+                }));
+            }
+            self.complete.insert(collection.clone());
+        }
+        let wanted = ask.wanted();
+        if wanted == 0 {
+            return Ok(Vec::new());
+        }
+        let filter = match ask.access() {
+            Access::Principals(principals) => Some(visible_to(principals)),
+            Access::Unrestricted => None,
+        };
+        let mut limit = wanted.min(TOPK_MAX);
+        loop {
+            let rows = self.remote.run(search(
+                &self.remote.client,
+                &collection,
+                ask,
+                filter.as_deref(),
+                limit,
+            ))?;
+            self.calls.searches += 1;
+            let returned = rows.len();
+            let mut visible: Vec<Candidate> = rows
+                .into_iter()
+                .filter(|c| ask.is_visible(c.child))
+                .collect();
+            self.calls.hidden += returned - visible.len();
+            if visible.len() >= wanted || returned < limit || limit >= TOPK_MAX {
+                visible.truncate(wanted);
+                return Ok(visible);
+            }
+            limit = limit.saturating_mul(2).min(TOPK_MAX);
+        }
+    }
+}
+
+/// The best `limit` rows of `collection` for the query that `filter` admits, as folio's
+/// candidates (Milvus gives L2 as a squared distance, folio scores its negation).
+async fn search(
+    client: &ClientV2,
+    collection: &str,
+    ask: &Ask<'_>,
+    filter: Option<&str>,
+    limit: usize,
+) -> Result<Vec<Candidate>, Error> {
+    let mut request = VectorSearch::builder()
+        .collection_name(collection)
+        .vector_field(VECTOR)
+        .vectors(SearchVectors::Float(vec![ask.query().to_vec()]))
+        .output_fields([CHILD])
+        .limit(limit as i64)
+        // An ACL sync is seen by the next search.
+        .consistency_level(ConsistencyLevel::Strong);
+    if let Some(filter) = filter {
+        request = request.filter(filter);
+    }
+    let response = client.search(request.build()?).await?;
+    let Some(result) = response.results().get_results().first() else {
+        return Ok(Vec::new());
+    };
+    let Ids::VarChar(ids) = result.get_ids() else {
+        return Err(Error::Collection {
+            collection: collection.to_string(),
+            problem: format!("its primary key `{ID}` is not a string"),
+        });
+    };
+    let negate = ask.metric() == Metric::L2;
+    let mut out = Vec::with_capacity(ids.len());
+    for ((row, id), &score) in result.rows()?.zip(ids).zip(result.get_scores()) {
+        let child = u32::try_from(row.get_i64(CHILD)?).map_err(|_| Error::Collection {
+            collection: collection.to_string(),
+            problem: format!("row `{id}` has no child number"),
+        })?;
+        out.push(Candidate {
+            child,
+            chunk_id: id.clone(),
+            score: if negate { -score } else { score },
+        });
+    }
+    Ok(out)
+}

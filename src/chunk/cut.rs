@@ -174,24 +174,29 @@ struct Fit<'f, 'a> {
 }
 
 impl Fit<'_, '_> {
-    /// The child's embedded and body tokens.
-    fn count(&self, child: &ChildPiece) -> (usize, usize) {
-        let (embedded, body) = (self.texts_of)(child);
-        (self.measure.count(&embedded), self.measure.count(&body))
+    /// The child's embedded and body tokens when it does not fit, `None` when it does. The
+    /// body is tokenized only when the embedded text alone is over the target (the first
+    /// clause of [`fits`]).
+    fn overshoot(&self, child: &ChildPiece) -> Option<(usize, usize)> {
+        let (embedded_text, body_text) = (self.texts_of)(child);
+        let embedded = self.measure.count(&embedded_text);
+        if embedded <= self.target.max(1) {
+            return None;
+        }
+        let body = self.measure.count(&body_text);
+        (!fits(self.target, embedded, body)).then_some((embedded, body))
     }
 
     fn fits(&self, child: &ChildPiece) -> bool {
-        let (embedded, body) = self.count(child);
-        fits(self.target, embedded, body)
+        self.overshoot(child).is_none()
     }
 
     /// Keeps `child` if it fits, else its pieces (in order, without overlap, inside it).
     fn place(&self, mut child: ChildPiece, rounds: usize, out: &mut Vec<ChildPiece>) {
-        let (embedded, body) = self.count(&child);
-        if fits(self.target, embedded, body) {
+        let Some((embedded, body)) = self.overshoot(&child) else {
             child.oversized = false;
             return out.push(child);
-        }
+        };
         // What the body may hold, and what the document's count gives it beyond that.
         let target = self.target.max(1);
         let prefix = embedded.saturating_sub(body);

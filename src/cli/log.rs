@@ -8,6 +8,7 @@ use clap::Subcommand;
 
 use super::output::print_json;
 use super::{err, open_reader, CliResult};
+use crate::eval::report::csv_field;
 use crate::eval::QuestionRecord;
 use crate::review::{
     Annotation, Estimate, GoldEvidence, GroupBy, LogReport, Rate, Rating, Selection, Verdict,
@@ -487,14 +488,6 @@ fn report_csv(report: &LogReport) -> String {
         }
     }
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn parse_rating(s: &str) -> Result<Rating, String> {

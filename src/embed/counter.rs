@@ -222,28 +222,28 @@ mod models {
     }
 
     /// OpenAI's `cl100k_base` or `o200k_base` byte-pair encoding (bundled by tiktoken-rs, so it
-    /// works offline).
+    /// works offline). The tables are tiktoken-rs's process-wide singletons: building one
+    /// takes long, and a counter is made per batch and per eval setting.
     pub struct TiktokenCounter {
         name: &'static str,
-        bpe: tiktoken_rs::CoreBPE,
+        bpe: &'static tiktoken_rs::CoreBPE,
     }
 
     impl TiktokenCounter {
         /// GPT-3.5 / GPT-4 / text-embedding-3 tokens.
         pub fn cl100k() -> Result<TiktokenCounter, EmbedError> {
-            let bpe =
-                tiktoken_rs::cl100k_base().map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
             Ok(TiktokenCounter {
                 name: "cl100k",
-                bpe,
+                bpe: tiktoken_rs::cl100k_base_singleton(),
             })
         }
 
         /// GPT-4o tokens.
         pub fn o200k() -> Result<TiktokenCounter, EmbedError> {
-            let bpe =
-                tiktoken_rs::o200k_base().map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-            Ok(TiktokenCounter { name: "o200k", bpe })
+            Ok(TiktokenCounter {
+                name: "o200k",
+                bpe: tiktoken_rs::o200k_base_singleton(),
+            })
         }
     }
 

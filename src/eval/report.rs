@@ -149,17 +149,17 @@ fn row(strategy: &str, group: &str, s: &Scores, cost: Option<&StrategyReport>) -
 }
 
 fn csv_line(cells: &[String]) -> String {
-    let quoted: Vec<String> = cells
-        .iter()
-        .map(|c| {
-            if c.contains([',', '"', '\n']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        })
-        .collect();
+    let quoted: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
     quoted.join(",") + "\n"
+}
+
+/// One CSV cell, quoted when it holds a comma, a quote or a line break.
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// The main table: one row per strategy, the figures a reader compares.

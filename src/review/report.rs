@@ -130,11 +130,7 @@ pub fn group_key(entry: &LogEntry, by: GroupBy) -> String {
 }
 
 fn day(time_ms: u64) -> String {
-    let days = (time_ms / 86_400_000) as i64;
-    match time::OffsetDateTime::from_unix_timestamp(days * 86_400) {
-        Ok(t) => format!("{:04}-{:02}-{:02}", t.year(), u8::from(t.month()), t.day()),
-        Err(_) => days.to_string(),
-    }
+    crate::filter::format_date((time_ms / 86_400_000 * 86_400_000) as i64)
 }
 
 /// Computes the report of `entries`; `compare` names groups A and B.

@@ -214,7 +214,7 @@ impl Store {
                     Trim::Before(_) => TRIM_BATCH as u64,
                 };
                 drop(log);
-                let removed = delete_oldest(&txn, limit, |request| match trim {
+                let removed = delete_oldest(&txn, limit, |request, _| match trim {
                     Trim::Before(t) => request.time_ms < t,
                     Trim::Keep(_) => true,
                 })?;
@@ -299,8 +299,7 @@ fn write_pending(txn: &WriteTransaction, pending: &Pending) -> Result<(), Storag
         drop(meta);
         let mut over = total.saturating_sub(cap);
         if over > 0 {
-            delete_oldest(txn, TRIM_BATCH as u64, |request| {
-                let size = encode(request).len() as u64;
+            delete_oldest(txn, TRIM_BATCH as u64, |_, size| {
                 let take = over > 0;
                 over = over.saturating_sub(size);
                 take
@@ -310,12 +309,12 @@ fn write_pending(txn: &WriteTransaction, pending: &Pending) -> Result<(), Storag
     Ok(())
 }
 
-/// Deletes up to `limit` of the oldest entries while `take` says so; returns how many,
-/// keeping `meta.log_bytes` up to date.
+/// Deletes up to `limit` of the oldest entries while `take` (given an entry and its stored
+/// size in bytes) says so; returns how many, keeping `meta.log_bytes` up to date.
 fn delete_oldest(
     txn: &WriteTransaction,
     limit: u64,
-    mut take: impl FnMut(&LoggedRequest) -> bool,
+    mut take: impl FnMut(&LoggedRequest, u64) -> bool,
 ) -> Result<u64, StorageError> {
     let mut doomed = Vec::new();
     let mut freed = 0i64;
@@ -324,10 +323,11 @@ fn delete_oldest(
         for entry in log.iter()?.take(limit as usize) {
             let (id, value) = entry?;
             let request: LoggedRequest = decode(value.value(), "logged request")?;
-            if !take(&request) {
+            let size = value.value().len();
+            if !take(&request, size as u64) {
                 break;
             }
-            freed += value.value().len() as i64;
+            freed += size as i64;
             doomed.push(id.value());
         }
     }

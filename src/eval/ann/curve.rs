@@ -119,14 +119,8 @@ pub fn qps_at(points: impl IntoIterator<Item = (f64, f64)>, target: f64) -> Opti
 }
 
 /// The median (the mean of the middle two for an even count); `None` when empty.
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    match values.len() {
-        0 => None,
-        len if len % 2 == 1 => values.get(mid).copied(),
-        _ => Some((values[mid - 1] + values[mid]) / 2.0),
-    }
+pub fn median(values: Vec<f64>) -> Option<f64> {
+    crate::eval::metrics::percentile(&values, 50.0)
 }
 
 impl CurvePoint {

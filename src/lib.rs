@@ -80,7 +80,7 @@ pub use filter::{Filter, FilterError, MetadataValue};
 pub use limits::InvalidParameter;
 pub use retrieve::{Expand, Hit, SearchRequest, SearchResponse};
 pub use store::{
-    Access, Batch, CommitReceipt, CompactFileError, DocumentProblem, GraphParams, IndexConfig,
-    IndexEmbedder, IndexError, MergePolicy, OpenError, ReadError, StorageError, Store,
+    Access, Batch, CommitReceipt, CompactFileError, DocumentProblem, DryRun, GraphParams,
+    IndexConfig, IndexEmbedder, IndexError, MergePolicy, OpenError, ReadError, StorageError, Store,
     StoreBuilder, WriteError,
 };

@@ -13,7 +13,7 @@ use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{BertEmbedder, EmbedError, Embedder, LateChunking, Truncation};
 use folio::retrieve::SearchRequest;
-use folio::store::{Store, WriteError};
+use folio::store::{NoProgress, Store, WriteError};
 
 mod model_support;
 use model_support::{cosine, read_fvecs};
@@ -141,6 +141,38 @@ fn truncation_is_split_reported_or_refused() {
         "{error}"
     );
     assert_eq!(refuse.stats().expect("stats").documents, 0);
+}
+
+#[test]
+fn a_dry_run_reports_what_a_commit_would_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for truncation in [Truncation::Split, Truncation::Warn, Truncation::Refuse] {
+        let embedder = Arc::new(BertEmbedder::load(&model_dir()).expect("load the model"));
+        let memory = Store::builder()
+            .embedder(embedder)
+            .truncation(truncation)
+            .open_in_memory()
+            .expect("in memory");
+        let mut batch = memory.batch();
+        batch.upsert(long_doc());
+        let planned = batch.dry_run_with(&NoProgress).expect("dry run");
+        assert_eq!(
+            memory.stats().expect("stats").documents,
+            0,
+            "nothing written"
+        );
+        let report = &planned.truncation[0];
+        assert_eq!(report.setting, truncation);
+        assert_eq!(report.over.len(), 1, "{report}");
+        if truncation == Truncation::Refuse {
+            // A commit would fail at the first oversized chunk; the dry run names them all.
+            assert!(report.to_string().contains("(refused)"), "{report}");
+            continue;
+        }
+        let committed = store(&dir, truncation).upsert(long_doc()).expect("commit");
+        assert_eq!(report, &committed.truncation[0]);
+        assert_eq!(planned.children["default"], committed.children);
+    }
 }
 
 #[test]

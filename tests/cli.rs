@@ -276,3 +276,48 @@ fn another_command_name_runs_the_folio_name_program_on_path() {
         stderr(&missing)
     );
 }
+
+#[test]
+fn ingest_dry_run_cuts_and_counts_but_writes_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("guide.md");
+    write(
+        &doc,
+        "# Guide\n\n## Refunds\n\nAsk within 30 days.\n\n## Returns\n\nShip it back.\n",
+    );
+    let path = dir.path().join("s.folio");
+    let store = path.to_str().expect("utf-8 path");
+    let doc = doc.to_str().expect("utf-8");
+
+    // A missing store is not created.
+    let out = folio(&["ingest", store, doc, "--dry-run", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(report["dry_run"], true);
+    assert_eq!(report["added"], 1);
+    let planned = report["chunks"].as_u64().expect("chunks");
+    assert!(planned >= 1, "{report}");
+    assert!(!path.exists(), "a dry run created the store");
+
+    // Against a store: compared with what it holds, the file left byte for byte.
+    assert!(folio(&["ingest", store, doc]).status.success());
+    let before = std::fs::read(&path).expect("read store");
+    let stats: serde_json::Value =
+        serde_json::from_str(&stdout(&folio(&["stats", store, "--json"]))).expect("stats json");
+    write(
+        dir.path().join("guide.md").as_path(),
+        "# Guide\n\n## Refunds\n\nAsk within 60 days.\n",
+    );
+    let out = folio(&["ingest", store, doc, "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("dry run, nothing written"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("1 replaced"), "{}", stdout(&out));
+    assert_eq!(std::fs::read(&path).expect("read store"), before);
+    let after: serde_json::Value =
+        serde_json::from_str(&stdout(&folio(&["stats", store, "--json"]))).expect("stats json");
+    assert_eq!(stats, after);
+}

@@ -144,3 +144,22 @@ fn the_spec_loads_the_folder_and_counts_in_the_models_tokens() {
     let vectors = late.embed_spans(text, &[(0, 6), (6, text.len())]).unwrap();
     assert_eq!(vectors.len(), 2 * 384);
 }
+
+#[test]
+fn the_tokenizer_alone_counts_as_the_embedder_does() {
+    let path = model_path();
+    let alone = folio::embed::counter_from_spec(&format!("e5q4:{}", path.display())).unwrap();
+    let spec: EmbedderSpec = format!("e5q4:{}", path.display()).parse().unwrap();
+    let own = spec.build().unwrap().token_counter().unwrap();
+    assert_eq!(alone.name(), own.name());
+    for sentence in sentences() {
+        assert_eq!(alone.count(&sentence), own.count(&sentence), "{sentence:?}");
+        assert_eq!(
+            alone.starts(&sentence),
+            own.starts(&sentence),
+            "{sentence:?}"
+        );
+    }
+    let missing = folio::embed::counter_from_spec("e5q4:/nonexistent/e5.bin").unwrap_err();
+    assert!(missing.to_string().contains("e5-small-q4.bin"), "{missing}");
+}

@@ -9,8 +9,8 @@ use folio::document::Document;
 use folio::eval::replay::{self, Label, Side};
 use folio::eval::score::StrategyReport;
 use folio::eval::{
-    ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
-    EmbedSetup, EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
+    ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
+    BuiltIndex, Corpus, EmbedSetup, EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
 };
 use folio::retrieve::Expand;
 use folio::store::NoProgress;
@@ -737,4 +737,41 @@ fn folio_eval_writes_csv_markdown_and_png() {
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a positive whole number"));
+}
+
+#[test]
+fn questions_embedded_once_search_as_their_text_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = questions_file(dir.path());
+    let settings = Settings {
+        ks: vec![1],
+        ..Settings::default()
+    };
+    let strategy = Strategy::parse("fixed:40").unwrap();
+    let workspace = Workspace::new(None).unwrap();
+    let embedder = std::sync::Arc::new(folio::embed::HashEmbedder::new(256).unwrap());
+    let setup = EmbedSetup {
+        embedder: embedder.clone(),
+        truncation: Default::default(),
+    };
+    let built = build_index(0, &strategy, &corpus(), &setup, &workspace, &NoProgress).unwrap();
+    let spans = |answers: &[Answer]| -> Vec<Vec<(usize, usize, usize)>> {
+        answers
+            .iter()
+            .map(|a| a.units.iter().map(|u| (u.doc, u.start, u.end)).collect())
+            .collect()
+    };
+    let mut questions = read_questions(&queries, &corpus(), None).unwrap();
+    let by_text = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    embed_questions(&mut questions, embedder.as_ref(), &NoProgress).unwrap();
+    assert!(questions
+        .iter()
+        .all(|q| q.vector.as_ref().map(Vec::len) == Some(256)));
+    let by_vector = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    assert_eq!(spans(&by_text), spans(&by_vector));
+    // The vector is what is searched: give q1 q3's vector and it finds beta.
+    questions[0].vector = questions[2].vector.clone();
+    let moved = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    assert_eq!(moved[0].units[0].doc, 1, "{:?}", spans(&moved));
+    assert_eq!(by_text[0].units[0].doc, 0);
 }

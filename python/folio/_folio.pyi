@@ -163,6 +163,7 @@ class Store:
         unrestricted: bool = False,
         expand: Optional[Union[str, int]] = None,
         token_budget: Optional[int] = None,
+        budget_tokens: Optional[str] = None,
         target: Optional[str] = None,
         route_key: Optional[str] = None,
         ef: Optional[int] = None,
@@ -202,6 +203,7 @@ def eval(
     k: Sequence[int] = (1, 3, 5),
     embedder: Optional[str] = None,
     token_budget: Optional[int] = None,
+    budget_tokens: Optional[str] = None,
     store_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     limit: Optional[int] = None,
 ) -> List[EvalRow]:

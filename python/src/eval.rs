@@ -23,11 +23,12 @@ use crate::errors::{self, invalid};
 /// `strategies` are `--strategy` specs ("fixed:500", "structure:500",
 /// "parent-child:1200/300", "NAME=SPEC", ...); `k` the Hit@k cut-offs (the largest is the
 /// k of every other metric); `embedder` an embedder spec ("hash:2048" by default, as the
-/// CLI); `token_budget` bounds the returned texts per question; `store_dir` keeps the
+/// CLI); `token_budget` bounds the returned texts per question, counted by `budget_tokens`
+/// ("estimate" by default, "cl100k", "o200k", "chars", "tokenizer:PATH"); `store_dir` keeps the
 /// strategies' stores (a temporary directory by default); `limit` asks only the first
 /// questions. Runs without the GIL.
 #[pyfunction]
-#[pyo3(signature = (docs, queries, strategies, *, k=vec![1, 3, 5], embedder=None, token_budget=None, store_dir=None, limit=None))]
+#[pyo3(signature = (docs, queries, strategies, *, k=vec![1, 3, 5], embedder=None, token_budget=None, budget_tokens=None, store_dir=None, limit=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn eval<'py>(
     py: Python<'py>,
@@ -37,6 +38,7 @@ pub fn eval<'py>(
     k: Vec<usize>,
     embedder: Option<&str>,
     token_budget: Option<usize>,
+    budget_tokens: Option<&str>,
     store_dir: Option<PathBuf>,
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
@@ -55,7 +57,8 @@ pub fn eval<'py>(
         .parse::<folio::embed::EmbedderSpec>()
         .and_then(|s| s.build())
         .map_err(errors::to_py)?;
-    let settings = Settings::new(embedder.as_ref(), k, token_budget).map_err(to_py)?;
+    let mut settings = Settings::new(embedder.as_ref(), k, token_budget).map_err(to_py)?;
+    settings.budget_tokens = budget_tokens.map(crate::store::counter).transpose()?;
     let (header, rows) = py
         .detach(|| {
             let corpus = folio::eval::Corpus::read(&docs)?;

@@ -61,7 +61,8 @@ pub struct Hit {
     /// End of `text` (exclusive).
     #[pyo3(get)]
     pub end: usize,
-    /// Estimated tokens of `text`.
+    /// Tokens of `text`, counted as the search's `budget_tokens` says (the estimate by
+    /// default).
     #[pyo3(get)]
     pub tokens: usize,
     /// The first and last page `text` lies on (from 1), for a PDF; None for other formats.

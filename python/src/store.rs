@@ -1,7 +1,9 @@
 //! `folio.Store`: one open store file. Every call that reads or writes the file runs without
 //! the GIL, so searches from many Python threads run in parallel, beside a writer.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use folio::retrieve::{Expand, DEFAULT_DEDUP_THRESHOLD, DEFAULT_K};
@@ -223,12 +225,14 @@ impl Store {
     /// else (none: public only; `unrestricted=True` sees everything, for tooling only).
     /// `expand` is what comes back around matching children: "parent", "section", or an
     /// int n for a window of n children each side. `token_budget` bounds the returned
-    /// text's estimated tokens. `target` is an index, "index@version", "index@tag" or an
+    /// text's tokens, counted by `budget_tokens`: "estimate" (the default), "cl100k",
+    /// "o200k" (OpenAI's), "chars" or "tokenizer:PATH" (a `tokenizer.json`); each hit's
+    /// `tokens` counts the same way. `target` is an index, "index@version", "index@tag" or an
     /// alias; `route_key` picks an alias's route; `ef` the graph breadth; `dedup` the
     /// near-duplicate threshold (None keeps every unit). `filter` narrows the search to
     /// chunks a metadata filter matches (`'team = "sre" and updated_at >= 2024-01-01'`,
     /// see `folio::filter`); the answer is still `min(k, visible and matching units)`.
-    #[pyo3(signature = (query, *, k=DEFAULT_K, principals=None, unrestricted=false, expand=None, token_budget=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
+    #[pyo3(signature = (query, *, k=DEFAULT_K, principals=None, unrestricted=false, expand=None, token_budget=None, budget_tokens=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -239,6 +243,7 @@ impl Store {
         unrestricted: bool,
         expand: Option<&Bound<'_, PyAny>>,
         token_budget: Option<usize>,
+        budget_tokens: Option<&str>,
         target: Option<String>,
         route_key: Option<String>,
         ef: Option<usize>,
@@ -259,6 +264,7 @@ impl Store {
             request = request.expand(self::expand(expand)?);
         }
         request.token_budget = token_budget;
+        request.budget_tokens = budget_tokens.map(counter).transpose()?;
         request.target = target;
         request.route_key = route_key;
         request.ef = ef;
@@ -454,4 +460,20 @@ impl Store {
         };
         run(py, &self.get()?, |s| s.feedback(request_id, rating, note))
     }
+}
+
+/// The token counter a `budget_tokens` argument names. Counters are kept per spec for the
+/// process: a `tokenizer.json` is read once, not on every search.
+pub(crate) fn counter(spec: &str) -> PyResult<Arc<dyn folio::embed::TokenCounter>> {
+    static COUNTERS: std::sync::OnceLock<
+        parking_lot::Mutex<HashMap<String, Arc<dyn folio::embed::TokenCounter>>>,
+    > = std::sync::OnceLock::new();
+    let mut counters = COUNTERS.get_or_init(Default::default).lock();
+    if let Some(counter) = counters.get(spec) {
+        return Ok(Arc::clone(counter));
+    }
+    let counter = folio::embed::counter_from_spec(spec)
+        .map_err(|e| invalid(format!("budget_tokens: {e}")))?;
+    counters.insert(spec.to_string(), Arc::clone(&counter));
+    Ok(counter)
 }

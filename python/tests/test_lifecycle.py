@@ -88,6 +88,25 @@ def test_expand_and_token_budget(store):
     assert len(store.search("topic", k=5, token_budget=1)) == 0
 
 
+def test_token_budget_in_the_readers_tokens(store):
+    text = "# Guide\n\n" + "\n\n".join(f"Paragraph {i} about topic {i}, naïve café." for i in range(40))
+    store.upsert("guide", text, format="markdown")
+    ask = dict(k=5, expand=1, dedup=None)
+    # "chars" counts code points, as Python's len does: each hit's tokens are its length.
+    full = store.search("topic", budget_tokens="chars", **ask)
+    assert len(full) > 1 and all(h.tokens == len(h.text) for h in full)
+    budget = full[0].tokens + 1
+    hits = store.search("topic", token_budget=budget, budget_tokens="chars", **ask)
+    assert hits and sum(len(h.text) for h in hits) <= budget < sum(len(h.text) for h in full)
+    # OpenAI's cl100k, bundled in the wheel: fewer tokens than characters, within the budget.
+    cl_full = store.search("topic", budget_tokens="cl100k", **ask)
+    assert all(0 < h.tokens < len(h.text) for h in cl_full)
+    cl = store.search("topic", token_budget=cl_full[0].tokens, budget_tokens="cl100k", **ask)
+    assert cl and sum(h.tokens for h in cl) <= cl_full[0].tokens
+    with pytest.raises(folio.InvalidArgument, match="budget_tokens"):
+        store.search("topic", budget_tokens="words")
+
+
 def test_source_code_format(store):
     source = "def rollback(build):\n    return restore(build)\n\n\ndef menu():\n    return 'pasta'\n"
     store.upsert("ops.py", source, format="python")

@@ -13,8 +13,9 @@ use crate::embed::{Embedder, HashEmbedder};
 use crate::eval::replay::{self, Label, Side};
 use crate::eval::version_report;
 use crate::eval::{
-    ask_all, build_index, read_questions, report, score_strategy, Answer, BuiltIndex, Corpus,
-    EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy, VersionReplay, Workspace,
+    ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
+    BuiltIndex, Corpus, EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy,
+    VersionReplay, Workspace,
 };
 use crate::retrieve::Expand;
 
@@ -149,7 +150,7 @@ impl Common {
         let embedder = self.embedder()?;
         let settings = self.settings(embedder.as_ref())?;
         let corpus = Corpus::read(docs).map_err(err)?;
-        let questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
+        let mut questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
         eprintln!(
             "{} documents, {} questions, {} strategies; embedder {}",
             corpus.len(),
@@ -159,6 +160,7 @@ impl Common {
         );
         let workspace = Workspace::new(self.store_dir.as_deref()).map_err(err)?;
         let bar = Bar::new();
+        embed_questions(&mut questions, embedder.as_ref(), &bar).map_err(err)?;
         let mut results = Vec::new();
         for (n, strategy) in self.strategies.iter().enumerate() {
             let strategy = &match self.tokens {

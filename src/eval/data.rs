@@ -116,6 +116,9 @@ pub struct Question {
     pub bucket: String,
     /// The logged request it was selected from, with who asked it.
     pub origin: Option<RequestOrigin>,
+    /// Its query vector, once [`super::embed_questions`] embedded it: every strategy then
+    /// searches with it instead of embedding the question again.
+    pub vector: Option<Vec<f32>>,
 }
 
 impl Question {
@@ -341,6 +344,7 @@ impl QuestionSet {
                 gold,
                 bucket: record.bucket,
                 origin: record.origin,
+                vector: None,
             });
         }
         Ok(questions)

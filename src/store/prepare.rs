@@ -7,13 +7,15 @@
 //! model's limit are split, reported or refused (see [`Truncation`]).
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::error::{DocumentProblem, ReadError, WriteError};
+use super::error::{DocumentProblem, ReadError, StorageError, WriteError};
 use super::progress::Progress;
 use super::records::IndexRecord;
+use super::staged::StagedDocs;
 use super::{EmbedderIdentity, Store};
 use crate::chunk::{chunk_document_with, ChildPiece, ChunkSpec, Chunked, EmbedTexts, Estimate};
 use crate::document::Document;
@@ -35,11 +37,18 @@ const SPLIT_MARGIN: usize = 4;
 pub(crate) struct Upsert<'a> {
     /// The operation's position in the batch.
     pub op: usize,
-    pub doc: &'a Document,
+    /// The document and the chunks the application cut, staged at `at`.
+    pub staged: &'a StagedDocs,
+    pub at: Range<usize>,
     /// Vectors the application computed for this index.
     pub vectors: Option<&'a [f32]>,
-    /// Chunks the application cut.
-    pub chunks: Option<&'a Chunked>,
+}
+
+impl Upsert<'_> {
+    /// The document and the application's chunks, decoded from the batch.
+    fn open(&self) -> Result<(Document, Option<Chunked>), StorageError> {
+        self.staged.get(&self.at)
+    }
 }
 
 /// What a preparation depends on: a commit uses it only while the index still matches.
@@ -63,17 +72,21 @@ impl PrepareKey {
 /// One index's chunks and vectors for a batch.
 pub(crate) struct Prepared<'a> {
     pub key: PrepareKey,
-    /// Per upsert, in batch order: the op position, its chunks and their vectors, checked
-    /// but not yet normalised ([`normalise_rows`] runs on the segment's copy): vectors the
-    /// application brought are borrowed, never copied per document.
-    pub docs: Vec<(usize, Chunked, Cow<'a, [f32]>)>,
+    /// Per upsert, in batch order: the op position, its chunks (`None`: the application's,
+    /// left in the batch) and their vectors, checked but not yet normalised
+    /// ([`normalise_rows`] runs on the segment's copy): vectors the application brought
+    /// are borrowed, never copied per document.
+    pub docs: Vec<(usize, Option<Chunked>, Cow<'a, [f32]>)>,
     pub report: Option<TruncationReport>,
 }
 
 /// One document cut for an index: its chunks, the texts to embed (empty when the
 /// application brought vectors) and the token counts of the chunks as first cut.
 struct Cut {
-    chunked: Chunked,
+    /// The index's own chunks; `None` for the application's (read from the batch again
+    /// when needed, not held per document).
+    chunked: Option<Chunked>,
+    children: usize,
     texts: Vec<String>,
     counts: Vec<usize>,
     over: Vec<Oversized>,
@@ -112,10 +125,10 @@ pub(crate) fn prepare<'a>(
             Some(given) => Cow::Borrowed(given),
             None => Cow::Owned(std::mem::take(embedded)),
         };
-        let children = cut.chunked.children.len();
+        let children = cut.children;
         if rows.len() != children * dim {
             return Err(WriteError::InvalidDocument {
-                doc_id: u.doc.doc_id.clone(),
+                doc_id: u.open()?.0.doc_id,
                 problem: DocumentProblem::VectorCount {
                     index: name.to_string(),
                     chunks: children,
@@ -126,15 +139,15 @@ pub(crate) fn prepare<'a>(
             });
         }
         validate(&rows, dim)?;
-        check_directions(&rows, dim, record.embedder.metric).map_err(|chunk| {
-            WriteError::InvalidDocument {
-                doc_id: u.doc.doc_id.clone(),
+        if let Err(chunk) = check_directions(&rows, dim, record.embedder.metric) {
+            return Err(WriteError::InvalidDocument {
+                doc_id: u.open()?.0.doc_id,
                 problem: DocumentProblem::ZeroVector {
                     index: name.to_string(),
                     chunk,
                 },
-            }
-        })?;
+            });
+        }
         docs.push((u.op, cut.chunked, rows));
     }
     Ok(Prepared {
@@ -166,18 +179,19 @@ fn cut_all(
     let cuts: Vec<Cut> = upserts
         .par_iter()
         .map(|u| {
+            let (doc, chunks) = u.open()?;
             let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
             let cut = cut(
-                u.doc,
+                &doc,
                 &record.spec,
-                u.chunks,
+                chunks.as_ref(),
                 (embedder, sizes.as_deref()),
                 truncation,
-            );
+            )?;
             progress.advance(1);
-            cut
+            Ok(cut)
         })
-        .collect::<Result<_, EmbedError>>()?;
+        .collect::<Result<_, WriteError>>()?;
 
     let report = embedder
         .as_deref()
@@ -213,7 +227,7 @@ pub(crate) fn dry_run(
     progress: &dyn Progress,
 ) -> Result<(usize, Option<TruncationReport>), WriteError> {
     let cuts = cut_all(store, name, record, upserts, truncation, progress)?;
-    let children = cuts.cuts.iter().map(|c| c.chunked.children.len()).sum();
+    let children = cuts.cuts.iter().map(|c| c.children).sum();
     Ok((children, cuts.report))
 }
 
@@ -273,13 +287,16 @@ fn embed_late(
             if cut.texts.is_empty() {
                 return Ok(Vec::new());
             }
+            let (doc, given) = u.open()?;
             let spans: Vec<(usize, usize)> = cut
                 .chunked
-                .children
+                .as_ref()
+                .or(given.as_ref())
+                .map_or(&[][..], |c| c.children.as_slice())
                 .iter()
                 .map(|c| (c.span.start, c.span.end))
                 .collect();
-            let vectors = embedder.embed_spans(&u.doc.text, &spans)?;
+            let vectors = embedder.embed_spans(&doc.text, &spans)?;
             progress.advance(1);
             Ok(vectors)
         })
@@ -309,16 +326,17 @@ fn cut(
     (embedder, sizes): (Option<&dyn Embedder>, Option<&dyn TokenCounter>),
     truncation: Truncation,
 ) -> Result<Cut, EmbedError> {
-    let mut chunked = match given {
-        Some(c) => c.clone(),
-        None => match sizes {
+    let mut own = match given {
+        Some(_) => None,
+        None => Some(match sizes {
             Some(counter) => chunk_document_with(&doc.text, doc.format, spec, counter),
             None => chunk_document_with(&doc.text, doc.format, spec, &Estimate),
-        },
+        }),
     };
     let Some(embedder) = embedder else {
         return Ok(Cut {
-            chunked,
+            children: own.as_ref().or(given).map_or(0, |c| c.children.len()),
+            chunked: own,
             texts: Vec::new(),
             counts: Vec::new(),
             over: Vec::new(),
@@ -327,7 +345,10 @@ fn cut(
     };
     let visible = EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
     let text_of = |c: &ChildPiece| visible.get(&c.section_path, c.span, spec.heading_depth);
-    let mut texts: Vec<String> = chunked.children.iter().map(text_of).collect();
+    let mut texts: Vec<String> = match own.as_ref().or(given) {
+        Some(chunked) => chunked.children.iter().map(text_of).collect(),
+        None => Vec::new(),
+    };
     let max = embedder.max_input_tokens();
     let counts = match (max, embedder.input_tokens(&refs(&texts))) {
         (usize::MAX, _) | (_, None) => Vec::new(),
@@ -355,7 +376,7 @@ fn cut(
             })
         }
         (Truncation::Split, Some(_)) => {
-            if let (None, Some(counter)) = (given, embedder.token_counter()) {
+            if let (Some(chunked), Some(counter)) = (own.as_mut(), embedder.token_counter()) {
                 // Back to front, so earlier positions stay valid.
                 for o in over.iter().rev() {
                     let child = chunked.children[o.chunk].clone();
@@ -384,7 +405,8 @@ fn cut(
         }
     }
     Ok(Cut {
-        chunked,
+        children: own.as_ref().or(given).map_or(0, |c| c.children.len()),
+        chunked: own,
         texts,
         counts,
         over,
@@ -405,7 +427,8 @@ pub(crate) fn plan_chunks(
     let embedder: Option<Arc<dyn Embedder>> = store.embedder(&record.embedder.name);
     let sizes = size_counter(&record.spec, embedder.as_deref())?;
     let with = (embedder.as_deref(), sizes.as_deref());
-    Ok(cut(doc, &record.spec, None, with, store.truncation())?.chunked)
+    let cut = cut(doc, &record.spec, None, with, store.truncation())?;
+    Ok(cut.chunked.unwrap_or_default())
 }
 
 /// Cosine rows are stored unit-length so a dot product is the score; `Err(row)` names a

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -20,6 +20,7 @@ use super::records::{
     ParentRecord, RevisionRecord,
 };
 use super::segment::Segment;
+use super::staged::StagedDocs;
 use super::state::{doc_chunks_in, read_acl, IndexState, VersionView, PUBLIC};
 use super::tables::*;
 use super::Store;
@@ -27,14 +28,10 @@ use crate::chunk::Chunked;
 use crate::document::Document;
 use crate::embed::{Truncation, TruncationReport};
 
-// Ops are few per batch and moved, never copied in bulk: boxing would only add noise.
-#[allow(clippy::large_enum_variant)]
 enum Op {
-    Upsert {
-        doc: Document,
-        /// Chunks cut by the application (every index takes them instead of its own spec).
-        chunks: Option<Chunked>,
-    },
+    /// A document and the chunks its application cut (every index takes them instead of
+    /// its own spec), staged at this range of the batch's [`StagedDocs`].
+    Upsert(Range<usize>),
     Delete(String),
     SetAcl(String, Vec<String>),
 }
@@ -46,6 +43,8 @@ enum Op {
 pub struct Batch<'s> {
     store: &'s Store,
     ops: Vec<Op>,
+    /// The upserts' documents and chunks.
+    staged: StagedDocs,
     /// The vectors the application brought, per index.
     given: Vec<Given>,
 }
@@ -64,7 +63,11 @@ struct Given {
 
 impl Given {
     /// `ops`' upserts as index `self.index` sees them, with the vectors brought for it.
-    fn upserts<'a>(given: Option<&'a Given>, ops: &'a [Op]) -> Vec<Upsert<'a>> {
+    fn upserts<'a>(
+        given: Option<&'a Given>,
+        ops: &'a [Op],
+        staged: &'a StagedDocs,
+    ) -> Vec<Upsert<'a>> {
         let mut rows = given
             .map_or(&[][..], |g| g.rows.as_slice())
             .iter()
@@ -72,15 +75,15 @@ impl Given {
         ops.iter()
             .enumerate()
             .filter_map(|(i, op)| match op {
-                Op::Upsert { doc, chunks } => {
+                Op::Upsert(at) => {
                     let vectors = rows
                         .next_if(|(op, _)| *op == i)
                         .and_then(|(_, range)| given.map(|g| &g.data[range.clone()]));
                     Some(Upsert {
                         op: i,
-                        doc,
+                        staged,
+                        at: at.clone(),
                         vectors,
-                        chunks: chunks.as_ref(),
                     })
                 }
                 _ => None,
@@ -132,6 +135,7 @@ impl Store {
         Batch {
             store: self,
             ops: Vec::new(),
+            staged: StagedDocs::default(),
             given: Vec::new(),
         }
     }
@@ -212,7 +216,8 @@ impl<'s> Batch<'s> {
             given.data.extend_from_slice(&rows);
             given.rows.push((op, start..given.data.len()));
         }
-        self.ops.push(Op::Upsert { doc, chunks });
+        let at = self.staged.push(doc, chunks);
+        self.ops.push(Op::Upsert(at));
         self
     }
 
@@ -255,9 +260,7 @@ impl<'s> Batch<'s> {
     /// what a commit would store and whether any chunk is longer than its model reads. Works
     /// on a read-only store.
     pub fn dry_run_with(&self, progress: &dyn Progress) -> Result<DryRun, WriteError> {
-        for op in &self.ops {
-            validate_op(op)?;
-        }
+        validate_ops(&self.ops, &self.staged)?;
         let setting = self.store.truncation();
         // Refusing would stop at the first oversized chunk; a dry run reports them all.
         let truncation = match setting {
@@ -267,7 +270,7 @@ impl<'s> Batch<'s> {
         let mut out = DryRun::default();
         for state in self.store.indexes().values() {
             let given = self.given.iter().find(|g| g.index == state.name());
-            let upserts = Given::upserts(given, &self.ops);
+            let upserts = Given::upserts(given, &self.ops, &self.staged);
             let (children, report) = dry_run(
                 self.store,
                 state.name(),
@@ -288,12 +291,16 @@ impl<'s> Batch<'s> {
     /// Chunking and embedding run before the writer lock is taken; an index that changed
     /// meanwhile (created, dropped, rebuilt) is prepared again under the lock.
     pub fn commit_with(self, progress: &dyn Progress) -> Result<CommitReceipt, WriteError> {
-        for op in &self.ops {
-            validate_op(op)?;
-        }
-        let Batch { store, ops, given } = self;
+        validate_ops(&self.ops, &self.staged)?;
+        let Batch {
+            store,
+            ops,
+            staged,
+            given,
+        } = self;
         store.check_writable()?;
-        let upserts = |index: &str| Given::upserts(given.iter().find(|g| g.index == index), &ops);
+        let upserts =
+            |index: &str| Given::upserts(given.iter().find(|g| g.index == index), &ops, &staged);
         let mut prepared = HashMap::new();
         for state in store.indexes().values() {
             let ready = prepare(
@@ -330,11 +337,25 @@ impl<'s> Batch<'s> {
             plan.take_given(&mut given);
         }
         drop(given);
+        // The documents go first and the batch is freed before the graphs grow: the graph
+        // build then holds little besides the segments.
+        let txn = store.db().begin_write()?;
+        let (mut receipt, documents) = apply(&txn, &ops, &staged, &mut plans)?;
+        let large = ops.len() >= TRIM_AFTER_OPS;
+        drop((ops, staged));
+        if large {
+            release_freed_heap();
+        }
         for plan in &mut plans {
             plan.build_segment(progress)?;
         }
-        let txn = store.db().begin_write()?;
-        let receipt = apply(&txn, &ops, &mut plans)?;
+        let change = describe(&receipt);
+        for plan in &mut plans {
+            let version = plan.finish(&txn, documents, &change)?;
+            receipt
+                .versions
+                .insert(plan.state.name().to_string(), version);
+        }
         txn.commit()?;
         store.install(
             plans
@@ -342,9 +363,6 @@ impl<'s> Batch<'s> {
                 .filter_map(|p| p.into_state().map(Arc::new))
                 .collect(),
         );
-        let large = ops.len() >= TRIM_AFTER_OPS;
-        drop(ops);
-        let mut receipt = receipt;
         receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
         if large {
@@ -365,18 +383,30 @@ fn invalid(doc_id: &str, problem: DocumentProblem) -> WriteError {
 }
 
 /// Refuses what could not be stored faithfully, before any work is done.
-fn validate_op(op: &Op) -> Result<(), WriteError> {
-    let (doc_id, acl) = match op {
-        Op::Upsert { doc, chunks, .. } => {
-            if let Some(chunks) = chunks {
-                validate_chunks(&doc.text, chunks)
-                    .map_err(|problem| invalid(&doc.doc_id, problem))?;
+fn validate_ops(ops: &[Op], staged: &StagedDocs) -> Result<(), WriteError> {
+    for op in ops {
+        match op {
+            Op::Upsert(at) => {
+                let (doc, chunks) = staged.get(at)?;
+                validate_upsert(&doc, chunks.as_ref())?;
             }
-            (&doc.doc_id, &doc.acl)
+            Op::Delete(id) => validate_doc_id(id)?,
+            Op::SetAcl(id, acl) => validate_acl(id, acl)?,
         }
-        Op::Delete(id) => return validate_doc_id(id),
-        Op::SetAcl(id, acl) => (id, acl),
-    };
+    }
+    Ok(())
+}
+
+/// Refuses an upsert that could not be stored faithfully.
+fn validate_upsert(doc: &Document, chunks: Option<&Chunked>) -> Result<(), WriteError> {
+    if let Some(chunks) = chunks {
+        validate_chunks(&doc.text, chunks).map_err(|problem| invalid(&doc.doc_id, problem))?;
+    }
+    validate_acl(&doc.doc_id, &doc.acl)
+}
+
+/// Refuses a document id or ACL that could not be stored faithfully.
+fn validate_acl(doc_id: &str, acl: &[String]) -> Result<(), WriteError> {
     validate_doc_id(doc_id)?;
     for principal in acl {
         if principal.trim().is_empty() {
@@ -443,10 +473,14 @@ fn validate_doc_id(doc_id: &str) -> Result<(), WriteError> {
 struct IndexPlan {
     state: Arc<IndexState>,
     record: IndexRecord,
-    /// Per upsert op (by op position): the chunks.
-    chunked: HashMap<usize, Chunked>,
+    /// The chunks the index cut itself, by upsert op position, in op order (an upsert
+    /// without its entry here takes the chunks its application cut).
+    chunked: VecDeque<(usize, Chunked)>,
     /// The new segment's rows until [`IndexPlan::build_segment`] makes it.
     rows: Vec<f32>,
+    /// The child number of the first of them (`record.next_child` moves on as the
+    /// commit writes the children, before the segment is built).
+    base: u32,
     /// Whether those rows are still the batch's vectors for the index (see `Given`).
     rows_given: bool,
     segment: Option<Arc<Segment>>,
@@ -486,8 +520,8 @@ impl IndexPlan {
             return Ok(());
         }
         let rows = std::mem::take(&mut self.rows);
-        let (id, base) = (self.record.next_segment, self.record.next_child);
-        let segment = build_segment(&self.record, id, base, rows, progress)?;
+        let id = self.record.next_segment;
+        let segment = build_segment(&self.record, id, self.base, rows, progress)?;
         self.segment = Some(Arc::new(segment));
         Ok(())
     }
@@ -513,22 +547,28 @@ fn prepare_index(
     let whole = given.is_some_and(|g| is_whole(g, prepared.docs.iter().map(|(_, _, v)| v)));
     let mut data = Vec::new();
     if !whole {
-        let rows: usize = prepared.docs.iter().map(|(_, c, _)| c.children.len()).sum();
+        let floats: usize = prepared.docs.iter().map(|(_, _, v)| v.len()).sum();
         // Construction reads rows at random: huge pages (see `index::pages`).
-        data = crate::index::pages::with_capacity(rows * dim);
+        data = crate::index::pages::with_capacity(floats);
         for (_, _, v) in &prepared.docs {
             data.extend_from_slice(v);
         }
         normalise_rows(&mut data, dim, record.embedder.metric);
     }
+    let base = record.next_child;
     IndexPlan {
         live: state.head().live().clone(),
         state: state.clone(),
         current: CurrentAcl::new(record.id),
         current_written: HashMap::new(),
         record,
-        chunked: prepared.docs.into_iter().map(|(i, c, _)| (i, c)).collect(),
+        chunked: prepared
+            .docs
+            .into_iter()
+            .filter_map(|(i, c, _)| Some((i, c?)))
+            .collect(),
         rows: data,
+        base,
         rows_given: whole,
         segment: None,
         acl: HashMap::new(),
@@ -566,12 +606,14 @@ pub(crate) fn principals_of(acl: &[String]) -> Vec<String> {
     }
 }
 
-/// Runs the operations inside `txn`, then writes each index's new version.
+/// Runs the operations inside `txn` (documents, chunks, ACLs); returns what they did and
+/// the number of documents after them. The new versions are written after it.
 fn apply(
     txn: &WriteTransaction,
     ops: &[Op],
+    staged: &StagedDocs,
     plans: &mut [IndexPlan],
-) -> Result<CommitReceipt, WriteError> {
+) -> Result<(CommitReceipt, u64), WriteError> {
     let mut receipt = CommitReceipt {
         versions: BTreeMap::new(),
         upserted: 0,
@@ -592,34 +634,41 @@ fn apply(
         None => return Err(StorageError::corrupt("meta next_rev missing").into()),
     };
     let mut docs = txn.open_table(DOCS)?;
-    // This batch's `docs` entries (None: deleted), written in key order after the loop:
-    // redb fills pages written in key order, while ingest order ("v0", "v1", ..., "v10")
-    // left the table's pages half empty (7.1 of 14.9 MB on 200k documents).
-    let mut pending: BTreeMap<&str, Option<DocEntry>> = BTreeMap::new();
-    let current = |pending: &BTreeMap<&str, Option<DocEntry>>,
+    // This batch's `docs` entries, encoded (None: deleted), written in key order after the
+    // loop: redb fills pages written in key order, while ingest order ("v0", "v1", ...,
+    // "v10") left the table's pages half empty (7.1 of 14.9 MB on 200k documents).
+    let mut pending: BTreeMap<Cow<'_, str>, Option<Vec<u8>>> = BTreeMap::new();
+    let current = |pending: &BTreeMap<Cow<'_, str>, Option<Vec<u8>>>,
                    docs: &redb::Table<&str, &[u8]>,
                    doc_id: &str|
      -> Result<Option<DocEntry>, WriteError> {
-        if let Some(entry) = pending.get(doc_id) {
-            return Ok(entry.clone());
-        }
-        match docs.get(doc_id)? {
-            Some(v) => Ok(Some(decode(v.value(), "doc entry")?)),
-            None => Ok(None),
-        }
+        let stored;
+        let bytes = match pending.get(doc_id) {
+            Some(None) => return Ok(None),
+            Some(Some(bytes)) => bytes.as_slice(),
+            None => match docs.get(doc_id)? {
+                Some(v) => {
+                    stored = v;
+                    stored.value()
+                }
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(decode(bytes, "doc entry")?))
     };
     for (position, op) in ops.iter().enumerate() {
         match op {
-            Op::Upsert { doc, .. } => {
+            Op::Upsert(at) => {
+                let (doc, given) = staged.get(at)?;
                 let rev = next_rev;
                 next_rev += 1;
-                write_revision(txn, rev, doc)?;
+                write_revision(txn, rev, &doc)?;
                 let old = current(&pending, &docs, &doc.doc_id)?;
                 // A replacement keeps the document's older children (older versions still
                 // show that content), now under the new ACL.
                 let mut entry = DocEntry {
                     rev,
-                    acl: doc.acl.clone(),
+                    acl: Vec::new(),
                     children: old.as_ref().map(|o| o.children.clone()).unwrap_or_default(),
                 };
                 for plan in plans.iter_mut() {
@@ -633,11 +682,12 @@ fn apply(
                             &doc.acl,
                         )?;
                     }
-                    let run = plan.add_doc(txn, position, doc, rev)?;
+                    let run = plan.add_doc(txn, position, &doc, given.as_ref(), rev)?;
                     receipt.children += run.count as usize;
                     entry.add_run(plan.record.id, run);
                 }
-                pending.insert(doc.doc_id.as_str(), Some(entry));
+                entry.acl = doc.acl;
+                pending.insert(Cow::Owned(doc.doc_id), Some(encode(&entry)));
                 receipt.upserted += 1;
             }
             Op::Delete(doc_id) => {
@@ -646,7 +696,7 @@ fn apply(
                         doc_id: doc_id.clone(),
                     }
                 })?;
-                pending.insert(doc_id.as_str(), None);
+                pending.insert(Cow::Borrowed(doc_id), None);
                 for plan in plans.iter_mut() {
                     plan.remove_doc(txn, &old)?;
                     // Withdrawn from every version; a later upsert starts afresh.
@@ -668,7 +718,7 @@ fn apply(
                         .move_children(txn, &entry.children_in(id), &entry.acl, acl)?;
                 }
                 entry.acl = acl.clone();
-                pending.insert(doc_id.as_str(), Some(entry));
+                pending.insert(Cow::Borrowed(doc_id), Some(encode(&entry)));
                 receipt.acl_changed += 1;
             }
         }
@@ -676,23 +726,15 @@ fn apply(
     for (doc_id, entry) in pending {
         match entry {
             Some(entry) => {
-                docs.insert(doc_id, encode(&entry).as_slice())?;
+                docs.insert(doc_id.as_ref(), entry.as_slice())?;
             }
             None => {
-                docs.remove(doc_id)?;
+                docs.remove(doc_id.as_ref())?;
             }
         }
     }
     meta.insert("next_rev", next_rev.to_le_bytes().as_slice())?;
-    let documents = docs.len()?;
-    let change = describe(&receipt);
-    for plan in plans.iter_mut() {
-        let version = plan.finish(txn, documents, &change)?;
-        receipt
-            .versions
-            .insert(plan.state.name().to_string(), version);
-    }
-    Ok(receipt)
+    Ok((receipt, docs.len()?))
 }
 
 fn describe(receipt: &CommitReceipt) -> String {
@@ -787,20 +829,26 @@ impl IndexPlan {
         Ok(())
     }
 
-    /// Writes the parents and children of upsert `position` with fresh numbers and grants
-    /// them to the document's principals; returns the children's run.
+    /// Writes the parents and children of upsert `position` (the index's own chunks, else
+    /// `given`, the application's) with fresh numbers and grants them to the document's
+    /// principals; returns the children's run.
     fn add_doc(
         &mut self,
         txn: &WriteTransaction,
         position: usize,
         doc: &Document,
+        given: Option<&Chunked>,
         rev: u64,
     ) -> Result<ChildRun, StorageError> {
         let none = ChildRun {
             first: self.record.next_child,
             count: 0,
         };
-        let Some(chunked) = self.chunked.remove(&position) else {
+        let own = match self.chunked.front() {
+            Some((op, _)) if *op == position => self.chunked.pop_front().map(|(_, c)| c),
+            _ => None,
+        };
+        let Some(chunked) = own.as_ref().or(given) else {
             return Ok(none);
         };
         let index = self.record.id;
@@ -904,6 +952,7 @@ impl IndexPlan {
 /// transaction, like a batch of upserts that writes no revisions (they are stored already).
 pub(crate) struct IndexBuild {
     ops: Vec<Op>,
+    staged: StagedDocs,
     revs: Vec<u64>,
     plan: IndexPlan,
     /// The token counts of the build.
@@ -918,18 +967,16 @@ impl IndexBuild {
         docs: Vec<(u64, Document)>,
         progress: &dyn Progress,
     ) -> Result<IndexBuild, WriteError> {
+        let mut staged = StagedDocs::default();
         let (revs, ops): (Vec<u64>, Vec<Op>) = docs
             .into_iter()
-            .map(|(rev, doc)| {
-                let op = Op::Upsert { doc, chunks: None };
-                (rev, op)
-            })
+            .map(|(rev, doc)| (rev, Op::Upsert(staged.push(doc, None))))
             .unzip();
         let ready = prepare(
             store,
             state.name(),
             state.record(),
-            &Given::upserts(None, &ops),
+            &Given::upserts(None, &ops, &staged),
             progress,
         )?;
         let report = ready.report.clone();
@@ -937,6 +984,7 @@ impl IndexBuild {
         plan.build_segment(progress)?;
         Ok(IndexBuild {
             ops,
+            staged,
             revs,
             plan,
             report,
@@ -953,8 +1001,9 @@ impl IndexBuild {
         let index = self.plan.record.id;
         let mut docs = txn.open_table(DOCS)?;
         for (position, (op, rev)) in self.ops.iter().zip(&self.revs).enumerate() {
-            if let Op::Upsert { doc, .. } = op {
-                let run = self.plan.add_doc(txn, position, doc, *rev)?;
+            if let Op::Upsert(at) = op {
+                let (doc, _) = self.staged.get(at)?;
+                let run = self.plan.add_doc(txn, position, &doc, None, *rev)?;
                 // The document's entry lists its children in the new index too.
                 let mut entry: DocEntry = match docs.get(doc.doc_id.as_str())? {
                     Some(v) => decode(v.value(), "doc entry")?,

@@ -108,6 +108,36 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// Embeds `texts` with `embed` shortest first, in slices of `slice` texts (less padding for a
+/// transformer), telling `done` how many each slice held; the rows come back in `texts`'
+/// order, `dim` values each (a slice of another width is [`EmbedError::Dimension`]).
+pub fn embed_by_length(
+    texts: &[&str],
+    dim: usize,
+    slice: usize,
+    embed: impl Fn(&[&str]) -> Result<Vec<f32>, EmbedError>,
+    mut done: impl FnMut(usize),
+) -> Result<Vec<f32>, EmbedError> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].len());
+    let mut out = vec![0.0; texts.len() * dim];
+    for part in order.chunks(slice.max(1)) {
+        let batch: Vec<&str> = part.iter().map(|&i| texts[i]).collect();
+        let rows = embed(&batch)?;
+        if rows.len() != batch.len() * dim {
+            return Err(EmbedError::Dimension {
+                expected: dim,
+                got: rows.len() / batch.len().max(1),
+            });
+        }
+        for (&i, row) in part.iter().zip(rows.chunks_exact(dim.max(1))) {
+            out[i * dim..(i + 1) * dim].copy_from_slice(row);
+        }
+        done(part.len());
+    }
+    Ok(out)
+}
+
 /// The embedder a store uses when the application brings none.
 pub fn default_embedder() -> HashEmbedder {
     HashEmbedder::default()

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::build::BuiltIndex;
 use super::data::{Corpus, Question};
 use super::EvalError;
-use crate::embed::{EmbedError, Embedder, TokenCounter};
+use crate::embed::{embed_by_length, Embedder, TokenCounter};
 use crate::retrieve::SearchRequest;
 use crate::store::{Access, Progress};
 
@@ -134,23 +134,17 @@ pub fn embed_questions(
     progress: &dyn Progress,
 ) -> Result<(), EvalError> {
     let dim = embedder.dimension();
-    let mut order: Vec<usize> = (0..questions.len()).collect();
-    order.sort_by_key(|&i| questions[i].text.len());
-    progress.stage("embed questions", questions.len() as u64);
-    for slice in order.chunks(QUESTION_SLICE) {
-        let texts: Vec<&str> = slice.iter().map(|&i| questions[i].text.as_str()).collect();
-        let rows = embedder.embed_queries(&texts)?;
-        if rows.len() != texts.len() * dim {
-            return Err(EmbedError::Dimension {
-                expected: dim,
-                got: rows.len() / texts.len().max(1),
-            }
-            .into());
-        }
-        for (&i, row) in slice.iter().zip(rows.chunks_exact(dim)) {
-            questions[i].vector = Some(row.to_vec());
-        }
-        progress.advance(slice.len() as u64);
+    let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
+    progress.stage("embed questions", texts.len() as u64);
+    let rows = embed_by_length(
+        &texts,
+        dim,
+        QUESTION_SLICE,
+        |batch| embedder.embed_queries(batch),
+        |n| progress.advance(n as u64),
+    )?;
+    for (question, row) in questions.iter_mut().zip(rows.chunks_exact(dim.max(1))) {
+        question.vector = Some(row.to_vec());
     }
     Ok(())
 }

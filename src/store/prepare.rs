@@ -20,8 +20,8 @@ use super::{EmbedderIdentity, Store};
 use crate::chunk::{chunk_document_with, ChildPiece, ChunkSpec, Chunked, EmbedTexts, Estimate};
 use crate::document::Document;
 use crate::embed::{
-    split_span, unit_counter, validate, EmbedError, Embedder, Oversized, TokenCounter, TokenStats,
-    Truncation, TruncationReport,
+    embed_by_length, split_span, unit_counter, validate, EmbedError, Embedder, Oversized,
+    TokenCounter, TokenStats, Truncation, TruncationReport,
 };
 use crate::index::distance::{has_direction, normalize};
 use crate::index::Metric;
@@ -239,36 +239,29 @@ fn embed_all(
     dim: usize,
     progress: &dyn Progress,
 ) -> Result<Vec<Vec<f32>>, WriteError> {
-    let mut order: Vec<(usize, usize)> = cuts
+    let texts: Vec<&str> = cuts
         .iter()
-        .enumerate()
-        .flat_map(|(d, c)| (0..c.texts.len()).map(move |t| (d, t)))
+        .flat_map(|c| c.texts.iter().map(String::as_str))
         .collect();
-    order.sort_by_key(|&(d, t)| cuts[d].texts[t].len());
-    progress.stage(&format!("embed [{name}]"), order.len() as u64);
-    let mut out: Vec<Vec<f32>> = cuts
+    progress.stage(&format!("embed [{name}]"), texts.len() as u64);
+    let rows = embed_by_length(
+        &texts,
+        dim,
+        EMBED_SLICE,
+        |batch| embedder.embed(batch),
+        |n| progress.advance(n as u64),
+    )?;
+    let mut rows = rows.chunks_exact(dim.max(1));
+    Ok(cuts
         .iter()
-        .map(|c| vec![0.0; c.texts.len() * dim])
-        .collect();
-    for slice in order.chunks(EMBED_SLICE) {
-        let texts: Vec<&str> = slice
-            .iter()
-            .map(|&(d, t)| cuts[d].texts[t].as_str())
-            .collect();
-        let rows = embedder.embed(&texts)?;
-        if rows.len() != texts.len() * dim {
-            return Err(EmbedError::Dimension {
-                expected: dim,
-                got: rows.len() / texts.len().max(1),
-            }
-            .into());
-        }
-        for (&(d, t), row) in slice.iter().zip(rows.chunks_exact(dim)) {
-            out[d][t * dim..(t + 1) * dim].copy_from_slice(row);
-        }
-        progress.advance(slice.len() as u64);
-    }
-    Ok(out)
+        .map(|c| {
+            rows.by_ref()
+                .take(c.texts.len())
+                .flatten()
+                .copied()
+                .collect()
+        })
+        .collect())
 }
 
 /// Late chunking: each document's children embedded in one pass over the whole document.

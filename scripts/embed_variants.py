@@ -12,7 +12,9 @@ Variants (DIR/<name>.jsonl), for Markdown documents:
 - `all-levels`: every heading of the chunk's section path, less those whose line it holds;
 - `start-path`: the heading path at the chunk's first byte, `#` markers dropped from the text
   (the form of LangChain's header splitter with its heading path, CHUNK_ANCHORS.md's `+hdr`);
-- `all-levels-strip`: every heading of the section path, `#` markers dropped from the text.
+- `all-levels-strip`: every heading of the section path, `#` markers dropped from the text;
+- `path-only`: every heading of the section path, the heading lines of that path dropped from
+  the text and the other headings' `#` markers (LangChain's form, with folio's cut).
 """
 
 from __future__ import annotations
@@ -47,6 +49,17 @@ def strip_markers(text: str) -> str:
     )
 
 
+def drop_headings(text: str, path: list[str]) -> str:
+    """`text` without the lines of the headings in `path`, other headings without `#`."""
+    lines = []
+    for line in text.split("\n"):
+        m = HEADING.match(line)
+        if m and m.group(2) in path:
+            continue
+        lines.append(m.group(2) if m else line)
+    return "\n".join(lines).strip()
+
+
 def prefixed(path: list[str], body: str) -> str:
     return " > ".join(path) + "\n\n" + body if path else body
 
@@ -60,6 +73,7 @@ def variants(doc_text: str, chunk: dict) -> dict[str, str]:
         "all-levels": prefixed([h for h in path if h not in held], text),
         "start-path": prefixed(path_at(doc_text, chunk["start"]), strip_markers(text)),
         "all-levels-strip": prefixed(path, strip_markers(text)),
+        "path-only": prefixed(path, drop_headings(text, path)),
     }
 
 

@@ -385,17 +385,33 @@ fn short_sibling_sections_are_packed_under_their_parent() {
     assert_eq!(paths[..2], [owned(&["Guide"]), owned(&["Guide", "B"])]);
     assert!(got.len() > 3 && got[2].starts_with("## C"));
     assert!(paths[2..].iter().all(|p| *p == owned(&["Guide", "C"])));
-    // No heading is embedded twice: those in the text leave the prefix.
+    // No heading is embedded twice: the path's headings leave the text, the others keep
+    // their titles without `#`.
     let embed = EmbedTexts::new(SHORT_SECTIONS, SourceFormat::Markdown);
     let texts: Vec<String> = out
         .children
         .iter()
         .map(|c| embed.get(&c.section_path, c.span, 2))
         .collect();
-    assert_eq!(texts[0], got[0]);
-    assert_eq!(texts[1], format!("Guide\n\n{}", got[1]));
-    assert_eq!(texts[2], format!("Guide\n\n{}", got[2]));
+    assert_eq!(texts[0], "Guide\n\nIntro.\n\nA\n\naaa.");
+    assert_eq!(texts[1], "Guide > B\n\nbbb.\n\nB1\n\nb1.");
+    assert_eq!(
+        texts[2],
+        format!("Guide > C\n\n{}", &got[2]["## C\n\n".len()..])
+    );
     assert!(texts[3].starts_with("Guide > C\n\n"), "{:?}", texts[3]);
+    // One level: the deeper path's heading stays in the text, without `#`.
+    assert_eq!(
+        embed.get(&out.children[1].section_path, out.children[1].span, 1),
+        "Guide\n\nB\n\nbbb.\n\nB1\n\nb1."
+    );
+    // A section of its own when long enough: under 2/5 of the target only are packed.
+    let wide = run(
+        SHORT_SECTIONS,
+        SourceFormat::Markdown,
+        &spec(30, 0, ParentStrategy::Child),
+    );
+    assert_eq!(children(SHORT_SECTIONS, &wide)[0], "# Guide\n\nIntro.");
     // Section parents keep each section apart.
     let out = run(
         SHORT_SECTIONS,

@@ -318,8 +318,10 @@ pub const DEFAULT_CHILD_OVERLAP: usize = 0;
 /// The most characters of a section parent, by default (longer sections are split).
 pub const DEFAULT_SECTION_MAX: usize = 2000;
 
-/// The heading levels prefixed to a child's `embed_text`, by default.
-pub const DEFAULT_HEADING_DEPTH: usize = 2;
+/// The heading levels prefixed to a child's `embed_text`, by default: all of Markdown's six.
+/// On conditionalqa with MiniLM every level found more than 2 (README, "The heading path
+/// embedded").
+pub const DEFAULT_HEADING_DEPTH: usize = 6;
 
 /// Structure-aware children of [`DEFAULT_CHILD_TARGET`] characters with
 /// [`DEFAULT_CHILD_OVERLAP`], section parents of at most [`DEFAULT_SECTION_MAX`], and

@@ -37,7 +37,7 @@ use crate::limits::{check, InvalidParameter, DIMENSION};
 /// | `default` index: child chunk target, characters | 300 | [`DEFAULT_CHILD_TARGET`](crate::chunk::DEFAULT_CHILD_TARGET) |
 /// | `default` index: child overlap, characters | 0 | [`DEFAULT_CHILD_OVERLAP`](crate::chunk::DEFAULT_CHILD_OVERLAP) |
 /// | `default` index: section parents of at most, characters | 2000 | [`DEFAULT_SECTION_MAX`](crate::chunk::DEFAULT_SECTION_MAX) |
-/// | `default` index: heading levels in `embed_text` | 2 | [`DEFAULT_HEADING_DEPTH`](crate::chunk::DEFAULT_HEADING_DEPTH) |
+/// | `default` index: heading levels in `embed_text` | 6 | [`DEFAULT_HEADING_DEPTH`](crate::chunk::DEFAULT_HEADING_DEPTH) |
 /// | graph: links per node (`m`) | 16 | [`DEFAULT_M`](crate::index::DEFAULT_M) |
 /// | graph: construction candidates (`ef_construction`) | 200 | [`DEFAULT_EF_CONSTRUCTION`](crate::index::DEFAULT_EF_CONSTRUCTION) |
 /// | graph: smallest segment with a graph | 4096 | [`DEFAULT_MIN_GRAPH_SIZE`](super::DEFAULT_MIN_GRAPH_SIZE) |

@@ -49,6 +49,7 @@ fn specs() -> [(&'static str, ChunkSpec); 2] {
                 child,
                 parent: ParentStrategy::Child,
                 heading_depth: 0,
+                ..ChunkSpec::default()
             },
         ),
         (
@@ -57,6 +58,7 @@ fn specs() -> [(&'static str, ChunkSpec); 2] {
                 child,
                 parent: ParentStrategy::Section { max: 4 * SIZE },
                 heading_depth: 0,
+                ..ChunkSpec::default()
             },
         ),
     ]

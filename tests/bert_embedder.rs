@@ -331,10 +331,11 @@ fn token_sized_children_fit_the_models_tokens() {
             unit: SizeUnit::Embedder,
         },
         heading_depth: 2,
+        ..ChunkSpec::default()
     };
     let page = sectioned_page();
     let out = chunk_document_with(&page, SourceFormat::Markdown, &spec, counter.as_ref());
-    let texts = embed_texts(&page, SourceFormat::Markdown, &out, spec.heading_depth);
+    let texts = embed_texts(&page, SourceFormat::Markdown, &out, &spec);
     assert!(out.children.len() > 10, "{} children", out.children.len());
     let counts: Vec<usize> = texts.iter().map(|t| counter.count(t)).collect();
     for (c, (text, n)) in out.children.iter().zip(texts.iter().zip(&counts)) {

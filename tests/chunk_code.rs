@@ -25,6 +25,7 @@ fn spec(target: usize) -> ChunkSpec {
         child: ChildStrategy::Structure { target, overlap: 0 },
         parent: ParentStrategy::Child,
         heading_depth: 2,
+        ..ChunkSpec::default()
     }
 }
 

@@ -5,7 +5,7 @@ mod chunk_support;
 
 use chunk_support::{chunk_and_check, specs};
 use folio::chunk::{
-    embed_text, ChildStrategy, ChunkSpec, Chunked, EmbedTexts, ParentStrategy, SizeUnit,
+    embed_text, ChildStrategy, ChunkSpec, Chunked, EmbedForm, EmbedTexts, ParentStrategy, SizeUnit,
     SourceFormat,
 };
 
@@ -14,6 +14,7 @@ fn spec(target: usize, overlap: usize, parent: ParentStrategy) -> ChunkSpec {
         child: ChildStrategy::Structure { target, overlap },
         parent,
         heading_depth: 2,
+        ..ChunkSpec::default()
     }
 }
 
@@ -288,6 +289,7 @@ fn fixed_baselines() {
         },
         parent: ParentStrategy::Child,
         heading_depth: 0,
+        ..ChunkSpec::default()
     };
     let out = run(text, SourceFormat::Text, &chars);
     assert_eq!(children(text, &out)[..2], ["naïve c", "café —"]);
@@ -412,6 +414,24 @@ fn short_sibling_sections_are_packed_under_their_parent() {
         &spec(30, 0, ParentStrategy::Child),
     );
     assert_eq!(children(SHORT_SECTIONS, &wide)[0], "# Guide\n\nIntro.");
+    // The form of indexes written by store formats 1 to 6: the headings the text holds
+    // leave the prefix, the text stays whole, and whole sections that fit are packed.
+    let old = ChunkSpec {
+        embed_form: EmbedForm::PathPrefix,
+        ..spec(30, 0, ParentStrategy::Child)
+    };
+    let packed = run(SHORT_SECTIONS, SourceFormat::Markdown, &old);
+    let got = children(SHORT_SECTIONS, &packed);
+    assert_eq!(got[0], "# Guide\n\nIntro.\n\n## A\n\naaa.");
+    let embed =
+        EmbedTexts::new(SHORT_SECTIONS, SourceFormat::Markdown).with_form(EmbedForm::PathPrefix);
+    let texts: Vec<String> = packed
+        .children
+        .iter()
+        .map(|c| embed.get(&c.section_path, c.span, 2))
+        .collect();
+    assert_eq!(texts[0], got[0]);
+    assert_eq!(texts[1], format!("Guide\n\n{}", got[1]));
     // Section parents keep each section apart.
     let out = run(
         SHORT_SECTIONS,
@@ -457,6 +477,7 @@ fn token_targets_count_the_heading_prefix_up_to_half() {
         },
         parent: ParentStrategy::Child,
         heading_depth: 2,
+        ..ChunkSpec::default()
     };
     let texts = EmbedTexts::new(text, SourceFormat::Markdown);
     // "Refunds and returns policy > Digital goods bought online": 9 tokens of the estimate.

@@ -8,7 +8,7 @@ mod chunk_support;
 
 use chunk_support::chunk_and_check;
 use folio::chunk::tree::BlockKind;
-use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFormat};
+use folio::chunk::{ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SizeUnit, SourceFormat};
 use proptest::prelude::*;
 
 fn words() -> impl Strategy<Value = String> {
@@ -196,11 +196,13 @@ fn spec() -> impl Strategy<Value = ChunkSpec> {
             },
         )
     };
-    (prop_oneof![2 => chars, 1 => tokens], 0..4usize).prop_map(
-        |((child, parent), heading_depth)| ChunkSpec {
+    let forms = prop_oneof![Just(EmbedForm::PathPrefix), Just(EmbedForm::Sections)];
+    (prop_oneof![2 => chars, 1 => tokens], 0..4usize, forms).prop_map(
+        |((child, parent), heading_depth, embed_form)| ChunkSpec {
             child,
             parent,
             heading_depth,
+            embed_form,
         },
     )
 }

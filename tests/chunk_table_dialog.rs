@@ -44,6 +44,7 @@ fn spec(target: usize) -> ChunkSpec {
         child: ChildStrategy::Structure { target, overlap: 0 },
         parent: ParentStrategy::Section { max: target * 4 },
         heading_depth: 2,
+        ..ChunkSpec::default()
     }
 }
 
@@ -217,6 +218,7 @@ fn a_table_as_long_as_a_child_stays_whole() {
             child: ChildStrategy::Structure { target, overlap: 1 },
             parent: ParentStrategy::Section { max: 0 },
             heading_depth: 2,
+            ..ChunkSpec::default()
         };
         let out = chunk_support::chunk_and_check(md, SourceFormat::Markdown, &spec).unwrap();
         assert_eq!(out.children.len() == 1, whole, "target {target}: {out:?}");

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use folio::chunk::{
-    ChildStrategy, ChunkSpec, ParentStrategy, DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET,
-    DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
+    ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, DEFAULT_CHILD_OVERLAP,
+    DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
 };
 use folio::embed::{default_embedder, Embedder, Truncation, DEFAULT_DIMENSION, DEFAULT_TRUNCATION};
 use folio::index::{HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
@@ -120,6 +120,7 @@ fn the_builders_start_from_the_constants() {
                 max: DEFAULT_SECTION_MAX,
             },
             heading_depth: DEFAULT_HEADING_DEPTH,
+            embed_form: EmbedForm::Sections,
         }
     );
     let graph = GraphParams::default();

@@ -45,6 +45,7 @@ fn small_spec() -> ChunkSpec {
         },
         parent: ParentStrategy::Child,
         heading_depth: 1,
+        ..ChunkSpec::default()
     }
 }
 

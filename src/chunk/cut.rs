@@ -4,7 +4,7 @@
 use super::layout::{trim, Layout};
 use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 use super::siblings::{self, Child};
-use super::spec::{ChildStrategy, ChunkSpec, Estimate, Measure, SourceFormat};
+use super::spec::{ChildStrategy, ChunkSpec, EmbedForm, Estimate, Measure, SourceFormat};
 use super::tree::{BlockKind, Prose, Tree};
 use super::tree_layout;
 use super::{fixed, pack, parents, readers};
@@ -33,12 +33,13 @@ pub fn chunk_document_with(
     let layout = layout_of(text, &tree, spec, measure);
     let mut out = cut_laid_out(&layout, &tree, spec, measure);
     if let Some((target, _, _)) = spec.child.structure().filter(|c| c.2.is_tokens()) {
-        let pack = tree.prose != Prose::Code;
+        let pack = (tree.prose != Prose::Code).then_some(spec.embed_form);
         let texts = EmbedTexts {
             text,
             format,
             tree,
             path: None,
+            form: spec.embed_form,
         };
         let texts_of = |c: &ChildPiece| {
             let embedded = texts.get(&c.section_path, c.span, spec.heading_depth);
@@ -60,7 +61,7 @@ pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
             let own = text[c.span.start..c.span.end].to_string();
             (own.clone(), own)
         };
-        let pack = tree.prose != Prose::Code;
+        let pack = (tree.prose != Prose::Code).then_some(spec.embed_form);
         fit(&layout, &mut out, (target, pack), &Estimate, &texts_of);
     }
     out
@@ -99,7 +100,8 @@ fn cut_laid_out(
     measure: &dyn Measure,
 ) -> Chunked {
     // Source code keeps one chunk per item, however short.
-    let mut out = pieces(layout, spec, tree.prose != Prose::Code, measure);
+    let pack = (tree.prose != Prose::Code).then_some(spec.embed_form);
+    let mut out = pieces(layout, spec, pack, measure);
     if !tree.markup.is_empty() {
         drop_markup_only(layout, &mut out);
     }
@@ -121,7 +123,7 @@ type TextsOf<'t> = dyn Fn(&ChildPiece) -> (String, String) + 't;
 fn fit(
     layout: &Layout<'_>,
     chunked: &mut Chunked,
-    (target, pack): (usize, bool),
+    (target, pack): (usize, Option<EmbedForm>),
     measure: &dyn Measure,
     texts_of: &TextsOf<'_>,
 ) {
@@ -168,7 +170,7 @@ fn fit(
 struct Fit<'f, 'a> {
     layout: &'f Layout<'a>,
     target: usize,
-    pack: bool,
+    pack: Option<EmbedForm>,
     measure: &'f dyn Measure,
     texts_of: &'f TextsOf<'f>,
 }
@@ -238,7 +240,12 @@ impl Fit<'_, '_> {
     }
 }
 
-fn pieces(layout: &Layout<'_>, spec: &ChunkSpec, pack: bool, measure: &dyn Measure) -> Chunked {
+fn pieces(
+    layout: &Layout<'_>,
+    spec: &ChunkSpec,
+    pack: Option<EmbedForm>,
+    measure: &dyn Measure,
+) -> Chunked {
     let mut out = Chunked::default();
     match parents::spans(layout, spec.parent) {
         Some(parents) => {
@@ -300,13 +307,13 @@ fn drop_markup_only(layout: &Layout<'_>, out: &mut Chunked) {
 }
 
 /// The children inside `range` (a parent, or the whole content). Structure-aware children
-/// hold part of one section, or (with `pack`) whole sections of one parent (`siblings.rs`);
-/// fixed windows ignore structure.
+/// hold part of one section, or (with `pack`, as its form packs) whole sections of one
+/// parent (`siblings.rs`); fixed windows ignore structure.
 fn children(
     layout: &Layout<'_>,
     strategy: ChildStrategy,
     range: Span,
-    pack: bool,
+    pack: Option<EmbedForm>,
     measure: &dyn Measure,
 ) -> Vec<Child> {
     match strategy {
@@ -354,13 +361,13 @@ pub fn embed_texts(
     text: &str,
     format: SourceFormat,
     chunked: &Chunked,
-    depth: usize,
+    spec: &ChunkSpec,
 ) -> Vec<String> {
-    let texts = EmbedTexts::new(text, format);
+    let texts = EmbedTexts::new(text, format).with_form(spec.embed_form);
     chunked
         .children
         .iter()
-        .map(|c| texts.get(&c.section_path, c.span, depth))
+        .map(|c| texts.get(&c.section_path, c.span, spec.heading_depth))
         .collect()
 }
 
@@ -375,6 +382,7 @@ pub struct EmbedTexts<'a> {
     format: SourceFormat,
     tree: Tree,
     path: Option<String>,
+    form: EmbedForm,
 }
 
 impl<'a> EmbedTexts<'a> {
@@ -385,7 +393,15 @@ impl<'a> EmbedTexts<'a> {
             format,
             tree: readers::read(text, format),
             path: None,
+            form: EmbedForm::default(),
         }
+    }
+
+    /// Makes the embedded texts in `form` (the index's [`ChunkSpec::embed_form`]; new indexes'
+    /// [`EmbedForm::Sections`] without it).
+    pub fn with_form(mut self, form: EmbedForm) -> Self {
+        self.form = form;
+        self
     }
 
     /// Names the document (the store passes its `doc_id`, a file's path for files): source
@@ -404,13 +420,14 @@ impl<'a> EmbedTexts<'a> {
         readers::visible_text(self.text, self.format, &self.tree, span)
     }
 
-    /// The embedded text of the chunk `span` with `section_path`: its first `depth` headings
-    /// as a prefix, and its text less the lines of those headings (each heading is embedded
-    /// once, in the path, as LangChain's header splitter embeds it: on conditionalqa with
-    /// MiniLM this form found more evidence than the path less the headings the chunk
-    /// holds); other headings it holds keep their titles without markup. A row group of a
-    /// cut table starts with its head row (the last heading of its path, which is then not
-    /// in the prefix). A span outside the text (or off char bounds) gives an empty body.
+    /// The embedded text of the chunk `span` with `section_path`, in the form set by
+    /// [`EmbedTexts::with_form`]. [`EmbedForm::Sections`]: its first `depth` headings as a
+    /// prefix, and its text less the lines of those headings (each heading is embedded once,
+    /// in the path, as LangChain's header splitter embeds it); other headings it holds keep
+    /// their titles without markup. [`EmbedForm::PathPrefix`]: its first `depth` headings
+    /// less those whose heading line the chunk holds, then its text. A row group of a cut
+    /// table starts with its head row (the last heading of its path, which is then not in
+    /// the prefix). A span outside the text (or off char bounds) gives an empty body.
     pub fn get(&self, section_path: &[String], span: Span, depth: usize) -> String {
         if self.text.get(span.start..span.end).is_none() {
             return embed_text(section_path, "", depth);
@@ -427,15 +444,30 @@ impl<'a> EmbedTexts<'a> {
             };
         }
         let head = self.row_group_head(section_path, span);
-        let prefix: Vec<&String> = section_path
-            .iter()
-            .take(depth)
-            .filter(|h| head.as_ref().is_none_or(|(title, _)| title != *h))
-            .collect();
-        // No heading levels: the text as it is (the fixed baseline's bare window).
-        let mut body = match depth {
-            0 => self.body(span),
-            _ => self.body_without(span, &prefix),
+        let (prefix, mut body) = match self.form {
+            EmbedForm::Sections => {
+                let prefix: Vec<&String> = section_path
+                    .iter()
+                    .take(depth)
+                    .filter(|h| head.as_ref().is_none_or(|(title, _)| title != *h))
+                    .collect();
+                // No heading levels: the text as it is (the fixed baseline's bare window).
+                let body = match depth {
+                    0 => self.body(span),
+                    _ => self.body_without(span, &prefix),
+                };
+                (prefix, body)
+            }
+            EmbedForm::PathPrefix => {
+                let held: Vec<&String> = self
+                    .headings_in(span)
+                    .map(|(title, _)| title)
+                    .chain(head.as_ref().map(|(title, _)| title))
+                    .collect();
+                let prefix = section_path.iter().take(depth);
+                let prefix = prefix.filter(|h| !held.contains(h)).collect();
+                (prefix, self.body(span))
+            }
         };
         if let Some((title, head)) = head {
             if head.start < span.start {
@@ -448,33 +480,17 @@ impl<'a> EmbedTexts<'a> {
     /// The visible text of `span` without the lines of the headings titled as in `prefix`,
     /// the other headings as their titles.
     fn body_without(&self, span: Span, prefix: &[&String]) -> String {
-        let blocks = &self.tree.blocks;
-        let first = blocks.partition_point(|b| b.span.start < span.start);
         let mut parts = Vec::new();
         let mut at = span.start;
-        for b in blocks[first..]
-            .iter()
-            .take_while(|b| b.span.start < span.end)
-        {
-            let BlockKind::Heading { title, .. } = &b.kind else {
-                continue;
-            };
-            // A heading's span may end with its line break.
-            let Some(line) = self.text.get(b.span.start..b.span.end) else {
-                continue;
-            };
-            let end = b.span.start + line.trim_end().len();
-            if line.trim().is_empty() || end > span.end {
-                continue;
-            }
+        for (title, line) in self.headings_in(span) {
             parts.push(self.body(Span {
                 start: at,
-                end: b.span.start,
+                end: line.start,
             }));
             if !prefix.contains(&title) {
                 parts.push(title.clone());
             }
-            at = end;
+            at = line.end;
         }
         if at == span.start {
             return self.body(span);
@@ -489,6 +505,31 @@ impl<'a> EmbedTexts<'a> {
             .filter(|p| !p.is_empty())
             .collect();
         parts.join("\n\n")
+    }
+
+    /// The headings whose line (without its line break) lies inside `span`: their titles
+    /// and lines, in order.
+    fn headings_in(&self, span: Span) -> impl Iterator<Item = (&String, Span)> + '_ {
+        let blocks = &self.tree.blocks;
+        let first = blocks.partition_point(|b| b.span.start < span.start);
+        blocks[first..]
+            .iter()
+            .take_while(move |b| b.span.start < span.end)
+            .filter_map(move |b| {
+                let BlockKind::Heading { title, .. } = &b.kind else {
+                    return None;
+                };
+                // A heading's span may end with its line break.
+                let line = self.text.get(b.span.start..b.span.end)?;
+                let end = b.span.start + line.trim_end().len();
+                (!line.trim().is_empty() && end <= span.end).then_some((
+                    title,
+                    Span {
+                        start: b.span.start,
+                        end,
+                    },
+                ))
+            })
     }
 
     /// The head row (as its title, and its span) of the cut table whose row group `span` is:

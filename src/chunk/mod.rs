@@ -35,6 +35,6 @@ pub use cut::{
 pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use readers::markdown::front_matter;
 pub use spec::{
-    ChildStrategy, ChunkSpec, Estimate, Measure, ParentStrategy, SizeUnit, SourceFormat,
+    ChildStrategy, ChunkSpec, EmbedForm, Estimate, Measure, ParentStrategy, SizeUnit, SourceFormat,
     DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
 };

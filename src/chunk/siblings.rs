@@ -5,10 +5,11 @@
 //! The sections form a tree by their headings. A section's own text (up to its first
 //! subsection, or after a cut table) is one *item*, and so is each of its subsections with
 //! everything below it, when that fits the target and lies whole inside the range.
-//! Consecutive short items of one section (under [`SHORT`] of the target) are packed into
-//! children of at most the target (the cheapest packing, as `pack.rs` costs chunks), never
-//! cut; a longer item is a child of its own, since a vector blending it with its neighbours
-//! matched worse for the evidence it returned (README, "The heading path embedded"). A subsection too long is opened
+//! Consecutive items of one section are packed into children of at most the target (the
+//! cheapest packing, as `pack.rs` costs chunks), never cut. In [`EmbedForm::Sections`] only
+//! short items (under [`SHORT`] of the target) are: a longer item is a child of its own,
+//! since a vector blending it with its neighbours matched worse for the evidence it
+//! returned (README, "The heading path embedded"). A subsection too long is opened
 //! and its own items packed the same way; a single section too long is cut by
 //! `pack::structure`. So a child holding several sections holds whole sections of one
 //! parent only: never part of a section, never the end of one subtree with the next one's
@@ -20,9 +21,10 @@
 use super::layout::{Layout, Section};
 use super::pack;
 use super::pieces::Span;
+use super::spec::EmbedForm;
 
 /// The share of a child's limit under which an item is short enough to share a child with
-/// its siblings, as a fraction: 2/5, the 200 characters of 500 that issue 14 called short.
+/// its siblings in [`EmbedForm::Sections`], as a fraction: 2/5, the 200 characters of 500 that issue 14 called short.
 const SHORT: (usize, usize) = (2, 5);
 
 /// A child: its span, whether it is longer than the target (a code block or table kept
@@ -33,16 +35,16 @@ pub(crate) struct Child {
     pub path: Vec<String>,
 }
 
-/// The children of the trimmed, non-empty `range`: with `pack`, sections packed up to
-/// `target - overlap` characters (as `pack::structure` packs the cores it then overlaps);
-/// a section too long (every section without `pack`) cut by `pack::structure` with
-/// `overlap`.
+/// The children of the trimmed, non-empty `range`: with `pack`, sections packed as that
+/// form packs them, up to `target - overlap` characters (as `pack::structure` packs the
+/// cores it then overlaps); a section too long (every section without `pack`) cut by
+/// `pack::structure` with `overlap`.
 pub(crate) fn children(
     layout: &Layout<'_>,
     range: Span,
     target: usize,
     overlap: usize,
-    pack: bool,
+    pack: Option<EmbedForm>,
 ) -> Vec<Child> {
     let sections = &layout.sections;
     let first = sections.partition_point(|s| s.span.end <= range.start);
@@ -58,9 +60,10 @@ pub(crate) fn children(
         target,
         overlap,
         limit: target - overlap.min(target / 2),
+        short_only: pack == Some(EmbedForm::Sections),
         out: Vec::new(),
     };
-    if pack {
+    if pack.is_some() {
         packer.node(first, end, 0);
     } else {
         (first..end).for_each(|i| packer.cut(i));
@@ -75,6 +78,8 @@ struct Packer<'l, 'a> {
     overlap: usize,
     /// The most characters of a child holding whole sections.
     limit: usize,
+    /// Only items under [`SHORT`] of the limit share a child.
+    short_only: bool,
     out: Vec<Child>,
 }
 
@@ -178,7 +183,9 @@ impl Packer<'_, '_> {
         for to in 1..=n {
             for i in (0..to).rev() {
                 let size = ends[to - 1] - starts[i];
-                let long = |k: usize| (ends[k] - starts[k]) * SHORT.1 >= self.limit * SHORT.0;
+                let long = |k: usize| {
+                    self.short_only && (ends[k] - starts[k]) * SHORT.1 >= self.limit * SHORT.0
+                };
                 if i + 1 < to && (size > self.limit || long(i) || long(to - 1)) {
                     break;
                 }

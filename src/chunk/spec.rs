@@ -287,6 +287,37 @@ impl ParentStrategy {
     }
 }
 
+/// What a child's `embed_text` is made of, and which sibling sections a structure-aware child
+/// may hold together. Stored in index records (format 7): the discriminants are the stored
+/// values (new forms are appended). `storage-format.md` spells each form out.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    bincode::Encode,
+    bincode::Decode,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbedForm {
+    /// What indexes of store formats 1 to 6 embed: the first `heading_depth` headings of the
+    /// path, less those whose heading line the child holds, then the child's text whole;
+    /// consecutive sibling sections share a child whenever they fit it.
+    PathPrefix = 0,
+    /// LangChain's header-splitter form: the first `heading_depth` headings as the prefix,
+    /// the lines of those headings left out of the text, other headings as their titles
+    /// without markup; only sibling sections under 2/5 of the target share a child. On
+    /// conditionalqa with MiniLM it found more evidence (README, "The heading path
+    /// embedded").
+    #[default]
+    Sections = 1,
+}
+
 /// A complete chunking specification: what an index was built with.
 #[derive(
     Debug,
@@ -307,6 +338,10 @@ pub struct ChunkSpec {
     pub parent: ParentStrategy,
     /// How many heading levels are prefixed to a child's `embed_text`.
     pub heading_depth: usize,
+    /// How the heading path and the text make a child's `embed_text` (format 7; indexes of
+    /// older files have [`EmbedForm::PathPrefix`]).
+    #[serde(default)]
+    pub embed_form: EmbedForm,
 }
 
 /// The characters a structure-aware child aims at, by default.
@@ -325,7 +360,7 @@ pub const DEFAULT_HEADING_DEPTH: usize = 6;
 
 /// Structure-aware children of [`DEFAULT_CHILD_TARGET`] characters with
 /// [`DEFAULT_CHILD_OVERLAP`], section parents of at most [`DEFAULT_SECTION_MAX`], and
-/// [`DEFAULT_HEADING_DEPTH`] heading levels in `embed_text`.
+/// [`DEFAULT_HEADING_DEPTH`] heading levels in `embed_text` in [`EmbedForm::Sections`].
 impl Default for ChunkSpec {
     fn default() -> Self {
         ChunkSpec {
@@ -337,6 +372,7 @@ impl Default for ChunkSpec {
                 max: DEFAULT_SECTION_MAX,
             },
             heading_depth: DEFAULT_HEADING_DEPTH,
+            embed_form: EmbedForm::Sections,
         }
     }
 }
@@ -504,7 +540,9 @@ mod tests {
             child: fixed,
             parent: ParentStrategy::Child,
             heading_depth: 3,
+            embed_form: EmbedForm::Sections,
         };
-        assert_eq!(bytes(spec), [1, 5, 2, 1, 2, 3]);
+        assert_eq!(bytes(spec), [1, 5, 2, 1, 2, 3, 1]);
+        assert_eq!(bytes(EmbedForm::PathPrefix), [0]);
     }
 }

@@ -225,7 +225,9 @@ fn embed_given(
     let mut over = Vec::new();
     let mut vectors = Vec::with_capacity(chunked.len());
     for ((doc, chunks), given) in corpus.docs().iter().zip(chunked).zip(given) {
-        let visible = EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
+        let visible = EmbedTexts::new(&doc.text, doc.format)
+            .with_path(&doc.doc_id)
+            .with_form(spec.embed_form);
         let texts: Vec<String> = chunks
             .children
             .iter()

@@ -158,6 +158,7 @@ fn plain_spec(child: ChildStrategy, heading_depth: usize) -> ChunkSpec {
         child,
         parent: ParentStrategy::Child,
         heading_depth,
+        ..ChunkSpec::default()
     }
 }
 
@@ -232,7 +233,7 @@ fn parent_child(args: &str) -> Result<StrategyKind, String> {
         spec: ChunkSpec {
             child: structure_child(child_size, 0, unit),
             parent,
-            heading_depth: ChunkSpec::default().heading_depth,
+            ..ChunkSpec::default()
         },
         expand: Expand::Parent,
     })

@@ -83,7 +83,9 @@ impl Store {
         };
         let text = read_text(&txn, entry.rev)?;
         let format = read_revision(&txn, entry.rev)?.format;
-        let embed = crate::chunk::EmbedTexts::new(&text, format).with_path(doc_id);
+        let embed = crate::chunk::EmbedTexts::new(&text, format)
+            .with_path(doc_id)
+            .with_form(state.record().spec.embed_form);
         let children = txn.open_table(CHILDREN)?;
         let mut out = Vec::with_capacity(chunks.children as usize);
         for number in chunks.child_range() {
@@ -122,7 +124,9 @@ impl Store {
             .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let spec = state.record().spec;
         let chunked = self.plan_chunked(index, doc)?;
-        let embed = crate::chunk::EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
+        let embed = crate::chunk::EmbedTexts::new(&doc.text, doc.format)
+            .with_path(&doc.doc_id)
+            .with_form(spec.embed_form);
         Ok(chunked
             .children
             .iter()

@@ -336,7 +336,9 @@ fn cut(
             pieces: 0,
         });
     };
-    let visible = EmbedTexts::new(&doc.text, doc.format).with_path(&doc.doc_id);
+    let visible = EmbedTexts::new(&doc.text, doc.format)
+        .with_path(&doc.doc_id)
+        .with_form(spec.embed_form);
     let text_of = |c: &ChildPiece| visible.get(&c.section_path, c.span, spec.heading_depth);
     let mut texts: Vec<String> = match own.as_ref().or(given) {
         Some(chunked) => chunked.children.iter().map(text_of).collect(),

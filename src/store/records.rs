@@ -15,7 +15,7 @@ use roaring::RoaringBitmap;
 
 use super::error::StorageError;
 use super::identity::EmbedderIdentity;
-use crate::chunk::{ChunkSpec, SourceFormat};
+use crate::chunk::{ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SourceFormat};
 use crate::filter::MetadataValue;
 use crate::index::{DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 
@@ -289,6 +289,55 @@ pub(crate) struct IndexRecord {
     pub next_parent: u32,
     pub next_segment: u32,
     pub created_ms: u64,
+}
+
+/// The `indexes` value of formats 1 to 6, whose spec had no `embed_form`. Only read, to
+/// upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct IndexRecordV6 {
+    pub id: u32,
+    pub spec: ChunkSpecV6,
+    pub embedder: EmbedderIdentity,
+    pub graph: GraphParams,
+    pub head: u64,
+    pub next_child: u32,
+    pub next_parent: u32,
+    pub next_segment: u32,
+    pub created_ms: u64,
+}
+
+/// `ChunkSpec` of formats 1 to 6: those builds embedded [`EmbedForm::PathPrefix`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct ChunkSpecV6 {
+    pub child: ChildStrategy,
+    pub parent: ParentStrategy,
+    pub heading_depth: usize,
+}
+
+impl From<IndexRecordV6> for IndexRecord {
+    fn from(old: IndexRecordV6) -> Self {
+        let ChunkSpecV6 {
+            child,
+            parent,
+            heading_depth,
+        } = old.spec;
+        IndexRecord {
+            id: old.id,
+            spec: ChunkSpec {
+                child,
+                parent,
+                heading_depth,
+                embed_form: EmbedForm::PathPrefix,
+            },
+            embedder: old.embedder,
+            graph: old.graph,
+            head: old.head,
+            next_child: old.next_child,
+            next_parent: old.next_parent,
+            next_segment: old.next_segment,
+            created_ms: old.created_ms,
+        }
+    }
 }
 
 /// `doc_chunks` value: the contiguous chunk numbers one revision got in one index.

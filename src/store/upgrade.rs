@@ -3,9 +3,11 @@
 //! Format 1 lacks the tables format 2 added; formats 1 and 2 store records with bincode's
 //! fixed-width integers, format 3 with its variable-width ones (`records::config`); format
 //! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`); format 5
-//! types metadata values; format 6 adds fields to logged requests. The whole upgrade is one redb write transaction: a crash, a full
-//! disk or a failed write leaves the file as it was (redb falls back to the last committed
-//! header), and the commit switches it to format 6 at once. See `storage-format.md`, "Format versions".
+//! types metadata values; format 6 adds fields to logged requests; format 7 records each
+//! index's embedded form (`ChunkSpec::embed_form`). The whole upgrade is one redb write
+//! transaction: a crash, a full disk or a failed write leaves the file as it was (redb falls
+//! back to the last committed header), and the commit switches it to format 7 at once. See
+//! `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,19 +19,20 @@ use super::error::StorageError;
 use super::log::LoggedRequestV5;
 use super::records::{
     decode, decode_bitmap, decode_legacy, encode, AliasRecord, ChildRecord, ChildRun, DocChunks,
-    DocEntry, DocEntryV3, IndexChildren, IndexRecord, ParentRecord, RevisionRecord,
+    DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, ParentRecord, RevisionRecord,
     RevisionRecordV4, SegmentRecord, VersionRecord,
 };
 use super::tables::*;
 
-/// Brings a file of format `from` (1 to 5) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// Brings a file of format `from` (1 to 6) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. Formats 1 and 2 first become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
 /// (keys are redb's own integer, string and tuple types). Then revisions get typed
 /// metadata (format 5: the old string values stay strings), formats 1 to 3 get what
-/// format 4 keeps ([`derive_current`]), and logged requests the fields format 6 added.
+/// format 4 keeps ([`derive_current`]), logged requests the fields format 6 added, and
+/// index records the embedded form of formats 1 to 6 (`EmbedForm::PathPrefix`).
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     if from < 3 {
         if from < 2 {
@@ -37,7 +40,7 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         }
         reencode::<&str, DocEntryV3>(txn, DOCS, "doc entry")?;
         reencode::<u64, RevisionRecordV4>(txn, REVISIONS, "revision")?;
-        reencode::<&str, IndexRecord>(txn, INDEXES, "index record")?;
+        reencode::<&str, IndexRecordV6>(txn, INDEXES, "index record")?;
         reencode::<(u32, u64), DocChunks>(txn, DOC_CHUNKS, "doc chunks")?;
         reencode::<(u32, u32), ParentRecord>(txn, PARENTS, "parent record")?;
         reencode::<(u32, u32), ChildRecord>(txn, CHILDREN, "child record")?;
@@ -46,6 +49,12 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
         reencode::<u64, LoggedRequestV5>(txn, REQUEST_LOG, "logged request")?;
     }
+    // Every file older than 7: the indexes keep the form their children were embedded in
+    // (before `derive_current`, which reads index records).
+    rebuild::<&str>(txn, INDEXES, |_, value| {
+        let old: IndexRecordV6 = decode(value, "index record")?;
+        Ok(encode(&IndexRecord::from(old)))
+    })?;
     if from < 5 {
         rebuild::<u64>(txn, REVISIONS, |_, value| {
             let old: RevisionRecordV4 = decode(value, "revision")?;
@@ -55,7 +64,9 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
     if from < 4 {
         derive_current(txn)?;
     }
-    super::log::upgrade_records(txn)?;
+    if from < 6 {
+        super::log::upgrade_records(txn)?;
+    }
     txn.open_table(META)?
         .insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
     Ok(())

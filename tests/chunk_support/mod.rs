@@ -341,7 +341,7 @@ fn check_sizes(
     out: &Chunked,
     facts: &MarkdownFacts,
 ) -> Result<Vec<bool>, String> {
-    let embedded = embed_texts(text, format, out, spec.heading_depth);
+    let embedded = embed_texts(text, format, out, spec);
     let texts = EmbedTexts::new(text, format);
     let mut longs = Vec::with_capacity(out.children.len());
     for (c, embedded) in out.children.iter().zip(&embedded) {
@@ -576,6 +576,7 @@ pub fn specs() -> Vec<ChunkSpec> {
         child,
         parent,
         heading_depth: 2,
+        ..ChunkSpec::default()
     };
     vec![
         ChunkSpec::default(),

@@ -196,18 +196,20 @@ fn spec() -> impl Strategy<Value = ChunkSpec> {
             },
         )
     };
-    let forms = prop_oneof![Just(EmbedForm::PathPrefix), Just(EmbedForm::Sections)];
-    (prop_oneof![2 => chars, 1 => tokens], 0..4usize, forms).prop_map(
-        |((child, parent), heading_depth, embed_form)| ChunkSpec {
+    (prop_oneof![2 => chars, 1 => tokens], 0..4usize).prop_map(
+        |((child, parent), heading_depth)| ChunkSpec {
             child,
             parent,
             heading_depth,
-            embed_form,
+            ..ChunkSpec::default()
         },
     )
 }
 
-fn zero_overlap(spec: ChunkSpec) -> ChunkSpec {
+/// `spec` without overlap, in the form of the indexes of store formats 1 to 6 (drawn specs
+/// have the new one): every case checks both forms, and the drawn values stay what the
+/// persisted regression seeds replay.
+fn zero_overlap_path_prefix(spec: ChunkSpec) -> ChunkSpec {
     let child = match spec.child {
         ChildStrategy::Structure { target, .. } => ChildStrategy::Structure { target, overlap: 0 },
         ChildStrategy::StructureIn { target, unit, .. } => ChildStrategy::StructureIn {
@@ -221,7 +223,11 @@ fn zero_overlap(spec: ChunkSpec) -> ChunkSpec {
             unit,
         },
     };
-    ChunkSpec { child, ..spec }
+    ChunkSpec {
+        child,
+        embed_form: EmbedForm::PathPrefix,
+        ..spec
+    }
 }
 
 proptest! {
@@ -229,7 +235,7 @@ proptest! {
 
     #[test]
     fn markdown_keeps_the_contract(text in markdownish(), spec in spec()) {
-        for spec in [spec, zero_overlap(spec)] {
+        for spec in [spec, zero_overlap_path_prefix(spec)] {
             chunk_and_check(&text, SourceFormat::Markdown, &spec).map_err(TestCaseError::fail)?;
         }
     }
@@ -238,7 +244,7 @@ proptest! {
     /// of one parent only, with the parent's path.
     #[test]
     fn packed_sections_keep_the_contract(text in sectioned(), spec in spec()) {
-        for spec in [spec, zero_overlap(spec)] {
+        for spec in [spec, zero_overlap_path_prefix(spec)] {
             chunk_and_check(&text, SourceFormat::Markdown, &spec).map_err(TestCaseError::fail)?;
         }
     }
@@ -250,7 +256,7 @@ proptest! {
 
     #[test]
     fn pdf_text_keeps_the_contract(text in pdfish(), spec in spec()) {
-        for spec in [spec, zero_overlap(spec)] {
+        for spec in [spec, zero_overlap_path_prefix(spec)] {
             let out = chunk_and_check(&text, SourceFormat::Pdf, &spec).map_err(TestCaseError::fail)?;
             // A chunk's pages are those of the last page break blocks of the tree at or
             // before its first and its last byte.
@@ -273,7 +279,8 @@ proptest! {
     fn jumbles_keep_the_contract(text in jumble(), spec in spec()) {
         for format in [SourceFormat::Markdown, SourceFormat::Text, SourceFormat::Pdf] {
             chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
-            chunk_and_check(&text, format, &zero_overlap(spec)).map_err(TestCaseError::fail)?;
+            let spec = zero_overlap_path_prefix(spec);
+            chunk_and_check(&text, format, &spec).map_err(TestCaseError::fail)?;
         }
     }
 

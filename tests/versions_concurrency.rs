@@ -1,16 +1,19 @@
 //! Searches on many threads while a writer commits batches, merges, moves an alias and
 //! collects garbage: every search succeeds and sees one whole version, never a part of
-//! a batch.
+//! a batch. Logged searches, feedback, alias switches and rollbacks never wait for a
+//! commit's graph build.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod versions_support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
-use folio::store::MergePolicy;
-use versions_support::{doc, everything, route, small_options, temp_store};
+use folio::retrieve::SearchRequest;
+use folio::store::{Access, GraphParams, MergePolicy, Progress, Rating};
+use versions_support::{doc, everything, head, route, small_options, temp_store, version_of};
 
 const BATCHES: usize = 40;
 const PER_BATCH: usize = 3;
@@ -119,4 +122,123 @@ fn readers_see_whole_versions_while_a_writer_commits() {
     let mut store = store;
     let report = store.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// Holds a commit's graph build until released, and tells when it starts.
+struct HeldGraph {
+    started: Mutex<Option<mpsc::Sender<()>>>,
+    release: Mutex<mpsc::Receiver<()>>,
+    /// Set when the guard below released the build instead of the test.
+    released_by_guard: AtomicBool,
+}
+
+/// Only against a hang: the test releases the build long before this unless something
+/// waited for it, which the test then reports.
+const GUARD: Duration = Duration::from_secs(120);
+
+impl Progress for HeldGraph {
+    fn stage(&self, name: &str, _: u64) {
+        if name != "graph" {
+            return;
+        }
+        if let Some(started) = self.started.lock().expect("lock").take() {
+            started.send(()).expect("test waits");
+        }
+        if self
+            .release
+            .lock()
+            .expect("lock")
+            .recv_timeout(GUARD)
+            .is_err()
+        {
+            self.released_by_guard.store(true, Ordering::SeqCst);
+        }
+    }
+    fn advance(&self, _: u64) {}
+    fn set_done(&self, _: u64) {}
+}
+
+#[test]
+fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_graph_build() {
+    let options = small_options().log_requests(true).graph(GraphParams {
+        min_graph_size: 1,
+        ..GraphParams::default()
+    });
+    let (_dir, store) = temp_store(options);
+    for v in 1..=2 {
+        store
+            .upsert(doc(&format!("old{v}"), "Older words about items."))
+            .expect("upsert");
+    }
+    store
+        .set_alias("prod", &[route("default", 2, 100)])
+        .expect("alias");
+
+    let (started, started_rx) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let held = HeldGraph {
+        started: Mutex::new(Some(started)),
+        release: Mutex::new(release_rx),
+        released_by_guard: AtomicBool::new(false),
+    };
+    let rated_id = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut batch = store.batch();
+            for i in 0..20 {
+                batch.upsert(doc(&format!("new{i}"), "New words about items."));
+            }
+            batch.commit_with(&held)
+        });
+        started_rx
+            .recv()
+            .expect("the commit reaches its graph build");
+
+        // Past two request-log writes (64 entries each), a feedback that writes the rest,
+        // an alias switch and a rollback, all while the graph build is held.
+        let searches = 2 * 64 + 5;
+        let mut ids = Vec::new();
+        for _ in 0..searches {
+            let request = SearchRequest::text("words")
+                .access(Access::Unrestricted)
+                .k(3);
+            let response = store.search(&request).expect("search");
+            assert_eq!(response.version, 2, "the held commit is not visible");
+            ids.push(response.request_id.expect("logged"));
+        }
+        store
+            .feedback(ids[7], Some(Rating::Up), Some("during a build".into()))
+            .expect("feedback");
+        store
+            .set_alias("prod", &[route("default", 1, 100)])
+            .expect("alias switch");
+        store.rollback("default", 1).expect("rollback");
+        assert_eq!(
+            store.log_size().expect("log size").entries,
+            searches as u64,
+            "every logged search is written before the build ends"
+        );
+
+        release.send(()).expect("build waits");
+        let receipt = writer.join().expect("writer").expect("commit");
+        assert_eq!(receipt.versions["default"], 3);
+        ids[7]
+    });
+    assert!(
+        !held.released_by_guard.load(Ordering::SeqCst),
+        "an operation waited for the graph build"
+    );
+    let rated = store
+        .log_entries()
+        .expect("log")
+        .into_iter()
+        .find(|e| e.request_id == rated_id)
+        .and_then(|e| e.request.feedback);
+    assert_eq!(rated.and_then(|f| f.rating), Some(Rating::Up));
+    assert_eq!(version_of(&store, "prod"), 1);
+    assert_eq!(
+        version_of(&store, "default"),
+        1,
+        "the rollback pins the index"
+    );
+    assert_eq!(head(&store, "default"), 3);
 }

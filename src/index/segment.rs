@@ -77,6 +77,23 @@ impl SegmentIndex {
         Ok(self)
     }
 
+    /// The same segment with global ids from `base` (the graph numbers rows locally), so
+    /// it can be built before its ids are known.
+    pub fn with_base(mut self, base: u32) -> Result<Self, ShapeError> {
+        let len = self.len();
+        if base.checked_add(len as u32).is_none() {
+            return Err(ShapeError::IdOverflow { base, len });
+        }
+        self.base = base;
+        Ok(self)
+    }
+
+    /// The rows, row-major, the graph dropped.
+    pub fn into_rows(self) -> Vec<f32> {
+        // Standard layout (see `rows`): the offset is 0.
+        self.vectors.into_raw_vec_and_offset().0
+    }
+
     /// Builds the graph on the current rayon pool; see [`Graph::build`].
     pub fn build_graph(&mut self, params: HnswParams, progress: &(dyn Fn(usize) + Sync)) {
         self.graph = Some(Graph::build(self.vectors(), params, progress));

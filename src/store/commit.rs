@@ -19,11 +19,10 @@ use crate::index::{SegmentIndex, ShapeError};
 /// rows at random), with a graph when it has enough rows.
 pub(crate) fn build_segment(
     record: &IndexRecord,
-    id: u32,
     base: u32,
     data: Vec<f32>,
     progress: &dyn Progress,
-) -> Result<Segment, ShapeError> {
+) -> Result<SegmentIndex, ShapeError> {
     let dim = record.embedder.dimension as usize;
     let mut segment = SegmentIndex::prepared(base, dim, record.embedder.metric, data)?;
     if segment.len() >= record.graph.min_graph_size as usize {
@@ -35,7 +34,7 @@ pub(crate) fn build_segment(
         };
         segment.build_graph(params, &|done| progress.set_done(done as u64));
     }
-    Ok(Segment::new(id, segment))
+    Ok(segment)
 }
 
 /// Operations from which a batch gives the heap it freed back (see [`release_freed_heap`]).

@@ -178,13 +178,8 @@ fn merge(
     let segment = if kept == 0 {
         None
     } else {
-        Some(Arc::new(build_segment(
-            &record,
-            record.next_segment,
-            base,
-            data,
-            progress,
-        )?))
+        let index = build_segment(&record, base, data, progress)?;
+        Some(Arc::new(Segment::new(record.next_segment, index)))
     };
     let version = record.head + 1;
     let txn = store.db().begin_write()?;

@@ -112,7 +112,7 @@ impl Store {
         let bytes_before = file_len(self.path());
         let others = Arc::strong_count(&self.inner).saturating_sub(1);
         let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
-        super::log::flush(&inner.db, inner.log.get_mut())?;
+        inner.log.flush(&inner.db)?;
         // Only this handle is left, so no writer holds `inner.writer` and no reader holds
         // a transaction (a `Reader` borrows the store).
         let db = inner.db.writer().ok_or(StorageError::ReadOnly)?;

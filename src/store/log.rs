@@ -6,12 +6,16 @@
 //! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
 //! phases and refuses commits without one. A crash loses at most the entries not written
 //! yet. This handle's [`Store::log_entries`] includes them; other processes see them once
-//! written.
+//! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
+//! entries' lock, unless another write of them is under way: then it leaves them for the
+//! next search, so searches queue neither behind that write nor behind a commit's
+//! transaction, until [`MAX_PENDING`] entries wait.
 //!
 //! Trimming deletes at most [`TRIM_BATCH`] entries per write transaction, so the writes
 //! that share the file wait at most one short commit; searches read snapshots and never
 //! wait.
 
+use parking_lot::Mutex;
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 
 use super::error::{ReadError, StorageError, WriteError};
@@ -28,15 +32,47 @@ use crate::review::{
 /// Log entries are written this many at a time.
 const WRITE_EVERY: usize = 64;
 
+/// With this many entries waiting, a search waits for its turn to write them: what a
+/// crash loses stays bounded.
+const MAX_PENDING: usize = 16 * WRITE_EVERY;
+
 /// At most this many entries are deleted per write transaction (trim, size cap).
 pub const TRIM_BATCH: usize = 256;
 
-/// Logged requests not written yet.
+/// Logged requests not written yet, and who writes them.
 #[derive(Default)]
-pub(crate) struct Pending {
+pub(crate) struct RequestLog {
+    pending: Mutex<Pending>,
+    /// Held (before `pending`) by whoever writes or removes pending entries, so the
+    /// entries a write took are still the oldest pending ones when it has committed.
+    writing: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Pending {
     /// The id the next entry gets, once known (read from `meta.next_request` at the first).
     next: Option<u64>,
     entries: Vec<(u64, LoggedRequest)>,
+}
+
+impl Pending {
+    /// The entries as written, with the next id.
+    fn encoded(&self) -> (Option<u64>, Vec<(u64, Vec<u8>)>) {
+        let entries = self.entries.iter().map(|(id, r)| (*id, encode(r)));
+        (self.next, entries.collect())
+    }
+}
+
+impl RequestLog {
+    /// Writes every pending entry now (a close, a trim, a file compaction).
+    pub(crate) fn flush(&self, db: &Db) -> Result<(), StorageError> {
+        let _writing = self.writing.lock();
+        let mut pending = self.pending.lock();
+        let (next, entries) = pending.encoded();
+        commit_entries(db, next, &entries)?;
+        pending.entries.clear();
+        Ok(())
+    }
 }
 
 /// Which logged requests [`Store::trim_log`] deletes.
@@ -77,7 +113,8 @@ impl Store {
         if self.is_read_only() {
             return Err(StorageError::ReadOnly);
         }
-        let mut pending = self.inner.log.lock();
+        let log = &self.inner.log;
+        let mut pending = log.pending.lock();
         let id = match pending.next {
             Some(id) => id,
             None => {
@@ -86,9 +123,25 @@ impl Store {
         };
         pending.next = Some(id.saturating_add(1));
         pending.entries.push((id, request.clone()));
-        if pending.entries.len() >= WRITE_EVERY {
-            flush(self.db(), &mut pending)?;
+        let waiting = pending.entries.len();
+        if waiting < WRITE_EVERY {
+            return Ok(id);
         }
+        let _writing = match log.writing.try_lock() {
+            Some(writing) => writing,
+            None if waiting < MAX_PENDING => return Ok(id),
+            None => {
+                drop(pending);
+                let writing = log.writing.lock();
+                pending = log.pending.lock();
+                writing
+            }
+        };
+        let (next, entries) = pending.encoded();
+        drop(pending);
+        commit_entries(self.db(), next, &entries)?;
+        // Only holders of `writing` remove entries, and new ones go at the end.
+        log.pending.lock().entries.drain(..entries.len());
         Ok(id)
     }
 
@@ -121,10 +174,14 @@ impl Store {
         request_id: u64,
         change: impl FnOnce(&mut LoggedRequest),
     ) -> Result<(), WriteError> {
-        let mut pending = self.inner.log.lock();
+        let log = &self.inner.log;
+        let _writing = log.writing.lock();
+        let mut pending = log.pending.lock();
         if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
             change(request);
-            flush(self.db(), &mut pending)?;
+            let (next, entries) = pending.encoded();
+            commit_entries(self.db(), next, &entries)?;
+            pending.entries.clear();
             return Ok(());
         }
         let txn = self.db().begin_write()?;
@@ -140,7 +197,8 @@ impl Store {
             drop(log);
             add_bytes(&txn, bytes.len() as i64 - old as i64)?;
         }
-        write_pending(&txn, &pending)?;
+        let (next, entries) = pending.encoded();
+        write_pending(&txn, next, &entries)?;
         txn.commit()?;
         pending.entries.clear();
         Ok(())
@@ -148,7 +206,13 @@ impl Store {
 
     /// Every logged request, oldest first.
     pub fn log_entries(&self) -> Result<Vec<LogEntry>, ReadError> {
-        let (txn, _) = self.snapshot()?;
+        // The pending entries copied with the snapshot taken: a write of them that commits
+        // in between is in both (and told by its ids), one that commits after in neither
+        // but the copy.
+        let (txn, pending) = {
+            let pending = self.inner.log.pending.lock();
+            (self.snapshot()?.0, pending.entries.clone())
+        };
         let mut out = Vec::new();
         for entry in txn.open_table(REQUEST_LOG)?.iter()? {
             let (id, value) = entry?;
@@ -157,18 +221,14 @@ impl Store {
                 request: decode(value.value(), "logged request")?,
             });
         }
-        // Not written yet, so newer than every written one.
-        out.extend(
-            self.inner
-                .log
-                .lock()
-                .entries
-                .iter()
-                .map(|(id, request)| LogEntry {
-                    request_id: *id,
-                    request: request.clone(),
-                }),
-        );
+        // Ids grow, so those not written yet are newer than every written one.
+        let written = out.last().map_or(0, |e| e.request_id);
+        out.extend(pending.into_iter().filter(|(id, _)| *id > written).map(
+            |(request_id, request)| LogEntry {
+                request_id,
+                request,
+            },
+        ));
         Ok(out)
     }
 
@@ -198,7 +258,7 @@ impl Store {
         if self.is_read_only() {
             return Err(StorageError::ReadOnly.into());
         }
-        flush(self.db(), &mut self.inner.log.lock())?;
+        self.inner.log.flush(self.db())?;
         let mut report = TrimReport {
             removed: 0,
             kept: 0,
@@ -237,7 +297,9 @@ impl Store {
         if self.is_read_only() {
             return Err(StorageError::ReadOnly.into());
         }
-        let mut pending = self.inner.log.lock();
+        let log = &self.inner.log;
+        let _writing = log.writing.lock();
+        let mut pending = log.pending.lock();
         let txn = self.db().begin_write()?;
         {
             let mut meta = txn.open_table(META)?;
@@ -246,7 +308,8 @@ impl Store {
                 None => meta.remove("log_cap")?,
             };
         }
-        write_pending(&txn, &pending)?;
+        let (next, entries) = pending.encoded();
+        write_pending(&txn, next, &entries)?;
         txn.commit()?;
         pending.entries.clear();
         Ok(())
@@ -264,28 +327,34 @@ impl Store {
     }
 }
 
-/// Writes the pending entries in one durable commit.
-pub(crate) fn flush(db: &Db, pending: &mut Pending) -> Result<(), StorageError> {
-    if pending.entries.is_empty() {
+/// Writes encoded entries (see [`Pending::encoded`]) in one durable commit.
+fn commit_entries(
+    db: &Db,
+    next: Option<u64>,
+    entries: &[(u64, Vec<u8>)],
+) -> Result<(), StorageError> {
+    if entries.is_empty() {
         return Ok(());
     }
     let txn = db.begin_write()?;
-    write_pending(&txn, pending)?;
+    write_pending(&txn, next, entries)?;
     txn.commit()?;
-    pending.entries.clear();
     Ok(())
 }
 
-/// Writes the pending entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
-fn write_pending(txn: &WriteTransaction, pending: &Pending) -> Result<(), StorageError> {
-    let Some(next) = pending.next.filter(|_| !pending.entries.is_empty()) else {
+/// Writes encoded entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
+fn write_pending(
+    txn: &WriteTransaction,
+    next: Option<u64>,
+    entries: &[(u64, Vec<u8>)],
+) -> Result<(), StorageError> {
+    let Some(next) = next.filter(|_| !entries.is_empty()) else {
         return Ok(());
     };
     let mut added = 0i64;
     {
         let mut log = txn.open_table(REQUEST_LOG)?;
-        for (id, request) in &pending.entries {
-            let bytes = encode(request);
+        for (id, bytes) in entries {
             added += bytes.len() as i64;
             if let Some(old) = log.insert(*id, bytes.as_slice())? {
                 added -= old.value().len() as i64;

@@ -108,7 +108,7 @@ struct Inner {
     log_requests: bool,
     truncation: Truncation,
     /// Request-log entries not written yet (see `log.rs`).
-    log: Mutex<log::Pending>,
+    log: log::RequestLog,
     /// A read-only store's record of the file state its index states were loaded from.
     follow: Option<Follow>,
 }
@@ -117,7 +117,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         // Writes the last request-log entries; a failure here cannot be reported and
         // loses only those entries (see storage-format.md, "Request log").
-        let _ = log::flush(&self.db, self.log.get_mut());
+        let _ = self.log.flush(&self.db);
     }
 }
 
@@ -242,7 +242,7 @@ impl Store {
                 merge: options.merge,
                 log_requests: options.log_requests,
                 truncation: options.truncation,
-                log: Mutex::new(log::Pending::default()),
+                log: log::RequestLog::default(),
                 follow,
             }),
         };

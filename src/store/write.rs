@@ -27,6 +27,7 @@ use super::Store;
 use crate::chunk::Chunked;
 use crate::document::Document;
 use crate::embed::{Truncation, TruncationReport};
+use crate::index::SegmentIndex;
 
 enum Op {
     /// A document and the chunks its application cut (every index takes them instead of
@@ -288,66 +289,49 @@ impl<'s> Batch<'s> {
 
     /// Commits, reporting chunking, embedding and graph building to `progress`.
     ///
-    /// Chunking and embedding run before the writer lock is taken; an index that changed
-    /// meanwhile (created, dropped, rebuilt) is prepared again under the lock.
+    /// Chunking, embedding and the graph build run before the writer lock is taken, so
+    /// rollbacks, alias switches, request-log writes and feedback never wait for a model or
+    /// a graph; an index that changed meanwhile (created, dropped, rebuilt) is prepared and
+    /// built again under the lock.
     pub fn commit_with(self, progress: &dyn Progress) -> Result<CommitReceipt, WriteError> {
         validate_ops(&self.ops, &self.staged)?;
         let Batch {
             store,
             ops,
             staged,
-            given,
+            mut given,
         } = self;
         store.check_writable()?;
-        let upserts =
-            |index: &str| Given::upserts(given.iter().find(|g| g.index == index), &ops, &staged);
-        let mut prepared = HashMap::new();
+        let mut built = HashMap::new();
         for state in store.indexes().values() {
-            let ready = prepare(
-                store,
-                state.name(),
-                state.record(),
-                &upserts(state.name()),
-                progress,
-            )?;
-            prepared.insert(state.name().to_string(), ready);
+            let ready = Built::make(store, state, (&ops, &staged), &mut given, progress)?;
+            built.insert(state.name().to_string(), ready);
         }
         let _writer = store.lock_writer()?;
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
         let mut truncation = Vec::new();
         for state in indexes.values() {
-            let ready = match prepared.remove(state.name()) {
-                Some(p) if p.key == PrepareKey::of(state.record()) => p,
-                _ => prepare(
-                    store,
-                    state.name(),
-                    state.record(),
-                    &upserts(state.name()),
-                    progress,
-                )?,
+            let ready = match built.remove(state.name()) {
+                Some(b) if b.key == PrepareKey::of(state.record()) => b,
+                stale => {
+                    if let Some(stale) = stale {
+                        stale.give_back(&mut given);
+                    }
+                    Built::make(store, state, (&ops, &staged), &mut given, progress)?
+                }
             };
             truncation.extend(ready.report.clone());
-            let slab = given.iter().find(|g| g.index == state.name());
-            plans.push(prepare_index(state, ready, slab.map(|g| g.data.as_slice())));
+            plans.push(IndexPlan::new(state, ready));
         }
-        // The batch's vectors become a segment's rows or go before the graphs grow.
-        let mut given = given;
-        for plan in &mut plans {
-            plan.take_given(&mut given);
-        }
-        drop(given);
-        // The documents go first and the batch is freed before the graphs grow: the graph
-        // build then holds little besides the segments.
+        drop((built, given));
         let txn = store.db().begin_write()?;
         let (mut receipt, documents) = apply(&txn, &ops, &staged, &mut plans)?;
         let large = ops.len() >= TRIM_AFTER_OPS;
+        // Freed before the segments are written: they pass through redb's cache.
         drop((ops, staged));
         if large {
             release_freed_heap();
-        }
-        for plan in &mut plans {
-            plan.build_segment(progress)?;
         }
         let change = describe(&receipt);
         for plan in &mut plans {
@@ -468,22 +452,102 @@ fn validate_doc_id(doc_id: &str) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// One index's share of a commit: chunks and vectors computed before the transaction,
-/// then the working state the transaction updates.
-struct IndexPlan {
-    state: Arc<IndexState>,
-    record: IndexRecord,
+/// One index's share of a batch made before the writer lock: its chunks and the new
+/// segment over their vectors, graph included. Its child numbers are given under the lock.
+struct Built {
+    key: PrepareKey,
     /// The chunks the index cut itself, by upsert op position, in op order (an upsert
     /// without its entry here takes the chunks its application cut).
     chunked: VecDeque<(usize, Chunked)>,
-    /// The new segment's rows until [`IndexPlan::build_segment`] makes it.
-    rows: Vec<f32>,
-    /// The child number of the first of them (`record.next_child` moves on as the
-    /// commit writes the children, before the segment is built).
+    /// The new segment (numbered from 0 until [`IndexPlan::finish`]), if the batch adds rows.
+    segment: Option<SegmentIndex>,
+    /// The index whose vectors the batch brought are the segment's rows, moved (see `Given`).
+    given: Option<String>,
+    report: Option<TruncationReport>,
+}
+
+impl Built {
+    /// Chunks and embeds the batch's upserts for `state`, then builds the new segment: its
+    /// rows copied together, or, when they are exactly the vectors the batch brought for
+    /// the index, moved from the batch without a copy.
+    fn make(
+        store: &Store,
+        state: &IndexState,
+        (ops, staged): (&[Op], &StagedDocs),
+        given: &mut [Given],
+        progress: &dyn Progress,
+    ) -> Result<Built, WriteError> {
+        let record = state.record();
+        let (dim, metric) = (record.embedder.dimension as usize, record.embedder.metric);
+        let slab = given.iter().position(|g| g.index == state.name());
+        let ready = prepare(
+            store,
+            state.name(),
+            record,
+            &Given::upserts(slab.map(|at| &given[at]), ops, staged),
+            progress,
+        )?;
+        let whole =
+            slab.is_some_and(|at| is_whole(&given[at].data, ready.docs.iter().map(|(_, _, v)| v)));
+        let mut rows = Vec::new();
+        if !whole {
+            let floats: usize = ready.docs.iter().map(|(_, _, v)| v.len()).sum();
+            // Construction reads rows at random: huge pages (see `index::pages`).
+            rows = crate::index::pages::with_capacity(floats);
+            for (_, _, v) in &ready.docs {
+                rows.extend_from_slice(v);
+            }
+        }
+        let Prepared { key, docs, report } = ready;
+        let chunked = docs
+            .into_iter()
+            .filter_map(|(i, c, _)| Some((i, c?)))
+            .collect();
+        if let Some(at) = slab.filter(|_| whole) {
+            let mut data = std::mem::take(&mut given[at].data);
+            data.shrink_to_fit();
+            rows = crate::index::pages::advise(data);
+        }
+        let segment = if rows.is_empty() {
+            None
+        } else {
+            let mut rows = rows;
+            normalise_rows(&mut rows, dim, metric);
+            Some(build_segment(record, 0, rows, progress)?)
+        };
+        Ok(Built {
+            key,
+            chunked,
+            segment,
+            given: whole.then(|| state.name().to_string()),
+            report,
+        })
+    }
+
+    /// Gives the batch back the vectors this build moved, for the index's new state to be
+    /// prepared from (rows a cosine index normalised stay unit length).
+    fn give_back(self, given: &mut [Given]) {
+        let (Some(name), Some(segment)) = (self.given, self.segment) else {
+            return;
+        };
+        if let Some(g) = given.iter_mut().find(|g| g.index == name) {
+            g.data = segment.into_rows();
+        }
+    }
+}
+
+/// One index's share of a commit under the writer lock: what was built before it, then
+/// the working state the transaction updates.
+struct IndexPlan {
+    state: Arc<IndexState>,
+    record: IndexRecord,
+    /// The chunks the index cut itself (see [`Built`]).
+    chunked: VecDeque<(usize, Chunked)>,
+    /// The new segment, numbered from `base` when written.
+    segment: Option<SegmentIndex>,
+    /// The child number of the first of its rows (`record.next_child` moves on as the
+    /// commit writes the children).
     base: u32,
-    /// Whether those rows are still the batch's vectors for the index (see `Given`).
-    rows_given: bool,
-    segment: Option<Arc<Segment>>,
     live: RoaringBitmap,
     acl: HashMap<String, RoaringBitmap>,
     changed: Vec<String>,
@@ -495,85 +559,28 @@ struct IndexPlan {
 }
 
 impl IndexPlan {
-    /// Moves the batch's vectors for this index into the plan when they are its rows.
-    fn take_given(&mut self, given: &mut [Given]) {
-        let name = self.state.name();
-        let Some(g) = given.iter_mut().find(|g| g.index == name) else {
-            return;
-        };
-        if std::mem::take(&mut self.rows_given) {
-            let mut data = std::mem::take(&mut g.data);
-            data.shrink_to_fit();
-            let record = &self.record;
-            normalise_rows(
-                &mut data,
-                record.embedder.dimension as usize,
-                record.embedder.metric,
-            );
-            self.rows = crate::index::pages::advise(data);
+    /// The plan of index `state` (as it is under the lock) from what was built for it.
+    fn new(state: &Arc<IndexState>, built: Built) -> IndexPlan {
+        let record = state.record().clone();
+        IndexPlan {
+            live: state.head().live().clone(),
+            state: state.clone(),
+            current: CurrentAcl::new(record.id),
+            current_written: HashMap::new(),
+            base: record.next_child,
+            record,
+            chunked: built.chunked,
+            segment: built.segment,
+            acl: HashMap::new(),
+            changed: Vec::new(),
+            version: None,
         }
-    }
-
-    /// Makes the new segment (and its graph) from the plan's rows, if it has any.
-    fn build_segment(&mut self, progress: &dyn Progress) -> Result<(), WriteError> {
-        if self.rows.is_empty() {
-            return Ok(());
-        }
-        let rows = std::mem::take(&mut self.rows);
-        let id = self.record.next_segment;
-        let segment = build_segment(&self.record, id, self.base, rows, progress)?;
-        self.segment = Some(Arc::new(segment));
-        Ok(())
     }
 
     /// The index state to install after the commit (`None` if the plan never finished).
     fn into_state(self) -> Option<IndexState> {
         let head = self.version?;
         Some(self.state.next(self.record, head, self.current_written))
-    }
-}
-
-/// The plan of one index from its prepared chunks and vectors, with the new segment's
-/// rows for [`IndexPlan::build_segment`]: copied together, or, when they are exactly the
-/// vectors the batch brought for the index (`given`), left there for
-/// [`IndexPlan::take_given`] to move without a copy.
-fn prepare_index(
-    state: &Arc<IndexState>,
-    prepared: Prepared<'_>,
-    given: Option<&[f32]>,
-) -> IndexPlan {
-    let record = state.record().clone();
-    let dim = record.embedder.dimension as usize;
-    let whole = given.is_some_and(|g| is_whole(g, prepared.docs.iter().map(|(_, _, v)| v)));
-    let mut data = Vec::new();
-    if !whole {
-        let floats: usize = prepared.docs.iter().map(|(_, _, v)| v.len()).sum();
-        // Construction reads rows at random: huge pages (see `index::pages`).
-        data = crate::index::pages::with_capacity(floats);
-        for (_, _, v) in &prepared.docs {
-            data.extend_from_slice(v);
-        }
-        normalise_rows(&mut data, dim, record.embedder.metric);
-    }
-    let base = record.next_child;
-    IndexPlan {
-        live: state.head().live().clone(),
-        state: state.clone(),
-        current: CurrentAcl::new(record.id),
-        current_written: HashMap::new(),
-        record,
-        chunked: prepared
-            .docs
-            .into_iter()
-            .filter_map(|(i, c, _)| Some((i, c?)))
-            .collect(),
-        rows: data,
-        base,
-        rows_given: whole,
-        segment: None,
-        acl: HashMap::new(),
-        changed: Vec::new(),
-        version: None,
     }
 }
 
@@ -914,13 +921,14 @@ impl IndexPlan {
         txn: &WriteTransaction,
         documents: u64,
         change: &str,
-    ) -> Result<u64, StorageError> {
+    ) -> Result<u64, WriteError> {
         let index = self.record.id;
         let version = self.record.head + 1;
         let mut segments = self.state.head().segments().to_vec();
-        if let Some(segment) = &self.segment {
+        if let Some(built) = self.segment.take() {
+            let segment = Segment::new(self.record.next_segment, built.with_base(self.base)?);
             segment.write(txn, index)?;
-            segments.push(segment.clone());
+            segments.push(Arc::new(segment));
             self.record.next_segment += 1;
         }
         {
@@ -972,16 +980,9 @@ impl IndexBuild {
             .into_iter()
             .map(|(rev, doc)| (rev, Op::Upsert(staged.push(doc, None))))
             .unzip();
-        let ready = prepare(
-            store,
-            state.name(),
-            state.record(),
-            &Given::upserts(None, &ops, &staged),
-            progress,
-        )?;
-        let report = ready.report.clone();
-        let mut plan = prepare_index(state, ready, None);
-        plan.build_segment(progress)?;
+        let built = Built::make(store, state, (&ops, &staged), &mut [], progress)?;
+        let report = built.report.clone();
+        let plan = IndexPlan::new(state, built);
         Ok(IndexBuild {
             ops,
             staged,

@@ -91,6 +91,8 @@ struct Cut {
     counts: Vec<usize>,
     over: Vec<Oversized>,
     pieces: usize,
+    /// The children's vectors, embedded with the cut by a late-chunking embedder.
+    late: Vec<f32>,
 }
 
 /// Every document of a batch cut for one index, with the token report of the cut.
@@ -110,12 +112,22 @@ pub(crate) fn prepare<'a>(
 ) -> Result<Prepared<'a>, WriteError> {
     let dim = record.embedder.dimension as usize;
     let Cuts {
-        cuts,
+        mut cuts,
         report,
         embedder,
-    } = cut_all(store, name, record, upserts, store.truncation(), progress)?;
+    } = cut_all(
+        store,
+        name,
+        record,
+        upserts,
+        (store.truncation(), true),
+        progress,
+    )?;
     let mut vectors = match &embedder {
-        Some(e) if e.late_chunking() => embed_late(e.as_ref(), name, upserts, &cuts, progress)?,
+        Some(e) if e.late_chunking() => cuts
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.late))
+            .collect(),
         Some(e) => embed_all(e.as_ref(), name, &cuts, dim, progress)?,
         None => vec![Vec::new(); cuts.len()],
     };
@@ -158,13 +170,14 @@ pub(crate) fn prepare<'a>(
 }
 
 /// Cuts every upsert of a batch for the index `name` (in parallel) and counts the chunks in
-/// its embedder's tokens.
+/// its embedder's tokens; with `embed`, a late-chunking embedder embeds each document's
+/// children as it is cut (each staged upsert is decoded once per index).
 fn cut_all(
     store: &Store,
     name: &str,
     record: &IndexRecord,
     upserts: &[Upsert<'_>],
-    truncation: Truncation,
+    (truncation, embed): (Truncation, bool),
     progress: &dyn Progress,
 ) -> Result<Cuts, WriteError> {
     let embedder = store.embedder(&record.embedder.name);
@@ -175,19 +188,36 @@ fn cut_all(
         });
     }
     let sizes = size_counter(&record.spec, embedder.as_deref())?;
-    progress.stage(&format!("chunk [{name}]"), upserts.len() as u64);
+    let late = embed && embedder.as_ref().is_some_and(|e| e.late_chunking());
+    let stage = if late {
+        "chunk and late-embed"
+    } else {
+        "chunk"
+    };
+    progress.stage(&format!("{stage} [{name}]"), upserts.len() as u64);
     let cuts: Vec<Cut> = upserts
         .par_iter()
         .map(|u| {
             let (doc, chunks) = u.open()?;
             let embedder = embedder.as_deref().filter(|_| u.vectors.is_none());
-            let cut = cut(
+            let mut cut = cut(
                 &doc,
                 &record.spec,
                 chunks.as_ref(),
                 (embedder, sizes.as_deref()),
                 truncation,
             )?;
+            if let Some(embedder) = embedder.filter(|_| late && !cut.texts.is_empty()) {
+                let spans: Vec<(usize, usize)> = cut
+                    .chunked
+                    .as_ref()
+                    .or(chunks.as_ref())
+                    .map_or(&[][..], |c| c.children.as_slice())
+                    .iter()
+                    .map(|c| (c.span.start, c.span.end))
+                    .collect();
+                cut.late = embedder.embed_spans(&doc.text, &spans)?;
+            }
             progress.advance(1);
             Ok(cut)
         })
@@ -226,7 +256,7 @@ pub(crate) fn dry_run(
     truncation: Truncation,
     progress: &dyn Progress,
 ) -> Result<(usize, Option<TruncationReport>), WriteError> {
-    let cuts = cut_all(store, name, record, upserts, truncation, progress)?;
+    let cuts = cut_all(store, name, record, upserts, (truncation, false), progress)?;
     let children = cuts.cuts.iter().map(|c| c.children).sum();
     Ok((children, cuts.report))
 }
@@ -262,38 +292,6 @@ fn embed_all(
                 .collect()
         })
         .collect())
-}
-
-/// Late chunking: each document's children embedded in one pass over the whole document.
-fn embed_late(
-    embedder: &dyn Embedder,
-    name: &str,
-    upserts: &[Upsert<'_>],
-    cuts: &[Cut],
-    progress: &dyn Progress,
-) -> Result<Vec<Vec<f32>>, WriteError> {
-    progress.stage(&format!("late-embed [{name}]"), upserts.len() as u64);
-    upserts
-        .par_iter()
-        .zip(cuts)
-        .map(|(u, cut)| {
-            if cut.texts.is_empty() {
-                return Ok(Vec::new());
-            }
-            let (doc, given) = u.open()?;
-            let spans: Vec<(usize, usize)> = cut
-                .chunked
-                .as_ref()
-                .or(given.as_ref())
-                .map_or(&[][..], |c| c.children.as_slice())
-                .iter()
-                .map(|c| (c.span.start, c.span.end))
-                .collect();
-            let vectors = embedder.embed_spans(&doc.text, &spans)?;
-            progress.advance(1);
-            Ok(vectors)
-        })
-        .collect()
 }
 
 /// The counter an index's sizes in tokens are counted with: the one its spec's unit names,
@@ -334,6 +332,7 @@ fn cut(
             counts: Vec::new(),
             over: Vec::new(),
             pieces: 0,
+            late: Vec::new(),
         });
     };
     let visible = EmbedTexts::new(&doc.text, doc.format)
@@ -406,6 +405,7 @@ fn cut(
         counts,
         over,
         pieces,
+        late: Vec::new(),
     })
 }
 

@@ -48,6 +48,9 @@ pub struct Batch<'s> {
     staged: StagedDocs,
     /// The vectors the application brought, per index.
     given: Vec<Given>,
+    /// The first operation that could not be stored faithfully, found as it was added
+    /// (the commit refuses the batch before any work).
+    refused: Option<Refusal>,
 }
 
 /// Vectors the application brought for one index, concatenated in upsert order: one
@@ -138,6 +141,7 @@ impl Store {
             ops: Vec::new(),
             staged: StagedDocs::default(),
             given: Vec::new(),
+            refused: None,
         }
     }
 
@@ -217,13 +221,30 @@ impl<'s> Batch<'s> {
             given.data.extend_from_slice(&rows);
             given.rows.push((op, start..given.data.len()));
         }
+        self.check(validate_upsert(&doc, chunks.as_ref()));
         let at = self.staged.push(doc, chunks);
         self.ops.push(Op::Upsert(at));
         self
     }
 
+    /// Keeps the first problem found.
+    fn check(&mut self, result: Result<(), Refusal>) {
+        if let (None, Err(problem)) = (&self.refused, result) {
+            self.refused = Some(problem);
+        }
+    }
+
+    /// The first operation that could not be stored faithfully, if any.
+    fn refused(&self) -> Result<(), WriteError> {
+        match &self.refused {
+            Some((doc_id, problem)) => Err(invalid(doc_id, problem.clone())),
+            None => Ok(()),
+        }
+    }
+
     /// Deletes document `doc_id` ([`WriteError::UnknownDocument`] at commit if there is none).
     pub fn delete(&mut self, doc_id: &str) -> &mut Self {
+        self.check(validate_doc_id(doc_id));
         self.ops.push(Op::Delete(doc_id.to_string()));
         self
     }
@@ -234,10 +255,9 @@ impl<'s> Batch<'s> {
         doc_id: &str,
         acl: impl IntoIterator<Item = S>,
     ) -> &mut Self {
-        self.ops.push(Op::SetAcl(
-            doc_id.to_string(),
-            acl.into_iter().map(Into::into).collect(),
-        ));
+        let acl: Vec<String> = acl.into_iter().map(Into::into).collect();
+        self.check(validate_acl(doc_id, &acl));
+        self.ops.push(Op::SetAcl(doc_id.to_string(), acl));
         self
     }
 
@@ -261,7 +281,7 @@ impl<'s> Batch<'s> {
     /// what a commit would store and whether any chunk is longer than its model reads. Works
     /// on a read-only store.
     pub fn dry_run_with(&self, progress: &dyn Progress) -> Result<DryRun, WriteError> {
-        validate_ops(&self.ops, &self.staged)?;
+        self.refused()?;
         let setting = self.store.truncation();
         // Refusing would stop at the first oversized chunk; a dry run reports them all.
         let truncation = match setting {
@@ -294,12 +314,13 @@ impl<'s> Batch<'s> {
     /// a graph; an index that changed meanwhile (created, dropped, rebuilt) is prepared and
     /// built again under the lock.
     pub fn commit_with(self, progress: &dyn Progress) -> Result<CommitReceipt, WriteError> {
-        validate_ops(&self.ops, &self.staged)?;
+        self.refused()?;
         let Batch {
             store,
             ops,
             staged,
             mut given,
+            refused: _,
         } = self;
         store.check_writable()?;
         let mut built = HashMap::new();
@@ -366,35 +387,27 @@ fn invalid(doc_id: &str, problem: DocumentProblem) -> WriteError {
     }
 }
 
-/// Refuses what could not be stored faithfully, before any work is done.
-fn validate_ops(ops: &[Op], staged: &StagedDocs) -> Result<(), WriteError> {
-    for op in ops {
-        match op {
-            Op::Upsert(at) => {
-                let (doc, chunks) = staged.get(at)?;
-                validate_upsert(&doc, chunks.as_ref())?;
-            }
-            Op::Delete(id) => validate_doc_id(id)?,
-            Op::SetAcl(id, acl) => validate_acl(id, acl)?,
-        }
-    }
-    Ok(())
+/// A document that could not be stored faithfully, and why.
+type Refusal = (String, DocumentProblem);
+
+fn refuse(doc_id: &str, problem: DocumentProblem) -> Refusal {
+    (doc_id.to_string(), problem)
 }
 
 /// Refuses an upsert that could not be stored faithfully.
-fn validate_upsert(doc: &Document, chunks: Option<&Chunked>) -> Result<(), WriteError> {
+fn validate_upsert(doc: &Document, chunks: Option<&Chunked>) -> Result<(), Refusal> {
     if let Some(chunks) = chunks {
-        validate_chunks(&doc.text, chunks).map_err(|problem| invalid(&doc.doc_id, problem))?;
+        validate_chunks(&doc.text, chunks).map_err(|problem| refuse(&doc.doc_id, problem))?;
     }
     validate_acl(&doc.doc_id, &doc.acl)
 }
 
 /// Refuses a document id or ACL that could not be stored faithfully.
-fn validate_acl(doc_id: &str, acl: &[String]) -> Result<(), WriteError> {
+fn validate_acl(doc_id: &str, acl: &[String]) -> Result<(), Refusal> {
     validate_doc_id(doc_id)?;
     for principal in acl {
         if principal.trim().is_empty() {
-            return Err(invalid(doc_id, DocumentProblem::EmptyPrincipal));
+            return Err(refuse(doc_id, DocumentProblem::EmptyPrincipal));
         }
     }
     Ok(())
@@ -438,16 +451,16 @@ fn validate_chunks(text: &str, chunks: &Chunked) -> Result<(), DocumentProblem> 
     Ok(())
 }
 
-fn validate_doc_id(doc_id: &str) -> Result<(), WriteError> {
+fn validate_doc_id(doc_id: &str) -> Result<(), Refusal> {
     if doc_id.is_empty() {
-        return Err(invalid(doc_id, DocumentProblem::EmptyId));
+        return Err(refuse(doc_id, DocumentProblem::EmptyId));
     }
     if doc_id.len() > MAX_DOC_ID_BYTES {
         let problem = DocumentProblem::IdTooLong {
             len: doc_id.len(),
             max: MAX_DOC_ID_BYTES,
         };
-        return Err(invalid(doc_id, problem));
+        return Err(refuse(doc_id, problem));
     }
     Ok(())
 }

@@ -771,6 +771,11 @@ fn questions_embedded_once_search_as_their_text_would() {
     assert_eq!(spans(&by_text), spans(&by_vector));
     // The vector is what is searched: give q1 q3's vector and it finds beta.
     questions[0].vector = questions[2].vector.clone();
+    // Only questions without a vector are embedded: q1 keeps q3's.
+    questions[1].vector = None;
+    embed_questions(&mut questions, embedder.as_ref(), &NoProgress).unwrap();
+    assert_eq!(questions[0].vector, questions[2].vector);
+    assert!(questions[1].vector.is_some());
     let moved = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
     assert_eq!(moved[0].units[0].doc, 1, "{:?}", spans(&moved));
     assert_eq!(by_text[0].units[0].doc, 0);

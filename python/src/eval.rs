@@ -62,7 +62,7 @@ pub fn eval<'py>(
     let (header, rows) = py
         .detach(|| {
             let corpus = folio::eval::Corpus::read(&docs)?;
-            let questions = folio::eval::read_questions(&queries, &corpus, limit)?;
+            let mut questions = folio::eval::read_questions(&queries, &corpus, limit)?;
             let workspace = Workspace::new(store_dir.as_deref())?;
             let setup = EmbedSetup {
                 embedder: Arc::clone(&embedder),
@@ -70,7 +70,7 @@ pub fn eval<'py>(
             };
             let reports = folio::eval::evaluate(
                 &corpus,
-                &questions,
+                &mut questions,
                 &strategies,
                 &setup,
                 &settings,

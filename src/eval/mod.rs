@@ -33,19 +33,19 @@ pub use versions::VersionReplay;
 
 /// Builds every strategy over `corpus` in turn, asks it every question and scores the
 /// answers: the reports `folio eval` prints, in the order of `strategies`. Each strategy's
-/// store is closed before the next is built.
+/// store is closed before the next is built. Questions without a vector get one first
+/// ([`embed_questions`]).
 pub fn evaluate(
     corpus: &Corpus,
-    questions: &[Question],
+    questions: &mut [Question],
     strategies: &[Strategy],
     setup: &EmbedSetup,
     settings: &Settings,
     workspace: &Workspace,
     progress: &dyn crate::store::Progress,
 ) -> Result<Vec<StrategyReport>, EvalError> {
-    let mut questions = questions.to_vec();
-    embed_questions(&mut questions, setup.embedder.as_ref(), progress)?;
-    let questions = questions.as_slice();
+    embed_questions(questions, setup.embedder.as_ref(), progress)?;
+    let questions = &*questions;
     strategies
         .iter()
         .enumerate()

@@ -124,17 +124,21 @@ pub fn ask_all(
 /// Questions per call to the embedder.
 const QUESTION_SLICE: usize = 128;
 
-/// Embeds every question once, shortest first in slices (less padding for a transformer),
-/// so that each strategy searches with the same vectors: a model takes far longer to embed
-/// a question than an exact search of a few thousand chunks, and a run asks every question
-/// of every strategy.
+/// Embeds every question without a vector once, shortest first in slices (less padding
+/// for a transformer), so that each strategy searches with the same vectors: a model takes
+/// far longer to embed a question than an exact search of a few thousand chunks, and a run
+/// asks every question of every strategy.
 pub fn embed_questions(
     questions: &mut [Question],
     embedder: &dyn Embedder,
     progress: &dyn Progress,
 ) -> Result<(), EvalError> {
     let dim = embedder.dimension();
-    let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
+    let mut missing: Vec<&mut Question> = questions
+        .iter_mut()
+        .filter(|q| q.vector.is_none())
+        .collect();
+    let texts: Vec<&str> = missing.iter().map(|q| q.text.as_str()).collect();
     progress.stage("embed questions", texts.len() as u64);
     let rows = embed_by_length(
         &texts,
@@ -143,7 +147,7 @@ pub fn embed_questions(
         |batch| embedder.embed_queries(batch),
         |n| progress.advance(n as u64),
     )?;
-    for (question, row) in questions.iter_mut().zip(rows.chunks_exact(dim.max(1))) {
+    for (question, row) in missing.iter_mut().zip(rows.chunks_exact(dim.max(1))) {
         question.vector = Some(row.to_vec());
     }
     Ok(())

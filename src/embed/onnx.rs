@@ -26,28 +26,52 @@ pub struct OnnxEncoder {
     session: Mutex<Session>,
 }
 
-/// onnxruntime allows one environment per process.
-static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
+/// onnxruntime allows one environment per process. Only a working one is kept: after a
+/// failure (a wrong `ORT_DYLIB_PATH`, say) the next model load tries again.
+static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
 
-fn environment() -> Result<&'static Environment, String> {
-    ENVIRONMENT
-        .get_or_init(|| {
-            let lib = std::env::var_os(ORT_DYLIB_PATH)
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| {
-                    format!(
-                        "set {ORT_DYLIB_PATH} to onnxruntime's shared library (e.g. \
-                         onnxruntime/capi/libonnxruntime.so.1.32.0 of the onnxruntime pip wheel)"
-                    )
-                })?;
-            ort::init_from(&lib)
-                .map_err(|e| e.to_string())?
-                .with_name("folio")
-                .build()
-                .map_err(|e| e.to_string())
+/// Serialises the attempts to make it.
+static INIT: Mutex<()> = Mutex::new(());
+
+/// Loads onnxruntime from the shared library `lib` (instead of the one `ORT_DYLIB_PATH`
+/// names) unless it is loaded already; every ONNX model of the process then runs on it.
+pub fn init_onnxruntime(lib: &Path) -> Result<(), EmbedError> {
+    environment(Some(lib))
+        .map(|_| ())
+        .map_err(|reason| EmbedError::Model {
+            path: lib.to_path_buf(),
+            reason,
         })
-        .as_ref()
-        .map_err(Clone::clone)
+}
+
+/// The environment, made from `lib` or else `ORT_DYLIB_PATH` on first use.
+fn environment(lib: Option<&Path>) -> Result<&'static Environment, String> {
+    if let Some(env) = ENVIRONMENT.get() {
+        return Ok(env);
+    }
+    let _init = INIT
+        .lock()
+        .map_err(|_| "an earlier initialisation panicked".to_string())?;
+    if let Some(env) = ENVIRONMENT.get() {
+        return Ok(env);
+    }
+    let lib = match lib {
+        Some(lib) => lib.as_os_str().to_owned(),
+        None => std::env::var_os(ORT_DYLIB_PATH)
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "set {ORT_DYLIB_PATH} to onnxruntime's shared library (e.g. \
+                     onnxruntime/capi/libonnxruntime.so.1.32.0 of the onnxruntime pip wheel)"
+                )
+            })?,
+    };
+    let env = ort::init_from(&lib)
+        .map_err(|e| e.to_string())?
+        .with_name("folio")
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(ENVIRONMENT.get_or_init(|| env))
 }
 
 impl OnnxEncoder {
@@ -57,7 +81,7 @@ impl OnnxEncoder {
             path: path.to_path_buf(),
             reason,
         };
-        let env = environment().map_err(&fail)?;
+        let env = environment(None).map_err(&fail)?;
         let session = Session::builder(env)
             .and_then(|mut b| b.commit_from_file(path))
             .map_err(|e| fail(e.to_string()))?;

@@ -5,8 +5,8 @@ mod chunk_support;
 
 use chunk_support::{chunk_and_check, specs};
 use folio::chunk::{
-    embed_text, ChildStrategy, ChunkSpec, Chunked, EmbedForm, EmbedTexts, ParentStrategy, SizeUnit,
-    SourceFormat,
+    ChildStrategy, ChunkSpec, Chunked, EmbedForm, EmbedTexts, ParentStrategy, SizeUnit,
+    SourceFormat, Span,
 };
 
 fn spec(target: usize, overlap: usize, parent: ParentStrategy) -> ChunkSpec {
@@ -350,13 +350,12 @@ fn every_spec_keeps_the_contract_on_the_guide() {
 #[test]
 fn embed_text_prefixes_the_first_headings() {
     let path = owned(&["Guide", "Install", "Linux"]);
-    assert_eq!(embed_text(&path, "body", 2), "Guide > Install\n\nbody");
-    assert_eq!(
-        embed_text(&path, "body", 5),
-        "Guide > Install > Linux\n\nbody"
-    );
-    assert_eq!(embed_text(&path, "body", 0), "body");
-    assert_eq!(embed_text(&[], "body", 2), "body");
+    let texts = EmbedTexts::new("body", SourceFormat::Text).with_form(EmbedForm::PathPrefix);
+    let embed_text = |path: &[String], depth| texts.get(path, Span { start: 0, end: 4 }, depth);
+    assert_eq!(embed_text(&path, 2), "Guide > Install\n\nbody");
+    assert_eq!(embed_text(&path, 5), "Guide > Install > Linux\n\nbody");
+    assert_eq!(embed_text(&path, 0), "body");
+    assert_eq!(embed_text(&[], 2), "body");
 }
 
 /// A GOV.UK-style page: short sections, one subsection, one section longer than a child.

@@ -371,12 +371,13 @@ pub fn embed_texts(
         .collect()
 }
 
-/// What the embedder sees for the chunks of one document: [`embed_text`] of each chunk's
-/// visible text (for formats with markup, HTML, the text without tags, entities decoded;
-/// for dialogs `speaker (time): text` lines). Source code (feature `code`) has a header
-/// instead of the heading path: the document's path and the section path, the file's
-/// imports that the chunk names, and the declarations of the items it is inside that it
-/// does not show. Reads the document once for all its chunks.
+/// What the embedder sees for the chunks of one document: each chunk's visible text under
+/// its headings as its [`EmbedForm`] says (see [`EmbedTexts::get`]; for formats with
+/// markup, HTML, the text without tags, entities decoded; for dialogs `speaker (time):
+/// text` lines). Source code (feature `code`) has a header instead of the heading path: the
+/// document's path and the section path, the file's imports that the chunk names, and the
+/// declarations of the items it is inside that it does not show. Reads the document once
+/// for all its chunks.
 pub struct EmbedTexts<'a> {
     text: &'a str,
     format: SourceFormat,
@@ -430,7 +431,7 @@ impl<'a> EmbedTexts<'a> {
     /// the prefix). A span outside the text (or off char bounds) gives an empty body.
     pub fn get(&self, section_path: &[String], span: Span, depth: usize) -> String {
         if self.text.get(span.start..span.end).is_none() {
-            return embed_text(section_path, "", depth);
+            return prefixed(section_path.iter().take(depth), "");
         }
         let path = self.path.as_deref();
         if let Some(header) =
@@ -548,12 +549,8 @@ impl<'a> EmbedTexts<'a> {
     }
 }
 
-/// The text to embed for a child: the first `depth` headings of its section path joined by
-/// " > ", a blank line, then the child's text. The text shown to a model has no such prefix.
-pub fn embed_text(section_path: &[String], text: &str, depth: usize) -> String {
-    prefixed(section_path.iter().take(depth), text)
-}
-
+/// `headings` joined by " > ", a blank line, then `text` (the text shown to a model has no
+/// such prefix).
 fn prefixed<'h>(headings: impl Iterator<Item = &'h String>, text: &str) -> String {
     let headings: Vec<&str> = headings.map(String::as_str).collect();
     if headings.is_empty() {

@@ -29,8 +29,7 @@ pub mod tree;
 mod tree_layout;
 
 pub use cut::{
-    chunk_document, chunk_document_with, chunk_tree, embed_text, embed_texts, fits, pages,
-    EmbedTexts,
+    chunk_document, chunk_document_with, chunk_tree, embed_texts, fits, pages, EmbedTexts,
 };
 pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use readers::markdown::front_matter;

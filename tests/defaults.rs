@@ -16,7 +16,7 @@ use folio::retrieve::{
 };
 use folio::store::{
     GraphParams, MergePolicy, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS,
-    DEFAULT_MIN_GRAPH_SIZE, DEFAULT_WAIT,
+    DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE, DEFAULT_WAIT,
 };
 
 /// The rows of the table under `# Defaults` in the doc comments of `source`: constant name
@@ -75,6 +75,7 @@ fn the_store_defaults_table_equals_the_constants() {
             DEFAULT_EF_CONSTRUCTION.to_string(),
         ),
         ("DEFAULT_MIN_GRAPH_SIZE", DEFAULT_MIN_GRAPH_SIZE.to_string()),
+        ("DEFAULT_RESCORE", DEFAULT_RESCORE.to_string()),
         ("DEFAULT_MAX_SEGMENTS", DEFAULT_MAX_SEGMENTS.to_string()),
         (
             "DEFAULT_MAX_DEAD_FRACTION",

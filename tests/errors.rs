@@ -28,6 +28,7 @@ fn vectors_only(dimension: u32) -> IndexConfig {
             metric: Metric::Cosine,
         },
         graph: GraphParams::default(),
+        vectors: Default::default(),
     }
 }
 

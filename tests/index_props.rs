@@ -11,7 +11,8 @@ mod test_vectors;
 use folio::index::distance::score;
 use folio::index::{
     exact_search, exact_search_all, merge_top_k, search, search_with, Graph, HnswParams, Metric,
-    Neighbor, SearchOptions, SearchPath, SegmentIndex, Strategy as Plan, VectorSet,
+    Neighbor, RowError, RowSource, SearchOptions, SearchPath, SegmentIndex, Strategy as Plan,
+    VectorSet,
 };
 use proptest::prelude::*;
 use roaring::RoaringBitmap;
@@ -158,6 +159,28 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// The fixture's segment without its rows in memory.
+fn compressed() -> &'static SegmentIndex {
+    static COMPRESSED: OnceLock<SegmentIndex> = OnceLock::new();
+    COMPRESSED.get_or_init(|| {
+        let segment = fixture().segment.clone().without_rows();
+        assert!(!segment.is_resident());
+        segment
+    })
+}
+
+/// Rows as a compressed segment reads them from its store, here from memory.
+struct Rows<'a>(VectorSet<'a>);
+
+impl RowSource for Rows<'_> {
+    fn read(&self, ids: &[u32], out: &mut Vec<f32>) -> Result<(), RowError> {
+        for &id in ids {
+            out.extend_from_slice(self.0.row(id));
+        }
+        Ok(())
+    }
+}
+
 /// The planner's contract for one search.
 fn check_search(
     got: &[Neighbor],
@@ -243,6 +266,25 @@ proptest! {
             if report.path == SearchPath::Exact || report.path == SearchPath::GraphTopUp {
                 prop_assert_eq!(got, naive(f.segment.vectors(), f.base, q, k, visible));
             }
+        }
+    }
+
+    /// The fixture as a compressed segment (walks on codes, rows read through a
+    /// `RowSource`, only the best `rescore` candidates re-scored): the same contract.
+    #[test]
+    fn compressed_walks_are_filled_and_never_leak(
+        qi in 0usize..100, k in 1usize..40, ef in prop::option::of(1usize..200), vis in visibility(),
+        strategy in plan(), rescore in 0usize..80,
+    ) {
+        let f = fixture();
+        let visible = vis.bitmap(f.base, FIXTURE_N, &f.labels);
+        let q = &f.queries[qi];
+        let options = SearchOptions { k, ef, strategy };
+        let rows = Rows(f.segment.vectors());
+        let (got, report) = compressed().search_stored(q, &visible, options, rescore, &rows).unwrap();
+        check_search(&got, f.segment.vectors(), f.base, q, k, &visible);
+        if report.path == SearchPath::Exact || report.path == SearchPath::GraphTopUp {
+            prop_assert_eq!(got, naive(f.segment.vectors(), f.base, q, k, &visible));
         }
     }
 

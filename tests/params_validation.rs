@@ -43,6 +43,7 @@ fn config(spec: ChunkSpec, graph: GraphParams) -> IndexConfig {
         spec,
         embedder: IndexEmbedder::Registered(folio::embed::default_embedder().name().to_string()),
         graph,
+        vectors: Default::default(),
     }
 }
 
@@ -125,6 +126,7 @@ fn index_parameters_a_decoder_bounds_are_refused_and_nothing_is_written() {
                     metric: Metric::Cosine,
                 },
                 graph,
+                vectors: Default::default(),
             },
             "dimension",
         ),

@@ -7,7 +7,7 @@ use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{default_embedder, Embedder};
 use folio::retrieve::SearchRequest;
-use folio::store::{Access, Store};
+use folio::store::{Access, GraphParams, Store, VectorStorage};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -41,9 +41,21 @@ fn documents() -> impl Strategy<Value = Vec<Document>> {
 }
 
 fn temp_store() -> (tempfile::TempDir, Store) {
+    temp_store_with(VectorStorage::Resident)
+}
+
+/// A new store whose `default` index keeps its vectors as `vectors` says; a compressed one
+/// gets a graph over every segment, so its rows stay in the file.
+fn temp_store_with(vectors: VectorStorage) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::builder()
-        .create(true)
+    let mut builder = Store::builder().create(true).vectors(vectors);
+    if vectors != VectorStorage::Resident {
+        builder = builder.graph(GraphParams {
+            min_graph_size: 1,
+            ..GraphParams::default()
+        });
+    }
+    let store = builder
         .open(dir.path().join("s.folio"))
         .expect("create store");
     (dir, store)
@@ -84,8 +96,10 @@ proptest! {
         query in prop::collection::vec(prop::sample::select(WORDS), 1..4),
         principals in prop::collection::vec(prop::sample::select(PRINCIPALS), 0..3),
         k in 1usize..8,
+        compressed in any::<bool>(),
     ) {
-        let (_dir, store) = temp_store();
+        let vectors = if compressed { VectorStorage::compressed() } else { VectorStorage::Resident };
+        let (_dir, store) = temp_store_with(vectors);
         ingest(&store, &docs);
         let principals: Vec<String> = principals.into_iter().map(String::from).collect();
         let query = query.join(" ");
@@ -339,4 +353,53 @@ fn operations_on_one_document_in_one_batch_see_each_other() {
     batch.delete("d");
     assert!(batch.commit().is_err());
     assert_eq!(store.document_ids().expect("ids"), ["a", "c"]);
+}
+
+/// A compressed index reopened (codes recomputed from the rows in the file, rows read
+/// back for re-scoring) gives the very answers it gave before, scores included.
+#[test]
+fn a_compressed_index_answers_the_same_after_reopening() {
+    let (dir, store) = temp_store_with(VectorStorage::compressed());
+    let docs: Vec<Document> = (0..400usize)
+        .map(|i| {
+            let words: Vec<&str> = (0..12)
+                .map(|j| WORDS[(i * 7 + j * j * 3 + i / 5) % WORDS.len()])
+                .collect();
+            let acl = [vec![], vec![PRINCIPALS[i % 3].to_string()]][i % 2].clone();
+            Document::new(format!("doc{i}"), SourceFormat::Text, words.join(" ") + ".")
+                .with_acl(acl)
+        })
+        .collect();
+    ingest(&store, &docs);
+    let requests: Vec<SearchRequest> = WORDS
+        .iter()
+        .zip(WORDS.iter().skip(3))
+        .flat_map(|(a, b)| {
+            let query = format!("{a} {b}");
+            [
+                SearchRequest::text(&query)
+                    .access(Access::Unrestricted)
+                    .k(10),
+                SearchRequest::text(&query)
+                    .as_principals(["eng".to_string()])
+                    .k(5),
+            ]
+        })
+        .collect();
+    let answers = |store: &Store| -> Vec<String> {
+        requests
+            .iter()
+            .map(|r| format!("{:?}", store.search(r).expect("search").results))
+            .collect()
+    };
+    let before = answers(&store);
+    assert!(
+        before.iter().all(|a| a.contains("score")),
+        "every query found something"
+    );
+    drop(store);
+    let store = Store::builder()
+        .open(dir.path().join("s.folio"))
+        .expect("reopen");
+    assert_eq!(answers(&store), before);
 }

@@ -138,6 +138,7 @@ fn vectors_only_indexes_need_an_empty_store_or_vectors() {
             metric: folio::index::Metric::Dot,
         },
         graph: GraphParams::default(),
+        vectors: Default::default(),
     };
     store
         .create_index("byo", config.clone())

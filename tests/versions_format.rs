@@ -1,6 +1,6 @@
 //! Files of older and other format versions: read (versions 1 to 6 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format7_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format8_fixture` rewrites
 //! the current one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -263,7 +263,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 }
 
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format7_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format8_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -414,11 +414,22 @@ fn a_format6_file_is_upgraded_and_answers_as_recorded() {
 }
 
 #[test]
-fn the_current_format_fixture_reads() {
+fn a_format7_file_is_upgraded_and_answers_as_recorded() {
     let (_dir, path) = copy("format7.folio");
     assert_eq!(stored_format(&path), 7);
     let store = reader_options().open(&path).expect("open v7");
+    // Format 8 only records where each index keeps its vectors: resident, as before.
     assert_eq!(answers(&store), recorded_answers(7));
+    check_fixture_contents(store, 7);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
+}
+
+#[test]
+fn the_current_format_fixture_reads() {
+    let (_dir, path) = copy("format8.folio");
+    assert_eq!(stored_format(&path), 8);
+    let store = reader_options().open(&path).expect("open v8");
+    assert_eq!(answers(&store), recorded_answers(8));
     let faq = store.document("faq").expect("read").expect("stored");
     assert_eq!(faq.metadata, faq_metadata());
     let search = |target: &str, filter: &str| {
@@ -447,8 +458,8 @@ fn the_current_format_fixture_reads() {
         search("default@4", "category = \"billing\""),
         Vec::<String>::new()
     );
-    check_fixture_contents(store, 7);
-    assert_eq!(stored_format(&path), 7);
+    check_fixture_contents(store, 8);
+    assert_eq!(stored_format(&path), 8);
 }
 
 /// The typed metadata of the format 5 fixture's `faq` document.
@@ -471,14 +482,16 @@ fn faq_metadata() -> std::collections::BTreeMap<String, MetadataValue> {
     .collect()
 }
 
-/// What `regenerate_format7_fixture` (and, for formats 2 to 6, the same function in those
+/// What `regenerate_format8_fixture` (and, for formats 2 to 7, the same function in those
 /// builds, without the last batches) wrote.
 fn check_fixture_contents(mut store: Store, format: u32) {
     let indexes = store.list_indexes().expect("indexes");
     // Indexes of formats 1 to 6 embed the path as a prefix; the format 7 build gives
     // `default` the new form and every heading level, `small` the old form.
+    // (The format 8 build adds `packed`, checked by its names and search below.)
     let forms: Vec<(EmbedForm, usize)> = indexes
         .iter()
+        .filter(|i| i.name != "packed")
         .map(|i| (i.spec.embed_form, i.spec.heading_depth))
         .collect();
     match format {
@@ -498,7 +511,11 @@ fn check_fixture_contents(mut store: Store, format: u32) {
     match format {
         ..4 => assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]),
         4 => assert_eq!(names, [("default", 4, 4), ("small", 3, 1)]),
-        _ => assert_eq!(names, [("default", 5, 5), ("small", 4, 1)]),
+        5..8 => assert_eq!(names, [("default", 5, 5), ("small", 4, 1)]),
+        _ => assert_eq!(
+            names,
+            [("default", 5, 5), ("packed", 1, 1), ("small", 4, 1)]
+        ),
     }
     let versions = store.versions("default").expect("versions");
     assert_eq!(versions[1].tags, ["first"]);
@@ -526,7 +543,11 @@ fn check_fixture_contents(mut store: Store, format: u32) {
         4 => assert_eq!(ids, ["handbook", "lunch", "runbook"]),
         _ => assert_eq!(ids, ["faq", "handbook", "lunch", "runbook"]),
     }
-    for target in ["default@1", "default@first", "prod", "default", "small"] {
+    let packed = if format >= 8 { &["packed"][..] } else { &[] };
+    for &target in ["default@1", "default@first", "prod", "default", "small"]
+        .iter()
+        .chain(packed)
+    {
         let (_, score) = self_match(&store, target);
         assert!((score - 1.0).abs() < 1e-4, "{target}: {score}");
     }
@@ -553,7 +574,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 7"),
+        message.contains("format version 99") && message.contains("versions 1 to 8"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -589,7 +610,7 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2, 3, 4, 5, 6] {
+    for format in [1, 2, 3, 4, 5, 6, 7] {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
@@ -652,17 +673,18 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format7.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format8.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
 /// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
 /// and `format3.folio` with the same steps up to the feedback, the format 4 build
 /// `format4.folio` up to the revocation, the format 5 build `format5.folio` up to the
 /// typed metadata, the format 6 build `format6.folio` up to the annotation (its `small`
-/// index, like every index then, in `EmbedForm::PathPrefix`).
+/// index, like every index then, in `EmbedForm::PathPrefix`), the format 7 build
+/// `format7.folio` up to the compressed index.
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format7_fixture() {
-    let path = fixture("format7.folio");
+fn regenerate_format8_fixture() {
+    let path = fixture("format8.folio");
     let _ = std::fs::remove_file(&path);
     let options = Store::builder()
         .create(true)
@@ -765,6 +787,16 @@ fn regenerate_format7_fixture() {
     store
         .annotate(response.request_id.expect("logged"), &annotation)
         .expect("annotate");
+    // Format 8: a compressed index (a graph over its one segment, rows left in the file).
+    let packed = folio::store::IndexConfig {
+        graph: GraphParams {
+            min_graph_size: 1,
+            ..GraphParams::default()
+        },
+        vectors: folio::store::VectorStorage::compressed(),
+        ..config_like_default(&store, ChunkSpec::default())
+    };
+    store.create_index("packed", packed).expect("packed");
     let mut store = store;
     store.compact_file().expect("compact the file");
 }

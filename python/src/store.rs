@@ -321,6 +321,7 @@ impl Store {
             spec: folio::ChunkSpec::default(),
             embedder: folio::IndexEmbedder::Registered(embedder),
             graph: folio::GraphParams::default(),
+            vectors: Default::default(),
         };
         run(py, &store, |s| s.create_index(name, config))
     }

@@ -67,6 +67,13 @@ pub(crate) struct AnnArgs {
     /// Threads that build the graph.
     #[arg(long, default_value_t = 2)]
     build_threads: usize,
+    /// Build a compressed index (links and 8-bit codes in memory, f32 vectors read from
+    /// the file to re-score).
+    #[arg(long)]
+    compressed: bool,
+    /// With --compressed: candidates re-scored on their f32 vectors.
+    #[arg(long, default_value_t = crate::store::DEFAULT_RESCORE, requires = "compressed")]
+    rescore: u32,
     /// Build the store here (a temporary file by default); it must not exist yet.
     #[arg(long)]
     store: Option<PathBuf>,
@@ -141,6 +148,13 @@ fn config(args: AnnArgs) -> Result<AnnConfig, String> {
         m: args.m,
         ef_construction: args.efc,
         build_threads: args.build_threads,
+        vectors: if args.compressed {
+            crate::store::VectorStorage::Compressed {
+                rescore: args.rescore,
+            }
+        } else {
+            crate::store::VectorStorage::Resident
+        },
         time_budget,
         min_queries: args.min_queries,
         stop_recall: args.stop_recall,

@@ -12,7 +12,10 @@ use crate::chunk::ChunkSpec;
 use crate::eval::{Strategy, StrategyKind};
 use crate::index::Metric;
 use crate::retrieve::Expand;
-use crate::store::{GraphParams, IndexConfig, IndexEmbedder, Route, Store, VersionInfo};
+use crate::store::{
+    GraphParams, IndexConfig, IndexEmbedder, Route, Store, VectorStorage, VersionInfo,
+    DEFAULT_RESCORE,
+};
 
 #[derive(Subcommand)]
 pub(crate) enum VersionsCommand {
@@ -149,6 +152,14 @@ pub(crate) enum IndexCommand {
         /// Segments with fewer chunks get no graph (exact search is faster there).
         #[arg(long, default_value_t = GraphParams::default().min_graph_size)]
         min_graph_size: u32,
+        /// Keep only the graph's links and 8-bit codes in memory; the f32 vectors stay in
+        /// the file and are read to re-score a search's best candidates (for sets larger
+        /// than memory).
+        #[arg(long)]
+        compressed: bool,
+        /// With --compressed: candidates re-scored on their f32 vectors per search.
+        #[arg(long, default_value_t = DEFAULT_RESCORE, requires = "compressed")]
+        rescore: u32,
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
@@ -438,6 +449,8 @@ fn index(command: IndexCommand) -> CliResult {
             m,
             ef_construction,
             min_graph_size,
+            compressed,
+            rescore,
             json,
         } => {
             let (store, embedder) = embed.open_named(&store, Store::builder())?;
@@ -484,6 +497,11 @@ fn index(command: IndexCommand) -> CliResult {
                     m,
                     ef_construction,
                     min_graph_size,
+                },
+                vectors: if compressed {
+                    VectorStorage::Compressed { rescore }
+                } else {
+                    VectorStorage::Resident
                 },
             };
             let bar = progress::Bar::new();

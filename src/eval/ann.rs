@@ -34,8 +34,9 @@ pub fn run(
     config.validate()?;
     let dataset = Dataset::load(&config.data, config.filters.as_deref(), config.queries)?;
     dataset.check_k(config.k)?;
-    let built = build::prepare(&dataset, config, progress)?;
+    let mut built = build::prepare(&dataset, config, progress)?;
     let swept = sweep::run(&built.store, &dataset, config, on_point)?;
+    built.searched();
     Ok(AnnRun {
         meta: RunMeta::new(&dataset, config),
         build: built.record,

@@ -18,5 +18,5 @@ pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
 pub use hnsw::{Graph, GraphDecodeError, HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};
-pub use segment::SegmentIndex;
-pub use vectors::{ShapeError, VectorSet};
+pub use segment::{SearchError, SegmentIndex};
+pub use vectors::{RowError, RowSource, ShapeError, VectorSet};

@@ -8,13 +8,14 @@ use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
 use super::distance::normalize;
+use super::distance::Scorer;
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
 use super::hnsw::quant::QuantQuery;
 use super::hnsw::search::{AllVisible, Beam, BitmapFilter, Expand, Filter, Walk, WalkStats};
 use super::hnsw::Graph;
 use super::metric::Metric;
-use super::vectors::VectorSet;
+use super::vectors::{RowError, RowSource, VectorSet};
 use super::visited::{with_scratch, Cand};
 
 /// How a search was answered.
@@ -81,6 +82,13 @@ const PROBE_FLOOR: f64 = 0.25;
 /// A walk may compute as many distances as the exact scan has rows before the planner
 /// cuts it short and scans instead, bounding the worst case.
 const BUDGET_MULTIPLE: usize = 1;
+/// Cost of reading one row of a compressed segment from storage, in exact-scan rows: a
+/// redb lookup of a small block (a B-tree descent, a page read through the OS cache,
+/// about 1 µs) against ~85 ns for a streamed row. An estimate, not calibrated like the
+/// resident costs: too low only sends more small sets to the (exact) scan.
+const STORED_ROW_COST: f64 = 12.0;
+/// Ids whose rows a compressed segment's exact scan reads at once.
+const STORED_SCAN_SLICE: usize = 1024;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
 /// out-degree stays near a plain walk's.
 const TWO_HOP_CAP: usize = 32;
@@ -184,39 +192,36 @@ pub(crate) fn search_cached(
     });
     let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
     let walked = graph.and_then(|graph| {
-        let fraction = count as f64 / vectors.len() as f64;
         let scan = match gathered {
             Some(_) if GatherCache::admits(count, vectors.len()) => {
                 count as f64 * GATHERED_ROW_COST
             }
             _ => count as f64,
         };
-        let (plan, budget) = match options.strategy {
-            Strategy::Auto => match plan(scan, fraction, ef) {
-                Plan::Exact => return None,
-                plan => (plan, (count as usize).saturating_mul(BUDGET_MULTIPLE)),
-            },
-            Strategy::Exact => return None,
-            Strategy::Graph => (Plan::Walk(Expand::Through), usize::MAX),
-            Strategy::GraphTwoHop => (Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP }), usize::MAX),
-        };
-        let walk = Segment {
+        let budget = (count as usize).saturating_mul(BUDGET_MULTIPLE);
+        let walk = Segment::planned(
             graph,
-            vectors,
             base,
             query,
-            k,
             ef,
             count,
             scan,
-            plan,
+            options.strategy,
             budget,
-        };
-        Some(if count == vectors.len() as u64 {
-            walk.run(&AllVisible)
-        } else {
-            walk.run(&BitmapFilter { visible, base })
-        })
+        )?;
+        Some(walk.run_filtered(visible).rescored(|cands, stats| {
+            // Every candidate re-scored on its resident f32 row.
+            stats.distances += cands.len();
+            let scorer = vectors.scorer();
+            let mut top = TopK::new(k);
+            for cand in cands {
+                top.push(Neighbor {
+                    id: base + cand.id,
+                    score: scorer.score(query, vectors.row(cand.id)),
+                });
+            }
+            top.into_sorted()
+        }))
     });
     let exact = |spent| {
         let hits = match gathered {
@@ -227,6 +232,21 @@ pub(crate) fn search_cached(
         };
         (hits, count as usize + spent)
     };
+    match finish(walked, want) {
+        Ok((hits, path, distances)) => (hits, report(path, distances)),
+        Err((path, spent)) => {
+            let (hits, distances) = exact(spent);
+            (hits, report(path, distances))
+        }
+    }
+}
+
+/// A walk's hits with their path and distances, or, when the walk was declined, came up
+/// short of `want` or ran out of budget, the path and distances an exact scan completes.
+fn finish(
+    walked: Option<Walked<Vec<Neighbor>>>,
+    want: usize,
+) -> Result<(Vec<Neighbor>, SearchPath, usize), (SearchPath, usize)> {
     match walked {
         Some(Walked::Done {
             hits,
@@ -238,21 +258,126 @@ pub(crate) fn search_cached(
             } else {
                 SearchPath::GraphTwoHop
             };
-            (hits, report(path, stats.distances))
+            Ok((hits, path, stats.distances))
         }
-        Some(Walked::Done { stats, .. }) => {
-            let (hits, distances) = exact(stats.distances);
-            (hits, report(SearchPath::GraphTopUp, distances))
+        Some(Walked::Done { stats, .. }) => Err((SearchPath::GraphTopUp, stats.distances)),
+        Some(Walked::Declined { distances }) => Err((SearchPath::Exact, distances)),
+        None => Err((SearchPath::Exact, 0)),
+    }
+}
+
+/// A compressed segment for [`search_stored`]: its graph (with every walk code) over
+/// `len` rows that stay in storage, read through `rows`.
+pub(crate) struct Stored<'a> {
+    pub(crate) graph: &'a Graph,
+    pub(crate) len: usize,
+    pub(crate) rows: &'a dyn RowSource,
+    /// Candidates, best by code score first, whose f32 rows are read and re-scored (at
+    /// least `k`).
+    pub(crate) rescore: usize,
+}
+
+/// [`search_with`] over a compressed segment: the walk scores 8-bit codes only; the best
+/// `rescore` of its candidates are re-scored on f32 rows read from storage, and the exact
+/// scan reads the visible rows from storage too (priced accordingly). Same guarantees:
+/// `min(k, visible)` results, never a hidden id, exact scores.
+pub(crate) fn search_stored(
+    segment: &Stored<'_>,
+    base: u32,
+    query: &[f32],
+    visible: &RoaringBitmap,
+    options: SearchOptions,
+) -> Result<(Vec<Neighbor>, SearchReport), RowError> {
+    let (graph, len, k) = (segment.graph, segment.len, options.k);
+    let end = base.saturating_add(len as u32);
+    let count = visible.range_cardinality(base..end);
+    let report = |path, distances| SearchReport {
+        path,
+        distances,
+        visible: count,
+    };
+    let metric = graph.metric();
+    let query = &*prepare_query(metric, query);
+    let want = k.min(count as usize);
+    let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
+    let scan = count as f64 * STORED_ROW_COST;
+    let scorer = Scorer::new(metric);
+    let dim = graph.dim();
+    let fits = want > 0 && graph.len() == len && base.checked_add(len as u32).is_some();
+    let planned = fits
+        .then(|| {
+            Segment::planned(
+                graph,
+                base,
+                query,
+                ef,
+                count,
+                scan,
+                options.strategy,
+                scan as usize,
+            )
+        })
+        .flatten();
+    let walked = match planned {
+        None => None,
+        Some(walk) => {
+            let walked = walk.run_filtered(visible).rescored(|mut cands, stats| {
+                cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+                cands.truncate(segment.rescore.max(k));
+                stats.distances += cands.len();
+                let ids: Vec<u32> = cands.iter().map(|c| c.id).collect();
+                let mut rows = Vec::with_capacity(ids.len() * dim);
+                segment.rows.read(&ids, &mut rows)?;
+                let mut top = TopK::new(k);
+                for (&id, row) in ids.iter().zip(rows.chunks_exact(dim)) {
+                    top.push(Neighbor {
+                        id: base + id,
+                        score: scorer.score(query, row),
+                    });
+                }
+                Ok::<_, RowError>(top.into_sorted())
+            });
+            Some(walked.transpose()?)
         }
-        Some(Walked::Declined { distances }) => {
-            let (hits, distances) = exact(distances);
-            (hits, report(SearchPath::Exact, distances))
-        }
-        None => {
-            let (hits, distances) = exact(0);
-            (hits, report(SearchPath::Exact, distances))
+    };
+    match finish(walked, want) {
+        Ok((hits, path, distances)) => Ok((hits, report(path, distances))),
+        Err((path, spent)) => {
+            let hits = exact_stored(segment, base, query, k, visible)?;
+            Ok((hits, report(path, spent + count as usize)))
         }
     }
+}
+
+/// The exact scan of a compressed segment: the visible rows read from storage in id
+/// order, a slice at a time.
+fn exact_stored(
+    segment: &Stored<'_>,
+    base: u32,
+    query: &[f32],
+    k: usize,
+    visible: &RoaringBitmap,
+) -> Result<Vec<Neighbor>, RowError> {
+    let dim = segment.graph.dim();
+    let scorer = Scorer::new(segment.graph.metric());
+    let end = base.saturating_add(segment.len as u32);
+    let mut top = TopK::new(k);
+    let mut ids = Vec::with_capacity(STORED_SCAN_SLICE);
+    let mut rows = Vec::with_capacity(STORED_SCAN_SLICE * dim);
+    let mut numbers = visible.range(base..end).peekable();
+    while numbers.peek().is_some() {
+        ids.clear();
+        ids.extend(numbers.by_ref().take(STORED_SCAN_SLICE).map(|n| n - base));
+        rows.clear();
+        segment.rows.read(&ids, &mut rows)?;
+        for (&id, row) in ids.iter().zip(rows.chunks_exact(dim)) {
+            top.push(Neighbor {
+                id: base + id,
+                score: scorer.score(query, row),
+            });
+        }
+    }
+    Ok(top.into_sorted())
 }
 
 /// The query as compared: a normalised copy for cosine, else borrowed.
@@ -311,10 +436,8 @@ fn walk_cost(ef: usize, fraction: f64) -> f64 {
 /// A graph query over one segment.
 struct Segment<'a> {
     graph: &'a Graph,
-    vectors: VectorSet<'a>,
     base: u32,
     query: &'a [f32],
-    k: usize,
     ef: usize,
     /// Visible ids in the segment.
     count: u64,
@@ -324,10 +447,11 @@ struct Segment<'a> {
     budget: usize,
 }
 
-/// How a walk ended.
-enum Walked {
+/// How a walk ended: `hits` are its candidates (local ids, code scores), then the
+/// re-scored neighbours.
+enum Walked<H> {
     Done {
-        hits: Vec<Neighbor>,
+        hits: H,
         stats: WalkStats,
         expand: Expand,
     },
@@ -335,10 +459,96 @@ enum Walked {
     Declined { distances: usize },
 }
 
-impl Segment<'_> {
-    /// Descends the upper layers greedily, beam-searches layer 0 with `filter` on the
-    /// quantised codes, then re-scores the candidates on the f32 vectors.
-    fn run<F: Filter>(&self, filter: &F) -> Walked {
+impl Walked<Vec<Cand>> {
+    /// The candidates re-scored by `rescore` (which counts what it computes in the stats).
+    fn rescored<H>(self, rescore: impl FnOnce(Vec<Cand>, &mut WalkStats) -> H) -> Walked<H> {
+        match self {
+            Walked::Done {
+                hits,
+                mut stats,
+                expand,
+            } => {
+                let hits = rescore(hits, &mut stats);
+                Walked::Done {
+                    hits,
+                    stats,
+                    expand,
+                }
+            }
+            Walked::Declined { distances } => Walked::Declined { distances },
+        }
+    }
+}
+
+impl<H, E> Walked<Result<H, E>> {
+    fn transpose(self) -> Result<Walked<H>, E> {
+        Ok(match self {
+            Walked::Done {
+                hits,
+                stats,
+                expand,
+            } => Walked::Done {
+                hits: hits?,
+                stats,
+                expand,
+            },
+            Walked::Declined { distances } => Walked::Declined { distances },
+        })
+    }
+}
+
+impl<'a> Segment<'a> {
+    /// The walk `strategy` asks for (the planner's choice from the visible fraction and
+    /// `scan`, the cost of scanning instead, for [`Strategy::Auto`]), or `None` when the
+    /// exact scan answers; an automatic walk stops after `budget` distances.
+    #[allow(clippy::too_many_arguments)]
+    fn planned(
+        graph: &'a Graph,
+        base: u32,
+        query: &'a [f32],
+        ef: usize,
+        count: u64,
+        scan: f64,
+        strategy: Strategy,
+        budget: usize,
+    ) -> Option<Self> {
+        let fraction = count as f64 / graph.len().max(1) as f64;
+        let (plan, budget) = match strategy {
+            Strategy::Auto => match plan(scan, fraction, ef) {
+                Plan::Exact => return None,
+                plan => (plan, budget),
+            },
+            Strategy::Exact => return None,
+            Strategy::Graph => (Plan::Walk(Expand::Through), usize::MAX),
+            Strategy::GraphTwoHop => (Plan::Walk(Expand::TwoHop { cap: TWO_HOP_CAP }), usize::MAX),
+        };
+        Some(Segment {
+            graph,
+            base,
+            query,
+            ef,
+            count,
+            scan,
+            plan,
+            budget,
+        })
+    }
+
+    /// [`Segment::run`] with the cheapest filter for `visible`.
+    fn run_filtered(&self, visible: &RoaringBitmap) -> Walked<Vec<Cand>> {
+        if self.count == self.graph.len() as u64 {
+            self.run(&AllVisible)
+        } else {
+            self.run(&BitmapFilter {
+                visible,
+                base: self.base,
+            })
+        }
+    }
+
+    /// Descends the upper layers greedily and beam-searches layer 0 with `filter` on the
+    /// quantised codes, leaving the candidates for the caller to re-score.
+    fn run<F: Filter>(&self, filter: &F) -> Walked<Vec<Cand>> {
         let Some(entry) = self.graph.entry else {
             return Walked::Declined { distances: 0 };
         };
@@ -365,7 +575,6 @@ impl Segment<'_> {
                 }
             }
         };
-        let scorer = self.vectors.scorer();
         with_scratch(|scratch| {
             let mut stats = walk.search_layer(
                 scratch,
@@ -378,17 +587,9 @@ impl Segment<'_> {
                 },
                 filter,
             );
-            stats.distances += descent + scratch.results.len();
-            let mut top = TopK::new(self.k);
-            for Reverse(cand) in scratch.results.drain() {
-                let score = scorer.score(self.query, self.vectors.row(cand.id));
-                top.push(Neighbor {
-                    id: self.base + cand.id,
-                    score,
-                });
-            }
+            stats.distances += descent;
             Walked::Done {
-                hits: top.into_sorted(),
+                hits: scratch.results.drain().map(|Reverse(c)| c).collect(),
                 stats,
                 expand,
             }

@@ -11,7 +11,7 @@ use super::gather::GatherCache;
 use super::hnsw::{Graph, HnswParams};
 use super::metric::Metric;
 use super::planner::{self, SearchOptions, SearchReport, Strategy};
-use super::vectors::{ShapeError, VectorSet};
+use super::vectors::{RowError, RowSource, ShapeError, VectorSet};
 
 /// `len()` vectors with global ids `base..base + len()` and, once built or loaded, a graph
 /// over them. Immutable once built; the store rebuilds a segment to compact it. Searches
@@ -20,11 +20,20 @@ use super::vectors::{ShapeError, VectorSet};
 pub struct SegmentIndex {
     base: u32,
     metric: Metric,
-    /// One row per vector, contiguous (unit length for cosine).
-    vectors: Array2<f32>,
+    rows: Rows,
     graph: Option<Graph>,
     /// Copies of recent small visible sets (see `gather.rs`).
     gathered: GatherCache,
+}
+
+/// Where a segment's f32 rows are.
+#[derive(Debug, Clone)]
+enum Rows {
+    /// One row per vector, contiguous (unit length for cosine).
+    Resident(Array2<f32>),
+    /// Compressed: the rows stay in the store's file; walks read the graph's 8-bit codes
+    /// and searches read rows through a [`RowSource`].
+    Stored { len: usize, dim: usize },
 }
 
 impl SegmentIndex {
@@ -64,10 +73,63 @@ impl SegmentIndex {
         Ok(SegmentIndex {
             base,
             metric,
-            vectors,
+            rows: Rows::Resident(vectors),
             graph: None,
             gathered: GatherCache::default(),
         })
+    }
+
+    /// A compressed segment of `graph.len()` rows of `graph.dim()` floats whose rows
+    /// stay in storage: searches read them through a [`RowSource`]. The graph must hold
+    /// every node's walk code.
+    pub(crate) fn stored(base: u32, graph: Graph) -> Result<Self, ShapeError> {
+        let (len, dim) = (graph.len(), graph.dim());
+        if base.checked_add(len as u32).is_none() || u32::try_from(len).is_err() {
+            return Err(ShapeError::IdOverflow { base, len });
+        }
+        if !graph.has_codes() {
+            return Err(ShapeError::Ragged { len: 0, dim });
+        }
+        Ok(SegmentIndex {
+            base,
+            metric: graph.metric(),
+            rows: Rows::Stored { len, dim },
+            graph: Some(graph),
+            gathered: GatherCache::default(),
+        })
+    }
+
+    /// This segment with its f32 rows dropped from memory, when it has a graph to walk
+    /// (a segment without one stays as it is): the caller keeps the rows where a
+    /// [`RowSource`] given to [`SegmentIndex::search_stored`] reads them.
+    pub fn without_rows(self) -> Self {
+        let SegmentIndex {
+            base,
+            metric,
+            rows,
+            graph,
+            gathered,
+        } = self;
+        let rows = match (rows, &graph) {
+            (Rows::Resident(v), Some(g)) if g.has_codes() => Rows::Stored {
+                len: v.nrows(),
+                dim: v.ncols(),
+            },
+            (rows, _) => rows,
+        };
+        SegmentIndex {
+            base,
+            metric,
+            rows,
+            graph,
+            gathered,
+        }
+    }
+
+    /// Whether the f32 rows are in memory (else [`SegmentIndex::rows`] is empty and
+    /// searches go through [`SegmentIndex::search_stored`]).
+    pub fn is_resident(&self) -> bool {
+        matches!(self.rows, Rows::Resident(_))
     }
 
     /// Attaches a graph (built earlier or decoded from storage) after checking it fits.
@@ -88,10 +150,13 @@ impl SegmentIndex {
         Ok(self)
     }
 
-    /// The rows, row-major, the graph dropped.
+    /// The rows, row-major, the graph dropped (none for a compressed segment).
     pub fn into_rows(self) -> Vec<f32> {
-        // Standard layout (see `rows`): the offset is 0.
-        self.vectors.into_raw_vec_and_offset().0
+        match self.rows {
+            // Standard layout (see `rows`): the offset is 0.
+            Rows::Resident(vectors) => vectors.into_raw_vec_and_offset().0,
+            Rows::Stored { .. } => Vec::new(),
+        }
     }
 
     /// Builds the graph on the current rayon pool; see [`Graph::build`].
@@ -104,16 +169,19 @@ impl SegmentIndex {
         self.graph.as_ref()
     }
 
-    /// The (normalised, for cosine) vectors.
+    /// The (normalised, for cosine) vectors; none for a compressed segment.
     pub fn vectors(&self) -> VectorSet<'_> {
         // Shape checked in `prepared`.
         VectorSet::trusted(self.rows(), self.dim(), self.metric)
     }
 
-    /// The vectors as one row-major slice.
+    /// The vectors as one row-major slice; empty for a compressed segment.
     pub fn rows(&self) -> &[f32] {
-        // Built by `from_shape_vec`, so standard (row-major, contiguous) layout.
-        self.vectors.as_slice().unwrap_or(&[])
+        match &self.rows {
+            // Built by `from_shape_vec`, so standard (row-major, contiguous) layout.
+            Rows::Resident(vectors) => vectors.as_slice().unwrap_or(&[]),
+            Rows::Stored { .. } => &[],
+        }
     }
 
     /// Global id of the first vector.
@@ -128,7 +196,10 @@ impl SegmentIndex {
 
     /// Number of vectors.
     pub fn len(&self) -> usize {
-        self.vectors.nrows()
+        match &self.rows {
+            Rows::Resident(vectors) => vectors.nrows(),
+            Rows::Stored { len, .. } => *len,
+        }
     }
 
     /// Whether the segment holds no vectors.
@@ -138,7 +209,10 @@ impl SegmentIndex {
 
     /// Floats per vector.
     pub fn dim(&self) -> usize {
-        self.vectors.ncols()
+        match &self.rows {
+            Rows::Resident(vectors) => vectors.ncols(),
+            Rows::Stored { dim, .. } => *dim,
+        }
     }
 
     /// How the rows are compared.
@@ -173,6 +247,14 @@ impl SegmentIndex {
         options: SearchOptions,
     ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
         let vectors = self.vectors();
+        if !self.is_resident() {
+            // No rows to scan or re-score with: the caller should have used
+            // `search_stored`.
+            return Err(ShapeError::DimMismatch {
+                expected: self.dim(),
+                got: 0,
+            });
+        }
         vectors.check_query(query)?;
         Ok(planner::search_cached(
             vectors,
@@ -184,4 +266,50 @@ impl SegmentIndex {
             Some(&self.gathered),
         ))
     }
+
+    /// [`SegmentIndex::search_with`] for any segment: a compressed one walks its codes and
+    /// reads from `rows` the f32 rows of the best `rescore` candidates (at least `k`) and,
+    /// when the planner scans instead, of the visible ids. A resident one ignores `rows`.
+    pub fn search_stored(
+        &self,
+        query: &[f32],
+        visible: &RoaringBitmap,
+        options: SearchOptions,
+        rescore: usize,
+        rows: &dyn RowSource,
+    ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
+        match (&self.rows, &self.graph) {
+            (Rows::Stored { len, dim }, Some(graph)) => {
+                if query.len() != *dim {
+                    return Err(ShapeError::DimMismatch {
+                        expected: *dim,
+                        got: query.len(),
+                    }
+                    .into());
+                }
+                let stored = planner::Stored {
+                    graph,
+                    len: *len,
+                    rows,
+                    rescore,
+                };
+                Ok(planner::search_stored(
+                    &stored, self.base, query, visible, options,
+                )?)
+            }
+            _ => Ok(self.search_with(query, visible, options)?),
+        }
+    }
+}
+
+/// Why a search of a segment failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The query does not fit the segment.
+    #[error(transparent)]
+    Shape(#[from] ShapeError),
+    /// A compressed segment's rows could not be read.
+    #[error(transparent)]
+    Rows(#[from] RowError),
 }

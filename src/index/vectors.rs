@@ -144,3 +144,16 @@ impl<'a> VectorSet<'a> {
         }
     }
 }
+
+/// Rows a compressed segment left in storage could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("segment rows unreadable: {0}")]
+pub struct RowError(pub String);
+
+/// Where a compressed segment's f32 rows are read from (its store's file): only the walk's
+/// final candidates and the exact scans of small visible sets read them, so they never
+/// need to be resident.
+pub trait RowSource {
+    /// Appends rows `ids` (local ids below the segment's length), in that order, to `out`.
+    fn read(&self, ids: &[u32], out: &mut Vec<f32>) -> Result<(), RowError>;
+}

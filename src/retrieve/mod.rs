@@ -393,7 +393,9 @@ impl Store {
         // than `k` (near-duplicates, merged windows, the budget), gather more.
         let (assembled, stats, gathered) = loop {
             let search = match &mut from {
-                Children::Local => view.search_children(&query, n, request.ef, &visible),
+                Children::Local => {
+                    view.search_children(&reader, &query, n, request.ef, &visible)?
+                }
                 Children::Source(source) => {
                     let ask = Ask {
                         index: state.name(),

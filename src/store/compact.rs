@@ -154,17 +154,19 @@ fn merge(
         .map(|s| head.live().range_cardinality(s.ids()))
         .sum();
     let mut data = crate::index::pages::with_capacity(live as usize * dim);
+    // A compressed segment's rows are read from the file: the head's segments are in
+    // every snapshot from the head's commit on.
+    let read = store.db().begin_read()?;
     for segment in &chosen {
-        let vectors = segment.index().rows();
-        for number in head.live().range(segment.ids()) {
-            let row = (number - segment.base()) as usize * dim;
-            let vector = vectors.get(row..row + dim).ok_or_else(|| {
-                StorageError::corrupt(format!("segment {} is short of rows", segment.id()))
-            })?;
-            data.extend_from_slice(vector);
-            moved.insert(number);
-        }
+        let locals: Vec<u32> = head
+            .live()
+            .range(segment.ids())
+            .map(|number| number - segment.base())
+            .collect();
+        segment.read_rows(&read, &locals, &mut data)?;
+        moved.extend(locals.iter().map(|local| local + segment.base()));
     }
+    drop(read);
     let kept = moved.len();
     let rows: u64 = chosen.iter().map(|s| s.len() as u64).sum();
     let base = record.next_child;
@@ -244,9 +246,8 @@ fn merge(
         .filter(|s| !chosen.iter().any(|c| c.id() == s.id()))
         .cloned()
         .collect();
-    if let Some(segment) = &segment {
-        segment.write(&txn, id)?;
-        segments.push(segment.clone());
+    if let Some(segment) = segment {
+        segments.push(segment.write(&txn, id, record.vectors)?);
         record.next_segment += 1;
     }
     record.next_child = end;

@@ -147,13 +147,11 @@ impl Export<'_> {
     pub fn child(&self, number: u32) -> Result<ExportedChild, ReadError> {
         let child = self.reader.child(&self.state, number)?;
         let doc = self.reader.doc(child.rev)?;
-        let vector = self
+        let segment = self
             .view
             .segments()
             .iter()
-            .map(|s| s.index())
             .find(|s| s.ids().contains(&number))
-            .map(|s| s.vectors().row(number - s.base()).to_vec())
             .ok_or_else(|| {
                 StorageError::corrupt(format!(
                     "child {number} is in no segment of `{}`@{}",
@@ -161,6 +159,8 @@ impl Export<'_> {
                     self.view.version()
                 ))
             })?;
+        let mut vector = Vec::new();
+        segment.read_rows(self.reader.txn(), &[number - segment.base()], &mut vector)?;
         Ok(ExportedChild {
             number,
             chunk_id: chunk_id(&doc.doc_id, child.ordinal),

@@ -11,7 +11,7 @@ use super::identity::{identity_of, EmbedderIdentity};
 use super::options::check_dimension;
 use super::progress::{NoProgress, Progress};
 use super::records::{decode, DocEntry, IndexRecord};
-use super::records::{now_ms, GraphParams};
+use super::records::{now_ms, GraphParams, VectorStorage};
 use super::rows::read_document;
 use super::state::IndexState;
 use super::tables::*;
@@ -52,6 +52,8 @@ pub struct IndexConfig {
     pub embedder: IndexEmbedder,
     /// Its graph parameters.
     pub graph: GraphParams,
+    /// Where it keeps its vectors while serving.
+    pub vectors: VectorStorage,
 }
 
 impl IndexConfig {
@@ -150,6 +152,7 @@ impl Store {
                 next_parent: 0,
                 next_segment: 0,
                 created_ms: now_ms(),
+                vectors: config.vectors,
             };
             let empty = Arc::new(IndexState::empty(
                 name,

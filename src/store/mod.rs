@@ -66,7 +66,7 @@ pub use options::{
 pub use progress::{NoProgress, Progress};
 pub use read::VersionVectors;
 pub(crate) use read::{Reader, StoredChild};
-pub use records::{GraphParams, DEFAULT_MIN_GRAPH_SIZE};
+pub use records::{GraphParams, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE};
 pub(crate) use rows::slice_text;
 pub use state::Access;
 pub(crate) use state::{ChildSearch, IndexState, VersionView};
@@ -493,6 +493,7 @@ fn initialise(db: &Database, options: &StoreBuilder) -> Result<(), OpenError> {
             next_parent: 0,
             next_segment: 0,
             created_ms: now_ms(),
+            vectors: options.vectors,
         };
         commit::create_index_tables(&txn, DEFAULT_INDEX, &record)?;
         versions::create_tables(&txn)?;

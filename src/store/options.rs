@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::records::GraphParams;
+use super::records::{GraphParams, VectorStorage};
 use crate::chunk::ChunkSpec;
 use crate::embed::{default_embedder, Embedder, Truncation, DEFAULT_TRUNCATION};
 use crate::limits::{check, InvalidParameter, DIMENSION};
@@ -41,6 +41,7 @@ use crate::limits::{check, InvalidParameter, DIMENSION};
 /// | graph: links per node (`m`) | 16 | [`DEFAULT_M`](crate::index::DEFAULT_M) |
 /// | graph: construction candidates (`ef_construction`) | 200 | [`DEFAULT_EF_CONSTRUCTION`](crate::index::DEFAULT_EF_CONSTRUCTION) |
 /// | graph: smallest segment with a graph | 4096 | [`DEFAULT_MIN_GRAPH_SIZE`](super::DEFAULT_MIN_GRAPH_SIZE) |
+/// | compressed vectors: candidates re-scored | 40 | [`DEFAULT_RESCORE`](super::DEFAULT_RESCORE) |
 /// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
 /// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
 /// | writes: chunks longer than the model reads | `Split` | [`DEFAULT_TRUNCATION`](crate::embed::DEFAULT_TRUNCATION) |
@@ -54,6 +55,7 @@ pub struct StoreBuilder {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) spec: ChunkSpec,
     pub(crate) graph: GraphParams,
+    pub(crate) vectors: VectorStorage,
     pub(crate) create: bool,
     pub(crate) merge: MergePolicy,
     pub(crate) log_requests: bool,
@@ -68,6 +70,7 @@ impl Default for StoreBuilder {
             embedder: Arc::new(default_embedder()),
             spec: ChunkSpec::default(),
             graph: GraphParams::default(),
+            vectors: VectorStorage::Resident,
             create: false,
             merge: MergePolicy::default(),
             log_requests: false,
@@ -95,6 +98,12 @@ impl StoreBuilder {
     /// The graph parameters of the `default` index, when the store is created.
     pub fn graph(mut self, graph: GraphParams) -> Self {
         self.graph = graph;
+        self
+    }
+
+    /// Where the `default` index keeps its vectors, when the store is created.
+    pub fn vectors(mut self, vectors: VectorStorage) -> Self {
+        self.vectors = vectors;
         self
     }
 

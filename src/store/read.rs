@@ -78,6 +78,7 @@ pub struct VersionVectors {
     pub live: RoaringBitmap,
     /// The segments' vector indexes, in order: the stored vectors (normalised, for
     /// cosine) under global child numbers, the graph when a segment has one, its search.
+    /// A compressed index's segments come as copies with their rows read from the file.
     pub segments: Vec<Arc<SegmentIndex>>,
 }
 
@@ -111,11 +112,17 @@ impl Store {
     /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
     /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
     pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
-        let (_, view) = self.reader()?.resolve(target)?;
+        let reader = self.reader()?;
+        let (_, view) = reader.resolve(target)?;
+        let segments = view
+            .segments()
+            .iter()
+            .map(|s| s.resident(reader.txn()))
+            .collect::<Result<_, _>>()?;
         Ok(VersionVectors {
             version: view.version(),
             live: view.live().clone(),
-            segments: view.segments().iter().map(|s| s.index().clone()).collect(),
+            segments,
         })
     }
 

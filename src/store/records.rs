@@ -276,6 +276,37 @@ impl Default for GraphParams {
     }
 }
 
+/// Where an index keeps its f32 vectors while it serves searches.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, bincode::Encode, bincode::Decode,
+)]
+pub enum VectorStorage {
+    /// In memory beside the graph (the default): walks score 8-bit codes and every
+    /// candidate is re-scored on its f32 row.
+    #[default]
+    Resident,
+    /// Compressed, for sets larger than memory: only the graph's links and 8-bit codes are
+    /// held; the f32 rows stay in the file and are read for the best `rescore` candidates
+    /// of a walk (at least `k`) and for exact scans. Segments too small for a graph stay
+    /// resident.
+    Compressed {
+        /// Candidates re-scored on their f32 rows ([`DEFAULT_RESCORE`]).
+        rescore: u32,
+    },
+}
+
+/// [`VectorStorage::Compressed`]'s re-score width by default.
+pub const DEFAULT_RESCORE: u32 = 40;
+
+impl VectorStorage {
+    /// Compressed with [`DEFAULT_RESCORE`].
+    pub fn compressed() -> Self {
+        VectorStorage::Compressed {
+            rescore: DEFAULT_RESCORE,
+        }
+    }
+}
+
 /// `indexes` value.
 #[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
 pub(crate) struct IndexRecord {
@@ -289,6 +320,40 @@ pub(crate) struct IndexRecord {
     pub next_parent: u32,
     pub next_segment: u32,
     pub created_ms: u64,
+    /// Format 8.
+    pub vectors: VectorStorage,
+}
+
+/// `indexes` value of format 7: [`IndexRecord`] without `vectors` (resident). Only read,
+/// to upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct IndexRecordV7 {
+    pub id: u32,
+    pub spec: ChunkSpec,
+    pub embedder: EmbedderIdentity,
+    pub graph: GraphParams,
+    pub head: u64,
+    pub next_child: u32,
+    pub next_parent: u32,
+    pub next_segment: u32,
+    pub created_ms: u64,
+}
+
+impl From<IndexRecordV7> for IndexRecord {
+    fn from(old: IndexRecordV7) -> Self {
+        IndexRecord {
+            id: old.id,
+            spec: old.spec,
+            embedder: old.embedder,
+            graph: old.graph,
+            head: old.head,
+            next_child: old.next_child,
+            next_parent: old.next_parent,
+            next_segment: old.next_segment,
+            created_ms: old.created_ms,
+            vectors: VectorStorage::Resident,
+        }
+    }
 }
 
 /// The `indexes` value of formats 1 to 6, whose spec had no `embed_form`. Only read, to
@@ -314,14 +379,14 @@ pub(crate) struct ChunkSpecV6 {
     pub heading_depth: usize,
 }
 
-impl From<IndexRecordV6> for IndexRecord {
+impl From<IndexRecordV6> for IndexRecordV7 {
     fn from(old: IndexRecordV6) -> Self {
         let ChunkSpecV6 {
             child,
             parent,
             heading_depth,
         } = old.spec;
-        IndexRecord {
+        IndexRecordV7 {
             id: old.id,
             spec: ChunkSpec {
                 child,

@@ -10,8 +10,9 @@ use roaring::RoaringBitmap;
 use super::current::{read_all, read_current};
 use super::error::{ReadError, StorageError};
 use super::filters::SharedFiltering;
+use super::read::Reader;
 use super::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
-use super::segment::Segment;
+use super::segment::{vector_table, Segment};
 use super::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::filter::Filter;
 use crate::index::exact::{merge_top_k, Neighbor};
@@ -550,28 +551,37 @@ pub(crate) struct ChildSearch {
 impl VersionView {
     /// The `n` best visible children for `query` (already normalised for cosine), over all
     /// segments of this version; `ef` = graph breadth (planner default when `None`).
+    /// Compressed segments read their rows through `reader`, in whose snapshot this
+    /// version is live (so are its segments' rows).
     pub fn search_children(
         &self,
+        reader: &Reader<'_>,
         query: &[f32],
         n: usize,
         ef: Option<usize>,
         visible: &RoaringBitmap,
-    ) -> ChildSearch {
+    ) -> Result<ChildSearch, StorageError> {
+        let table = if self.segments.iter().any(|s| s.is_stored()) {
+            Some(vector_table(reader.txn())?)
+        } else {
+            None
+        };
         let mut lists = Vec::with_capacity(self.segments.len());
         let mut paths = Vec::new();
         let mut distances = 0;
         for segment in &self.segments {
-            let Some((found, report)) = segment.search(query, n, ef, visible) else {
+            let Some((found, report)) = segment.search(query, n, ef, visible, table.as_ref())?
+            else {
                 continue;
             };
             paths.push(report.path);
             distances += report.distances;
             lists.push(found);
         }
-        ChildSearch {
+        Ok(ChildSearch {
             neighbors: merge_top_k(lists, n),
             paths,
             distances,
-        }
+        })
     }
 }

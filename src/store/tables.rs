@@ -4,7 +4,7 @@ use redb::TableDefinition;
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").

@@ -4,10 +4,11 @@
 //! fixed-width integers, format 3 with its variable-width ones (`records::config`); format
 //! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`); format 5
 //! types metadata values; format 6 adds fields to logged requests; format 7 records each
-//! index's embedded form (`ChunkSpec::embed_form`). The whole upgrade is one redb write
-//! transaction: a crash, a full disk or a failed write leaves the file as it was (redb falls
-//! back to the last committed header), and the commit switches it to format 7 at once. See
-//! `storage-format.md`, "Format versions".
+//! index's embedded form (`ChunkSpec::embed_form`); format 8 where an index keeps its
+//! vectors (`IndexRecord::vectors`: resident for every older index). The whole upgrade is
+//! one redb write transaction: a crash, a full disk or a failed write leaves the file as it
+//! was (redb falls back to the last committed header), and the commit switches it to format
+//! 8 at once. See `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -19,20 +20,21 @@ use super::error::StorageError;
 use super::log::LoggedRequestV5;
 use super::records::{
     decode, decode_bitmap, decode_legacy, encode, AliasRecord, ChildRecord, ChildRun, DocChunks,
-    DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, ParentRecord, RevisionRecord,
-    RevisionRecordV4, SegmentRecord, VersionRecord,
+    DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, IndexRecordV7, ParentRecord,
+    RevisionRecord, RevisionRecordV4, SegmentRecord, VersionRecord,
 };
 use super::tables::*;
 
-/// Brings a file of format `from` (1 to 6) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// Brings a file of format `from` (1 to 7) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. Formats 1 and 2 first become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
-/// (keys are redb's own integer, string and tuple types). Then revisions get typed
-/// metadata (format 5: the old string values stay strings), formats 1 to 3 get what
-/// format 4 keeps ([`derive_current`]), logged requests the fields format 6 added, and
-/// index records the embedded form of formats 1 to 6 (`EmbedForm::PathPrefix`).
+/// (keys are redb's own integer, string and tuple types). Then index records get the
+/// embedded form of formats 1 to 6 (`EmbedForm::PathPrefix`) and the vector storage of
+/// formats 1 to 7 (resident), before the steps that read them; revisions typed metadata
+/// (format 5: the old string values stay strings), formats 1 to 3 what format 4 keeps
+/// ([`derive_current`]), and logged requests the fields format 6 added.
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     if from < 3 {
         if from < 2 {
@@ -49,10 +51,15 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
         reencode::<u64, LoggedRequestV5>(txn, REQUEST_LOG, "logged request")?;
     }
-    // Every file older than 7: the indexes keep the form their children were embedded in
-    // (before `derive_current`, which reads index records).
+    // Every file older than 8: the indexes keep the form their children were embedded in
+    // (format 7) and their vectors in memory (format 8); first, as `derive_current` reads
+    // index records.
     rebuild::<&str>(txn, INDEXES, |_, value| {
-        let old: IndexRecordV6 = decode(value, "index record")?;
+        let old = if from < 7 {
+            IndexRecordV7::from(decode::<IndexRecordV6>(value, "index record")?)
+        } else {
+            decode::<IndexRecordV7>(value, "index record")?
+        };
         Ok(encode(&IndexRecord::from(old)))
     })?;
     if from < 5 {

@@ -940,8 +940,7 @@ impl IndexPlan {
         let mut segments = self.state.head().segments().to_vec();
         if let Some(built) = self.segment.take() {
             let segment = Segment::new(self.record.next_segment, built.with_base(self.base)?);
-            segment.write(txn, index)?;
-            segments.push(Arc::new(segment));
+            segments.push(Arc::new(segment).write(txn, index, self.record.vectors)?);
             self.record.next_segment += 1;
         }
         {

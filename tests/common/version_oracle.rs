@@ -42,6 +42,7 @@ pub fn config(store: &Store, strategy: &str) -> IndexConfig {
         spec: spec(strategy),
         embedder: IndexEmbedder::Registered(embedder),
         graph: GraphParams::default(),
+        vectors: Default::default(),
     }
 }
 

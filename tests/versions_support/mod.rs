@@ -44,6 +44,7 @@ pub fn config_like_default(store: &Store, spec: ChunkSpec) -> IndexConfig {
         spec,
         embedder: IndexEmbedder::Registered(embedder),
         graph: GraphParams::default(),
+        vectors: Default::default(),
     }
 }
 

@@ -18,7 +18,9 @@ use crate::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
 use crate::document::Document;
 use crate::embed::{EmbedError, Embedder};
 use crate::index::Metric;
-use crate::store::{CompactFileError, GraphParams, Progress, Store, StoreBuilder, DEFAULT_INDEX};
+use crate::store::{
+    CompactFileError, GraphParams, Progress, Store, StoreBuilder, VectorStorage, DEFAULT_INDEX,
+};
 
 /// The principal every document carries: filter `none` searches as it.
 pub(crate) const ALL: &str = "all";
@@ -80,6 +82,8 @@ impl Embedder for ExternalVectors {
 pub(crate) struct Built {
     pub(crate) store: Store,
     pub(crate) record: Option<BuildRecord>,
+    /// Resident memory before the reopen, MB.
+    reopen_baseline_mb: Option<f64>,
     /// Holds the temporary store file until the run ends.
     _dir: Option<TempDir>,
 }
@@ -102,18 +106,29 @@ pub(crate) fn prepare(
         }
     };
     let options = options(dataset, config);
-    let (store, record) = if config.reuse_store {
-        (options.open(&path)?, None)
+    let (store, record, reopen_baseline_mb) = if config.reuse_store {
+        (options.open(&path)?, None, None)
     } else {
-        let (store, record) = build(dataset, config, &path, options, progress)?;
-        (store, Some(record))
+        let (store, record, baseline) = build(dataset, config, &path, options, progress)?;
+        (store, Some(record), baseline)
     };
-    check_layout(&store, dataset)?;
+    check_layout(&store, dataset, config)?;
     Ok(Built {
         store,
         record,
+        reopen_baseline_mb,
         _dir: dir,
     })
+}
+
+impl Built {
+    /// Records what resident memory the reopened store holds now, after the searches.
+    pub(crate) fn searched(&mut self) {
+        let now = rss_mb();
+        if let Some(record) = &mut self.record {
+            record.search_rss_delta_mb = delta(self.reopen_baseline_mb, now);
+        }
+    }
 }
 
 fn options(dataset: &Dataset, config: &AnnConfig) -> StoreBuilder {
@@ -129,6 +144,7 @@ fn options(dataset: &Dataset, config: &AnnConfig) -> StoreBuilder {
             // The one batch makes one segment, which must get a graph whatever its size.
             min_graph_size: 1,
         })
+        .vectors(config.vectors)
 }
 
 /// Ingests the dataset into a new store at `path`, gives the file back its free space
@@ -140,7 +156,7 @@ fn build(
     path: &Path,
     options: StoreBuilder,
     progress: &dyn Progress,
-) -> Result<(Store, BuildRecord), AnnError> {
+) -> Result<(Store, BuildRecord, Option<f64>), AnnError> {
     if path.exists() {
         return Err(AnnError::StoreExists(path.to_path_buf()));
     }
@@ -188,9 +204,10 @@ fn build(
         reopen_seconds,
         reopen_rss_delta_mb: delta(rss_before, rss_mb()),
         reopen_rss_peak_delta_mb: delta(rss_before, peak_mb()),
+        search_rss_delta_mb: None,
         load1: load_before,
     };
-    Ok((store, record))
+    Ok((store, record, rss_before))
 }
 
 /// One batch: document `v{i}` holds base vector `i` as its only child, visible to the
@@ -239,8 +256,9 @@ fn one_chunk(len: usize) -> Chunked {
 }
 
 /// The searched version must hold every base vector in one segment with a graph, and child
-/// `i` must be base vector `i` (children are numbered in upsert order).
-fn check_layout(store: &Store, dataset: &Dataset) -> Result<(), AnnError> {
+/// `i` must be base vector `i` (children are numbered in upsert order). A compressed run
+/// must search a segment whose rows stay in the file.
+fn check_layout(store: &Store, dataset: &Dataset, config: &AnnConfig) -> Result<(), AnnError> {
     let n = dataset.base.rows();
     let reader = store.reader()?;
     let (state, view) = reader.resolve(DEFAULT_INDEX)?;
@@ -252,6 +270,11 @@ fn check_layout(store: &Store, dataset: &Dataset) -> Result<(), AnnError> {
             segments.len(),
             segments.iter().filter(|s| s.has_graph()).count()
         )));
+    }
+    if config.vectors != VectorStorage::Resident && !segments[0].is_stored() {
+        return Err(AnnError::StoreMismatch(
+            "expected a compressed index, found its vectors in memory".into(),
+        ));
     }
     let step = (n / NUMBERING_SAMPLES).max(1);
     for id in (0..n).step_by(step).chain(n.checked_sub(1)) {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::error::AnnError;
+use crate::store::VectorStorage;
 
 /// The kit's ef sweep (`ann_peers.py --ef`).
 pub const DEFAULT_EFS: [usize; 12] = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
@@ -31,6 +32,8 @@ pub struct AnnConfig {
     pub ef_construction: u32,
     /// Threads that build the graph.
     pub build_threads: usize,
+    /// Where the index keeps its vectors (a compressed one reads them from the file).
+    pub vectors: VectorStorage,
     /// A point stops after this much search time once `min_queries` ran.
     pub time_budget: Duration,
     /// Queries every point runs at least.
@@ -53,6 +56,7 @@ impl AnnConfig {
             m: crate::index::DEFAULT_M,
             ef_construction: crate::index::DEFAULT_EF_CONSTRUCTION,
             build_threads: 2,
+            vectors: VectorStorage::Resident,
             time_budget: Duration::from_secs(3),
             min_queries: 100,
             stop_recall: 0.999,

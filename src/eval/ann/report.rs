@@ -48,6 +48,9 @@ pub struct BuildRecord {
     /// The most resident memory the reopen added at any moment, MB (Linux only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reopen_rss_peak_delta_mb: Option<f64>,
+    /// Resident memory over the reopen and every search of the sweep, MB (Linux only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_rss_delta_mb: Option<f64>,
     /// The 1-minute load average before the build (Linux only).
     pub load1: Option<f64>,
 }
@@ -419,11 +422,12 @@ fn build_details(out: &mut String, b: &BuildRecord, meta: &RunMeta) {
     let rss = |mb: Option<f64>| mb.map_or("unknown".into(), |mb| format!("{mb:+.0} MiB"));
     let _ = writeln!(
         out,
-        "- resident memory: {} over the build (peak {}), {} on reopen (peak {})",
+        "- resident memory: {} over the build (peak {}), {} on reopen (peak {}), {} after the searches",
         rss(b.rss_delta_mb),
         rss(b.rss_peak_delta_mb),
         rss(b.reopen_rss_delta_mb),
-        rss(b.reopen_rss_peak_delta_mb)
+        rss(b.reopen_rss_peak_delta_mb),
+        rss(b.search_rss_delta_mb)
     );
 }
 

@@ -40,10 +40,14 @@ pub(crate) fn run(
     for filter in &dataset.filters {
         let visible = visible_set(&reader, &view, filter, dataset.base.rows())?;
         swept.visible.push(visible_cost(&reader, &view, filter)?);
-        let queries = Queries { dataset, filter };
-        queries.warm_up(&view, &visible, config.k, config.efs[0]);
+        let queries = Queries {
+            dataset,
+            filter,
+            reader: &reader,
+        };
+        queries.warm_up(&view, &visible, config.k, config.efs[0])?;
         for &ef in &config.efs {
-            let record = queries.measure(&view, &visible, config, ef);
+            let record = queries.measure(&view, &visible, config, ef)?;
             on_point(&record);
             let done = record.recall >= config.stop_recall;
             swept.records.push(record);
@@ -116,18 +120,28 @@ fn mean_micros<T, E>(mut f: impl FnMut() -> Result<T, E>) -> Result<f64, E> {
 struct Queries<'d> {
     dataset: &'d Dataset,
     filter: &'d Filter,
+    /// What compressed segments read their rows through.
+    reader: &'d Reader<'d>,
 }
 
 impl Queries<'_> {
-    fn warm_up(&self, view: &VersionView, visible: &RoaringBitmap, k: usize, ef: usize) {
+    fn warm_up(
+        &self,
+        view: &VersionView,
+        visible: &RoaringBitmap,
+        k: usize,
+        ef: usize,
+    ) -> Result<(), AnnError> {
         for q in 0..self.dataset.queries.rows().min(WARM_UP) {
             std::hint::black_box(view.search_children(
+                self.reader,
                 self.dataset.queries.row(q),
                 k,
                 Some(ef),
                 visible,
-            ));
+            )?);
         }
+        Ok(())
     }
 
     /// One point: queries in order until all ran, or the time budget is spent after at
@@ -138,13 +152,13 @@ impl Queries<'_> {
         visible: &RoaringBitmap,
         config: &AnnConfig,
         ef: usize,
-    ) -> SearchRecord {
+    ) -> Result<SearchRecord, AnnError> {
         let load = load1();
         let mut tally = Tally::default();
         for q in 0..self.dataset.queries.rows() {
             let started = Instant::now();
-            let found =
-                view.search_children(self.dataset.queries.row(q), config.k, Some(ef), visible);
+            let query = self.dataset.queries.row(q);
+            let found = view.search_children(self.reader, query, config.k, Some(ef), visible)?;
             tally.spent += started.elapsed();
             tally.add(&found.neighbors, self.filter.truth.row(q), config.k);
             for path in &found.paths {
@@ -157,7 +171,7 @@ impl Queries<'_> {
                 break;
             }
         }
-        tally.record(&self.filter.name, ef, visible.len(), load)
+        Ok(tally.record(&self.filter.name, ef, visible.len(), load))
     }
 }
 

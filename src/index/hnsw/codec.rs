@@ -181,16 +181,33 @@ impl Graph {
     /// graph is safe to search over `vectors`. Allocation is bounded by the input: the
     /// recomputed codes take one byte per float of `vectors`.
     pub fn decode(bytes: &[u8], vectors: VectorSet<'_>) -> Result<Graph, GraphDecodeError> {
+        let mut graph = Graph::decode_links(bytes, vectors.len(), vectors.dim(), vectors.metric())?;
+        if graph.codes.bytes.is_empty() {
+            // Shape checked by `decode_links`: `vectors` has the graph's rows.
+            graph.codes.recompute(vectors);
+        }
+        Ok(graph)
+    }
+
+    /// [`Graph::decode`] for a segment of `len` rows of `dim` floats under `metric` whose
+    /// rows are not at hand: a version 2 blob leaves the codes empty until
+    /// [`Graph::push_codes`] has been given every row, in order.
+    pub(crate) fn decode_links(
+        bytes: &[u8],
+        len: usize,
+        vector_dim: usize,
+        metric: Metric,
+    ) -> Result<Graph, GraphDecodeError> {
         let header = Header::parse(bytes)?;
         let (n, m, dim) = (header.n as usize, header.m as usize, header.dim as usize);
-        if vectors.len() != n || vectors.dim() != dim || vectors.metric() != header.metric {
+        if len != n || vector_dim != dim || metric != header.metric {
             return Err(GraphDecodeError::Vectors(ShapeError::GraphMismatch {
                 graph_len: n,
                 graph_dim: dim,
                 graph_metric: header.metric,
-                len: vectors.len(),
-                dim: vectors.dim(),
-                metric: vectors.metric(),
+                len,
+                dim: vector_dim,
+                metric,
             }));
         }
         let levels_end = HEADER + n.next_multiple_of(4);
@@ -236,7 +253,7 @@ impl Graph {
         } else {
             Vec::new()
         };
-        let mut graph = Graph {
+        let graph = Graph {
             metric: header.metric,
             dim: header.dim as usize,
             params: HnswParams {
@@ -261,10 +278,6 @@ impl Graph {
             ),
         };
         graph.validate()?;
-        if !with_codes {
-            // Shape checked above: `vectors` has `n` rows of `dim` floats.
-            graph.codes.recompute(vectors);
-        }
         Ok(graph)
     }
 

@@ -71,6 +71,19 @@ impl Graph {
             + self.codes.memory_bytes()
     }
 
+    /// Appends the walk codes of the next `rows` (whole rows, in id order) to a graph
+    /// decoded by [`Graph::decode_links`], one stored block at a time.
+    pub(crate) fn push_codes(&mut self, rows: &[f32]) {
+        let missing = (self.len() * self.dim).saturating_sub(self.codes.bytes.len());
+        super::pages::reserve(&mut self.codes.bytes, missing);
+        self.codes.push_rows(rows);
+    }
+
+    /// Whether every node has its walk code.
+    pub(crate) fn has_codes(&self) -> bool {
+        self.codes.bytes.len() == self.len() * self.dim
+    }
+
     /// Checks that this graph was built over `vectors` (same size, dimension and metric).
     pub fn check_vectors(&self, vectors: VectorSet<'_>) -> Result<(), ShapeError> {
         if vectors.len() == self.len()

@@ -72,13 +72,19 @@ impl Codes {
 
     /// Appends the codes of rows `self.len()..` of `vectors`.
     pub(crate) fn extend(&mut self, vectors: VectorSet<'_>) {
-        let dim = self.offset.len();
         let start = self.bytes.len();
-        pages::reserve(
-            &mut self.bytes,
-            vectors.as_slice().len().saturating_sub(start),
-        );
-        for row in vectors.as_slice()[start..].chunks_exact(dim) {
+        self.push_rows(&vectors.as_slice()[start..]);
+    }
+
+    /// Appends the codes of `rows` (whole rows of this table's dimension), e.g. one stored
+    /// block at a time when the f32 rows are not to be held together.
+    pub(crate) fn push_rows(&mut self, rows: &[f32]) {
+        let dim = self.offset.len();
+        if dim == 0 {
+            return;
+        }
+        pages::reserve(&mut self.bytes, rows.len());
+        for row in rows.chunks_exact(dim) {
             for ((&x, &o), &s) in row.iter().zip(&self.offset).zip(&self.scale) {
                 // Out-of-range and NaN inputs saturate (`as` clamps, NaN -> 0).
                 let code = if s > 0.0 { ((x - o) / s).round() } else { 0.0 };

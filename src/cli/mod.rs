@@ -230,8 +230,8 @@ pub(crate) struct EmbedArgs {
     /// or refuse.
     #[arg(long, default_value = "split")]
     pub(crate) truncation: Truncation,
-    /// Late chunking (bert: and hf: models): every chunk's vector is pooled from token
-    /// states computed over its whole document, so it carries the document's context.
+    /// Late chunking (bert:, hf:, e5q4: and onnx: models): every chunk's vector is pooled from
+    /// token states computed over its whole document, so it carries the document's context.
     #[arg(long, requires = "embedder")]
     pub(crate) late_chunking: bool,
 }

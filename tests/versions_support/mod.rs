@@ -62,7 +62,10 @@ pub fn small_options() -> StoreBuilder {
 }
 
 /// Asserts that file sizes measured after each round stop growing: the peak of the last
-/// third of the rounds is within 5% of the middle third's. Returns the three peaks.
+/// third of the rounds is within 5% of the larger of the earlier thirds' peaks (a file that
+/// keeps growing fails either way; one that settles may settle below its early peak, where
+/// redb's free pages and the request log's unwritten entries make it wander). Returns the
+/// three peaks.
 pub fn assert_plateau(sizes: &[u64]) -> (u64, u64, u64) {
     let third = sizes.len() / 3;
     let peak = |r: std::ops::Range<usize>| sizes[r].iter().copied().max().unwrap_or(0);
@@ -71,8 +74,9 @@ pub fn assert_plateau(sizes: &[u64]) -> (u64, u64, u64) {
         peak(third..2 * third),
         peak(2 * third..sizes.len()),
     );
+    let before = early.max(middle);
     assert!(
-        late <= middle + middle / 20,
+        late <= before + before / 20,
         "the file kept growing: peaks {early} -> {middle} -> {late}"
     );
     (early, middle, late)

@@ -7,9 +7,10 @@
 //! phases and refuses commits without one. A crash loses at most the entries not written
 //! yet. This handle's [`Store::log_entries`] includes them; other processes see them once
 //! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
-//! entries' lock, unless another write of them is under way: then it leaves them for the
-//! next search, so searches queue neither behind that write nor behind a commit's
-//! transaction, until [`MAX_PENDING`] entries wait.
+//! entries' lock, so other searches go on logging; it waits only for another log write or
+//! a commit's short write transaction (a commit builds its graphs before taking it). Letting
+//! searches skip the write while another was under way made the batches, and the file,
+//! wander under a concurrent trim.
 //!
 //! Trimming deletes at most [`TRIM_BATCH`] entries per write transaction, so the writes
 //! that share the file wait at most one short commit; searches read snapshots and never
@@ -31,10 +32,6 @@ use crate::review::{
 
 /// Log entries are written this many at a time.
 const WRITE_EVERY: usize = 64;
-
-/// With this many entries waiting, a search waits for its turn to write them: what a
-/// crash loses stays bounded.
-const MAX_PENDING: usize = 16 * WRITE_EVERY;
 
 /// At most this many entries are deleted per write transaction (trim, size cap).
 pub const TRIM_BATCH: usize = 256;
@@ -127,16 +124,14 @@ impl Store {
         if waiting < WRITE_EVERY {
             return Ok(id);
         }
-        let _writing = match log.writing.try_lock() {
-            Some(writing) => writing,
-            None if waiting < MAX_PENDING => return Ok(id),
-            None => {
-                drop(pending);
-                let writing = log.writing.lock();
-                pending = log.pending.lock();
-                writing
-            }
-        };
+        // Written outside the entries' lock, so other searches keep logging meanwhile; one
+        // write at a time, and none if another write took them first.
+        drop(pending);
+        let _writing = log.writing.lock();
+        let pending = log.pending.lock();
+        if pending.entries.len() < WRITE_EVERY {
+            return Ok(id);
+        }
         let (next, entries) = pending.encoded();
         drop(pending);
         commit_entries(self.db(), next, &entries)?;

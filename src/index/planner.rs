@@ -212,15 +212,8 @@ pub(crate) fn search_cached(
         Some(walk.run_filtered(visible).rescored(|cands, stats| {
             // Every candidate re-scored on its resident f32 row.
             stats.distances += cands.len();
-            let scorer = vectors.scorer();
-            let mut top = TopK::new(k);
-            for cand in cands {
-                top.push(Neighbor {
-                    id: base + cand.id,
-                    score: scorer.score(query, vectors.row(cand.id)),
-                });
-            }
-            top.into_sorted()
+            let rows = cands.iter().map(|c| (c.id, vectors.row(c.id)));
+            top_k(&vectors.scorer(), query, base, k, rows)
         }))
     });
     let exact = |spent| {
@@ -328,14 +321,8 @@ pub(crate) fn search_stored(
                 let ids: Vec<u32> = cands.iter().map(|c| c.id).collect();
                 let mut rows = Vec::with_capacity(ids.len() * dim);
                 segment.rows.read(&ids, &mut rows)?;
-                let mut top = TopK::new(k);
-                for (&id, row) in ids.iter().zip(rows.chunks_exact(dim)) {
-                    top.push(Neighbor {
-                        id: base + id,
-                        score: scorer.score(query, row),
-                    });
-                }
-                Ok::<_, RowError>(top.into_sorted())
+                let rows = ids.iter().copied().zip(rows.chunks_exact(dim));
+                Ok::<_, RowError>(top_k(&scorer, query, base, k, rows))
             });
             Some(walked.transpose()?)
         }
@@ -370,14 +357,44 @@ fn exact_stored(
         ids.extend(numbers.by_ref().take(STORED_SCAN_SLICE).map(|n| n - base));
         rows.clear();
         segment.rows.read(&ids, &mut rows)?;
-        for (&id, row) in ids.iter().zip(rows.chunks_exact(dim)) {
-            top.push(Neighbor {
-                id: base + id,
-                score: scorer.score(query, row),
-            });
-        }
+        push_scored(
+            &mut top,
+            &scorer,
+            query,
+            base,
+            ids.iter().copied().zip(rows.chunks_exact(dim)),
+        );
     }
     Ok(top.into_sorted())
+}
+
+/// The best `k` of `rows` (local id, f32 row) scored against `query`, with global ids.
+fn top_k<'r>(
+    scorer: &Scorer,
+    query: &[f32],
+    base: u32,
+    k: usize,
+    rows: impl Iterator<Item = (u32, &'r [f32])>,
+) -> Vec<Neighbor> {
+    let mut top = TopK::new(k);
+    push_scored(&mut top, scorer, query, base, rows);
+    top.into_sorted()
+}
+
+/// Scores `rows` (local id, f32 row) against `query` into `top`, with global ids.
+fn push_scored<'r>(
+    top: &mut TopK,
+    scorer: &Scorer,
+    query: &[f32],
+    base: u32,
+    rows: impl Iterator<Item = (u32, &'r [f32])>,
+) {
+    for (id, row) in rows {
+        top.push(Neighbor {
+            id: base + id,
+            score: scorer.score(query, row),
+        });
+    }
 }
 
 /// The query as compared: a normalised copy for cosine, else borrowed.

@@ -58,17 +58,21 @@ impl Pending {
         let entries = self.entries.iter().map(|(id, r)| (*id, encode(r)));
         (self.next, entries.collect())
     }
+
+    /// Writes every entry in one durable commit and forgets them.
+    fn write_all(&mut self, db: &Db) -> Result<(), StorageError> {
+        let (next, entries) = self.encoded();
+        commit_entries(db, next, &entries)?;
+        self.entries.clear();
+        Ok(())
+    }
 }
 
 impl RequestLog {
     /// Writes every pending entry now (a close, a trim, a file compaction).
     pub(crate) fn flush(&self, db: &Db) -> Result<(), StorageError> {
         let _writing = self.writing.lock();
-        let mut pending = self.pending.lock();
-        let (next, entries) = pending.encoded();
-        commit_entries(db, next, &entries)?;
-        pending.entries.clear();
-        Ok(())
+        self.pending.lock().write_all(db)
     }
 }
 
@@ -174,10 +178,7 @@ impl Store {
         let mut pending = log.pending.lock();
         if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
             change(request);
-            let (next, entries) = pending.encoded();
-            commit_entries(self.db(), next, &entries)?;
-            pending.entries.clear();
-            return Ok(());
+            return Ok(pending.write_all(self.db())?);
         }
         let txn = self.db().begin_write()?;
         {

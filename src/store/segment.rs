@@ -82,10 +82,7 @@ impl RowSource for TableRows<'_> {
             let row = bytes.get(start..start + row_bytes).ok_or_else(|| {
                 RowError(format!("segment {} block {block} is short", self.segment))
             })?;
-            out.extend(
-                row.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
+            extend_f32s(out, row);
         }
         Ok(())
     }
@@ -410,11 +407,7 @@ fn for_each_block(
             break;
         }
         floats.clear();
-        floats.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
+        extend_f32s(&mut floats, bytes);
         f(block, &floats)?;
     }
     if total != record.count as usize {
@@ -423,4 +416,13 @@ fn for_each_block(
         )));
     }
     Ok(())
+}
+
+/// Appends the little-endian floats of `bytes` (whole floats) to `out`.
+fn extend_f32s(out: &mut Vec<f32>, bytes: &[u8]) {
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
 }

@@ -524,7 +524,6 @@ impl Built {
         let segment = if rows.is_empty() {
             None
         } else {
-            let mut rows = rows;
             normalise_rows(&mut rows, dim, metric);
             Some(build_segment(record, 0, rows, progress)?)
         };

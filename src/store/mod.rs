@@ -104,6 +104,10 @@ struct Inner {
     unavailable: RwLock<BTreeMap<String, UnavailableIndex>>,
     /// Serialises writers so the in-memory state is swapped in commit order.
     writer: Mutex<()>,
+    /// Per index name, held by a merge from its choice of segments until it lands (see
+    /// `compact.rs`): merges build without the writer lock, and two of one index must not
+    /// both land.
+    merging: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     merge: MergePolicy,
     log_requests: bool,
     truncation: Truncation,
@@ -239,6 +243,7 @@ impl Store {
                 indexes: RwLock::new(loaded.states),
                 unavailable: RwLock::new(loaded.unavailable),
                 writer: Mutex::new(()),
+                merging: Mutex::default(),
                 merge: options.merge,
                 log_requests: options.log_requests,
                 truncation: options.truncation,
@@ -378,6 +383,16 @@ impl Store {
         txn.commit()?;
         update(&mut indexes);
         Ok(())
+    }
+
+    /// The lock that serialises the merges of index `name`.
+    pub(crate) fn merge_lock(&self, name: &str) -> Arc<Mutex<()>> {
+        self.inner
+            .merging
+            .lock()
+            .entry(name.to_string())
+            .or_default()
+            .clone()
     }
 
     pub(crate) fn merge_policy(&self) -> MergePolicy {

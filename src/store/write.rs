@@ -112,7 +112,10 @@ pub struct CommitReceipt {
     /// The token counts of every index whose embedder has a tokenizer and a limit: chunks
     /// longer than the model reads are never embedded silently.
     pub truncation: Vec<TruncationReport>,
-    /// The versions the merge policy made right after the commit, by index.
+    /// The versions the merge policy made right after the commit, by index. The merges run
+    /// after the commit released the writer lock (their graphs are built without it), so
+    /// another writer's version may come between; an index whose merge another thread has
+    /// under way is left to that merge.
     pub merged: BTreeMap<String, u64>,
     /// Why the merge policy failed after the commit, if it did. The batch itself is
     /// committed either way; the next commit (or [`Store::compact`]) tries the merge again.
@@ -328,7 +331,7 @@ impl<'s> Batch<'s> {
             let ready = Built::make(store, state, (&ops, &staged), &mut given, progress)?;
             built.insert(state.name().to_string(), ready);
         }
-        let _writer = store.lock_writer()?;
+        let writer = store.lock_writer()?;
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
         let mut truncation = Vec::new();
@@ -368,6 +371,7 @@ impl<'s> Batch<'s> {
                 .filter_map(|p| p.into_state().map(Arc::new))
                 .collect(),
         );
+        drop(writer);
         receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) = super::compact::after_commit(store, progress);
         if large {

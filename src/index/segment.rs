@@ -88,7 +88,7 @@ impl SegmentIndex {
             return Err(ShapeError::IdOverflow { base, len });
         }
         if !graph.has_codes() {
-            return Err(ShapeError::Ragged { len: 0, dim });
+            return Err(ShapeError::NoWalkCodes);
         }
         Ok(SegmentIndex {
             base,
@@ -250,10 +250,7 @@ impl SegmentIndex {
         if !self.is_resident() {
             // No rows to scan or re-score with: the caller should have used
             // `search_stored`.
-            return Err(ShapeError::DimMismatch {
-                expected: self.dim(),
-                got: 0,
-            });
+            return Err(ShapeError::RowsNotResident);
         }
         vectors.check_query(query)?;
         Ok(planner::search_cached(
@@ -312,4 +309,44 @@ pub enum SearchError {
     /// A compressed segment's rows could not be read.
     #[error(transparent)]
     Rows(#[from] RowError),
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failing loudly is the point
+
+    use super::*;
+
+    /// A 64-row segment with a graph (and its walk codes).
+    fn graphed() -> SegmentIndex {
+        let rows: Vec<f32> = (0..64 * 4).map(|i| ((i * 37) % 101) as f32).collect();
+        let mut segment = SegmentIndex::new(0, 4, Metric::L2, rows).expect("segment");
+        segment.build_graph(HnswParams::default(), &|_| {});
+        segment
+    }
+
+    #[test]
+    fn a_compressed_segment_says_its_rows_are_not_in_memory() {
+        let segment = graphed().without_rows();
+        let options = SearchOptions {
+            k: 3,
+            ef: None,
+            strategy: Strategy::Auto,
+        };
+        let visible: RoaringBitmap = (0..64).collect();
+        let got = segment.search_with(&[1.0; 4], &visible, options);
+        assert_eq!(got.err(), Some(ShapeError::RowsNotResident));
+    }
+
+    #[test]
+    fn a_stored_segment_needs_walk_codes() {
+        let graph = graphed().graph.expect("graph");
+        assert!(SegmentIndex::stored(0, graph.clone()).is_ok());
+        let mut bare = graph;
+        bare.codes = Default::default();
+        assert_eq!(
+            SegmentIndex::stored(0, bare).err(),
+            Some(ShapeError::NoWalkCodes)
+        );
+    }
 }

@@ -56,6 +56,13 @@ pub enum ShapeError {
         /// The rows.
         len: usize,
     },
+    /// A search that needs the f32 rows in memory, of a compressed segment whose rows stay
+    /// in storage (search it with [`super::SegmentIndex::search_stored`]).
+    #[error("the segment's rows are in storage, not in memory: search it with a row source")]
+    RowsNotResident,
+    /// A compressed segment over a graph without the walk codes of all its nodes.
+    #[error("a compressed segment needs its graph's walk codes, and the graph has none")]
+    NoWalkCodes,
 }
 
 /// `len()` vectors of `dim()` floats, row-major, compared under `metric()`.

@@ -120,7 +120,7 @@ pub(crate) fn prepare<'a>(
         name,
         record,
         upserts,
-        (store.truncation(), true),
+        CutFor::Commit(store.truncation()),
         progress,
     )?;
     let mut vectors = match &embedder {
@@ -169,17 +169,30 @@ pub(crate) fn prepare<'a>(
     })
 }
 
+/// What [`cut_all`] cuts for, under which truncation setting.
+#[derive(Clone, Copy)]
+enum CutFor {
+    /// A commit: a late-chunking embedder embeds each document's children as it is cut.
+    Commit(Truncation),
+    /// A dry run: chunks and token counts only.
+    DryRun(Truncation),
+}
+
 /// Cuts every upsert of a batch for the index `name` (in parallel) and counts the chunks in
-/// its embedder's tokens; with `embed`, a late-chunking embedder embeds each document's
+/// its embedder's tokens; for a commit, a late-chunking embedder embeds each document's
 /// children as it is cut (each staged upsert is decoded once per index).
 fn cut_all(
     store: &Store,
     name: &str,
     record: &IndexRecord,
     upserts: &[Upsert<'_>],
-    (truncation, embed): (Truncation, bool),
+    purpose: CutFor,
     progress: &dyn Progress,
 ) -> Result<Cuts, WriteError> {
+    let (truncation, embed) = match purpose {
+        CutFor::Commit(truncation) => (truncation, true),
+        CutFor::DryRun(truncation) => (truncation, false),
+    };
     let embedder = store.embedder(&record.embedder.name);
     if embedder.is_none() && upserts.iter().any(|u| u.vectors.is_none()) {
         return Err(WriteError::EmbedderNotRegistered {
@@ -256,7 +269,14 @@ pub(crate) fn dry_run(
     truncation: Truncation,
     progress: &dyn Progress,
 ) -> Result<(usize, Option<TruncationReport>), WriteError> {
-    let cuts = cut_all(store, name, record, upserts, (truncation, false), progress)?;
+    let cuts = cut_all(
+        store,
+        name,
+        record,
+        upserts,
+        CutFor::DryRun(truncation),
+        progress,
+    )?;
     let children = cuts.cuts.iter().map(|c| c.children).sum();
     Ok((children, cuts.report))
 }

@@ -8,7 +8,7 @@
 # Usage: scripts/compressed_bench.sh [OUT]
 #   env: N (1000000), RESCORE (compressed re-score width, the default when empty), PY (the
 #   kit's venv: numpy, faiss-cpu, hnswlib), BENCH (the kit), DATA (generated datasets),
-#   FOLIO (the binary)
+#   FOLIO (the binary), HNSWLIB (0 skips the two hnswlib steps)
 set -u
 OUT=${1:-/tmp/compressed}
 N=${N:-1000000}
@@ -50,6 +50,10 @@ step "folio compressed" "$OUT/folio-compressed.log" $NICE $FOLIO bench ann --dat
 rm -f "$OUT/compressed.folio"
 step "faiss SQ8" "$OUT/faiss-sq8.log" $NICE $PY "$HERE/faiss_sq8.py" "$SET" --kit $BENCH --threads 2 \
   --json "$OUT/faiss-sq8.json" --queries 500 --time-budget 1 --min-queries 100 --stop-recall 0.99
+if [ "${HNSWLIB:-1}" = 0 ]; then
+  cat "$OUT/steps.md"
+  exit 0
+fi
 step "hnswlib memory" "$OUT/hnswlib-memory.log" $NICE $PY "$HERE/hnswlib_memory.py" "$SET" --threads 2 \
   --json "$OUT/hnswlib-memory.json"
 step "hnswlib" "$OUT/hnswlib.log" $NICE $PY $BENCH/ann_peers.py --data "$SET" --out "$OUT/hnswlib" \

@@ -3,6 +3,7 @@
 //! row-major `&[f32]` with contiguous global ids `base..base + n`, a visible set as a
 //! [`roaring::RoaringBitmap`] of global ids (shared across segments).
 
+mod coded;
 pub mod distance;
 pub mod exact;
 mod gather;

@@ -7,11 +7,12 @@ use std::cmp::Reverse;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
+use super::coded::exact_coded;
 use super::distance::normalize;
 use super::distance::Scorer;
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
-use super::hnsw::quant::QuantQuery;
+use super::hnsw::quant::{QuantQuery, Residuals};
 use super::hnsw::search::{AllVisible, Beam, BitmapFilter, Expand, Filter, Walk, WalkStats};
 use super::hnsw::Graph;
 use super::metric::Metric;
@@ -84,11 +85,14 @@ const PROBE_FLOOR: f64 = 0.25;
 const BUDGET_MULTIPLE: usize = 1;
 /// Cost of reading one row of a compressed segment from storage, in exact-scan rows: a
 /// redb lookup of a small block (a B-tree descent, a page read through the OS cache,
-/// about 1 µs) against ~85 ns for a streamed row. An estimate, not calibrated like the
-/// resident costs: too low only sends more small sets to the (exact) scan.
-const STORED_ROW_COST: f64 = 12.0;
-/// Ids whose rows a compressed segment's exact scan reads at once.
-const STORED_SCAN_SLICE: usize = 1024;
+/// measured 1.7 µs at 1M x 128) against ~85 ns for a streamed row.
+const STORED_ROW_COST: f64 = 20.0;
+/// Cost of a visible row in a compressed segment's exact scan (`coded.rs`: its code scored
+/// and bounded, no row read), in exact-scan rows (measured ~34 ns a row at 2,000 visible
+/// of 200k x 128, the reads aside).
+const CODED_ROW_COST: f64 = 0.4;
+/// Rows that scan reads per result wanted (measured about k + 2 at k = 10).
+const CODED_READS_PER_RESULT: f64 = 1.5;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
 /// out-degree stays near a plain walk's.
 const TWO_HOP_CAP: usize = 32;
@@ -259,10 +263,11 @@ fn finish(
     }
 }
 
-/// A compressed segment for [`search_stored`]: its graph (with every walk code) over
-/// `len` rows that stay in storage, read through `rows`.
+/// A compressed segment for [`search_stored`]: its graph (with every walk code and the
+/// rows' distances from them) over `len` rows that stay in storage, read through `rows`.
 pub(crate) struct Stored<'a> {
     pub(crate) graph: &'a Graph,
+    pub(crate) residuals: &'a Residuals,
     pub(crate) len: usize,
     pub(crate) rows: &'a dyn RowSource,
     /// Candidates, best by code score first, whose f32 rows are read and re-scored (at
@@ -272,8 +277,8 @@ pub(crate) struct Stored<'a> {
 
 /// [`search_with`] over a compressed segment: the walk scores 8-bit codes only; the best
 /// `rescore` of its candidates are re-scored on f32 rows read from storage, and the exact
-/// scan reads the visible rows from storage too (priced accordingly). Same guarantees:
-/// `min(k, visible)` results, never a hidden id, exact scores.
+/// scan scores the visible codes and reads only the rows that may rank (`coded.rs`).
+/// Same guarantees: `min(k, visible)` results, never a hidden id, exact scores.
 pub(crate) fn search_stored(
     segment: &Stored<'_>,
     base: u32,
@@ -293,7 +298,10 @@ pub(crate) fn search_stored(
     let query = &*prepare_query(metric, query);
     let want = k.min(count as usize);
     let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
-    let scan = count as f64 * STORED_ROW_COST;
+    let rescore = segment.rescore.max(k);
+    // Both paths read rows: the scan is dearer only by the reads the walk would not make.
+    let reads = (CODED_READS_PER_RESULT * want as f64 - rescore as f64).max(0.0);
+    let scan = count as f64 * CODED_ROW_COST + reads * STORED_ROW_COST;
     let scorer = Scorer::new(metric);
     let dim = graph.dim();
     let fits = want > 0 && graph.len() == len && base.checked_add(len as u32).is_some();
@@ -316,7 +324,7 @@ pub(crate) fn search_stored(
         Some(walk) => {
             let walked = walk.run_filtered(visible).rescored(|mut cands, stats| {
                 cands.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-                cands.truncate(segment.rescore.max(k));
+                cands.truncate(rescore);
                 stats.distances += cands.len();
                 let ids: Vec<u32> = cands.iter().map(|c| c.id).collect();
                 let mut rows = Vec::with_capacity(ids.len() * dim);
@@ -330,42 +338,18 @@ pub(crate) fn search_stored(
     match finish(walked, want) {
         Ok((hits, path, distances)) => Ok((hits, report(path, distances))),
         Err((path, spent)) => {
-            let hits = exact_stored(segment, base, query, k, visible)?;
-            Ok((hits, report(path, spent + count as usize)))
+            let (hits, read) = exact_coded(
+                graph,
+                segment.residuals,
+                segment.rows,
+                base,
+                query,
+                k,
+                visible,
+            )?;
+            Ok((hits, report(path, spent + count as usize + read)))
         }
     }
-}
-
-/// The exact scan of a compressed segment: the visible rows read from storage in id
-/// order, a slice at a time.
-fn exact_stored(
-    segment: &Stored<'_>,
-    base: u32,
-    query: &[f32],
-    k: usize,
-    visible: &RoaringBitmap,
-) -> Result<Vec<Neighbor>, RowError> {
-    let dim = segment.graph.dim();
-    let scorer = Scorer::new(segment.graph.metric());
-    let end = base.saturating_add(segment.len as u32);
-    let mut top = TopK::new(k);
-    let mut ids = Vec::with_capacity(STORED_SCAN_SLICE);
-    let mut rows = Vec::with_capacity(STORED_SCAN_SLICE * dim);
-    let mut numbers = visible.range(base..end).peekable();
-    while numbers.peek().is_some() {
-        ids.clear();
-        ids.extend(numbers.by_ref().take(STORED_SCAN_SLICE).map(|n| n - base));
-        rows.clear();
-        segment.rows.read(&ids, &mut rows)?;
-        push_scored(
-            &mut top,
-            &scorer,
-            query,
-            base,
-            ids.iter().copied().zip(rows.chunks_exact(dim)),
-        );
-    }
-    Ok(top.into_sorted())
 }
 
 /// The best `k` of `rows` (local id, f32 row) scored against `query`, with global ids.
@@ -377,24 +361,13 @@ fn top_k<'r>(
     rows: impl Iterator<Item = (u32, &'r [f32])>,
 ) -> Vec<Neighbor> {
     let mut top = TopK::new(k);
-    push_scored(&mut top, scorer, query, base, rows);
-    top.into_sorted()
-}
-
-/// Scores `rows` (local id, f32 row) against `query` into `top`, with global ids.
-fn push_scored<'r>(
-    top: &mut TopK,
-    scorer: &Scorer,
-    query: &[f32],
-    base: u32,
-    rows: impl Iterator<Item = (u32, &'r [f32])>,
-) {
     for (id, row) in rows {
         top.push(Neighbor {
             id: base + id,
             score: scorer.score(query, row),
         });
     }
+    top.into_sorted()
 }
 
 /// The query as compared: a normalised copy for cosine, else borrowed.

@@ -8,6 +8,7 @@ use roaring::RoaringBitmap;
 use super::distance::normalize;
 use super::exact::Neighbor;
 use super::gather::GatherCache;
+use super::hnsw::quant::Residuals;
 use super::hnsw::{Graph, HnswParams};
 use super::metric::Metric;
 use super::planner::{self, SearchOptions, SearchReport, Strategy};
@@ -31,9 +32,14 @@ pub struct SegmentIndex {
 enum Rows {
     /// One row per vector, contiguous (unit length for cosine).
     Resident(Array2<f32>),
-    /// Compressed: the rows stay in the store's file; walks read the graph's 8-bit codes
-    /// and searches read rows through a [`RowSource`].
-    Stored { len: usize, dim: usize },
+    /// Compressed: the rows stay in the store's file; walks and exact scans read the
+    /// graph's 8-bit codes (scans bound exact scores with `residuals`, each row's distance
+    /// from its code) and searches read rows through a [`RowSource`].
+    Stored {
+        len: usize,
+        dim: usize,
+        residuals: Residuals,
+    },
 }
 
 impl SegmentIndex {
@@ -81,8 +87,13 @@ impl SegmentIndex {
 
     /// A compressed segment of `graph.len()` rows of `graph.dim()` floats whose rows
     /// stay in storage: searches read them through a [`RowSource`]. The graph must hold
-    /// every node's walk code.
-    pub(crate) fn stored(base: u32, graph: Graph) -> Result<Self, ShapeError> {
+    /// every node's walk code, `residuals` every row's distance from it
+    /// ([`Graph::measure`]; a row not measured is read by every exact scan).
+    pub(crate) fn stored(
+        base: u32,
+        graph: Graph,
+        residuals: Residuals,
+    ) -> Result<Self, ShapeError> {
         let (len, dim) = (graph.len(), graph.dim());
         if base.checked_add(len as u32).is_none() || u32::try_from(len).is_err() {
             return Err(ShapeError::IdOverflow { base, len });
@@ -93,7 +104,11 @@ impl SegmentIndex {
         Ok(SegmentIndex {
             base,
             metric: graph.metric(),
-            rows: Rows::Stored { len, dim },
+            rows: Rows::Stored {
+                len,
+                dim,
+                residuals,
+            },
             graph: Some(graph),
             gathered: GatherCache::default(),
         })
@@ -111,10 +126,15 @@ impl SegmentIndex {
             gathered,
         } = self;
         let rows = match (rows, &graph) {
-            (Rows::Resident(v), Some(g)) if g.has_codes() => Rows::Stored {
-                len: v.nrows(),
-                dim: v.ncols(),
-            },
+            (Rows::Resident(v), Some(g)) if g.has_codes() => {
+                let mut residuals = Residuals::default();
+                g.measure(&mut residuals, v.as_slice().unwrap_or(&[]));
+                Rows::Stored {
+                    len: v.nrows(),
+                    dim: v.ncols(),
+                    residuals,
+                }
+            }
             (rows, _) => rows,
         };
         SegmentIndex {
@@ -276,7 +296,14 @@ impl SegmentIndex {
         rows: &dyn RowSource,
     ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
         match (&self.rows, &self.graph) {
-            (Rows::Stored { len, dim }, Some(graph)) => {
+            (
+                Rows::Stored {
+                    len,
+                    dim,
+                    residuals,
+                },
+                Some(graph),
+            ) => {
                 if query.len() != *dim {
                     return Err(ShapeError::DimMismatch {
                         expected: *dim,
@@ -286,6 +313,7 @@ impl SegmentIndex {
                 }
                 let stored = planner::Stored {
                     graph,
+                    residuals,
                     len: *len,
                     rows,
                     rescore,

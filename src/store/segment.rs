@@ -10,6 +10,7 @@ use super::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
 use roaring::RoaringBitmap;
 
 use crate::index::exact::Neighbor;
+use crate::index::hnsw::quant::Residuals;
 use crate::index::hnsw::Graph;
 use crate::index::planner::{SearchOptions, SearchReport, Strategy};
 use crate::index::{RowError, RowSource, SearchError, SegmentIndex};
@@ -263,9 +264,11 @@ impl Segment {
         let corrupt =
             |e: &dyn std::fmt::Display| StorageError::corrupt(format!("segment {id}: {e}"));
         match (graph, index.vectors) {
-            // Compressed: stream the rows into the walk codes, keep none of them.
+            // Compressed: stream the rows into the walk codes and their distances from
+            // them, keep none of them.
             (Some(mut graph), VectorStorage::Compressed { rescore }) => {
                 let mut per_block = 0u32;
+                let mut residuals = Residuals::default();
                 for_each_block(txn, index.id, id, &record, |block, floats| {
                     if block == 0 {
                         per_block = (floats.len() / dim) as u32;
@@ -273,9 +276,11 @@ impl Segment {
                     if !graph.has_codes() {
                         graph.push_codes(floats);
                     }
+                    graph.measure(&mut residuals, floats);
                     Ok(())
                 })?;
-                let segment = SegmentIndex::stored(record.base, graph).map_err(|e| corrupt(&e))?;
+                let segment =
+                    SegmentIndex::stored(record.base, graph, residuals).map_err(|e| corrupt(&e))?;
                 Ok(Segment {
                     id,
                     index: Arc::new(segment),

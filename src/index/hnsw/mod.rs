@@ -79,6 +79,12 @@ impl Graph {
         self.codes.push_rows(rows);
     }
 
+    /// Measures the next `rows` (whole rows, in id order, already coded) against their
+    /// codes into `residuals`, for scans that score the codes and read few rows.
+    pub(crate) fn measure(&self, residuals: &mut quant::Residuals, rows: &[f32]) {
+        residuals.extend(&self.codes, rows);
+    }
+
     /// Whether every node has its walk code.
     pub(crate) fn has_codes(&self) -> bool {
         self.codes.bytes.len() == self.len() * self.dim

@@ -102,11 +102,12 @@ impl Codes {
         }
         let rows = self.bytes[self.norms.len() * dim..].chunks_exact(dim);
         let scale = &self.scale;
+        // In f64, so each norm is within one rounding (the bounds count on it).
         self.norms.extend(rows.map(|code| {
             code.iter()
                 .zip(scale)
-                .map(|(&c, &s)| (s * f32::from(c)) * (s * f32::from(c)))
-                .sum::<f32>()
+                .map(|(&c, &s)| (f64::from(s) * f64::from(c)).powi(2))
+                .sum::<f64>() as f32
         }));
     }
 
@@ -123,6 +124,11 @@ impl Codes {
     /// Dimension of the coded vectors.
     pub(crate) fn dim(&self) -> usize {
         self.offset.len()
+    }
+
+    /// Rows coded.
+    fn rows(&self) -> u32 {
+        (self.bytes.len() / self.dim().max(1)) as u32
     }
 
     /// Heap bytes held.
@@ -148,6 +154,45 @@ impl Codes {
     }
 }
 
+/// How far each coded row is from what its code decodes to (`|x - x̂|`, rounded up), and
+/// the largest row norm: what turns a code score into bounds on the exact score (see
+/// [`QuantQuery::bounds`]), so a scan of the codes can read only the rows that may rank.
+/// 4 bytes a row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Residuals {
+    dist: Vec<f32>,
+    largest: f32,
+}
+
+impl Residuals {
+    /// Measures `rows` (whole rows, the next ones after those measured, already coded in
+    /// `codes`). A row beyond the codes is not measured, so its bounds stay unknown.
+    pub(crate) fn extend(&mut self, codes: &Codes, rows: &[f32]) {
+        let dim = codes.dim();
+        if dim == 0 {
+            return;
+        }
+        for row in rows.chunks_exact(dim) {
+            let id = self.dist.len() as u32;
+            if id >= codes.rows() {
+                return;
+            }
+            let code = codes.row(id);
+            let (mut apart, mut norm) = (0.0f64, 0.0f64);
+            for (i, &x) in row.iter().enumerate() {
+                let decoded =
+                    f64::from(codes.offset[i]) + f64::from(codes.scale[i]) * f64::from(code[i]);
+                apart += (f64::from(x) - decoded).powi(2);
+                norm += f64::from(x).powi(2);
+            }
+            // Rounded up, so the f32 is never below the distance (NaN stays NaN).
+            let up = |v: f64| (v.sqrt() * (1.0 + 1e-6)) as f32;
+            self.dist.push(up(apart));
+            self.largest = self.largest.max(up(norm));
+        }
+    }
+}
+
 /// A query prepared against a [`Codes`] table: `score(id)` approximates the exact score
 /// of row `id` (up to a per-query constant for L2, which does not change order).
 pub(crate) struct QuantQuery<'a> {
@@ -159,6 +204,11 @@ pub(crate) struct QuantQuery<'a> {
     step: f32,
     /// Dot: `query · offset`.
     bias: f32,
+    /// How far the integer weights take a score from the one the codes' rows give (the
+    /// weights' rounding times the largest codes), for [`QuantQuery::bounds`].
+    rounding: f32,
+    /// L2: `|query - offset|²`, the constant `score` leaves out; dot: `|query|`.
+    reach: f32,
     kernel: Kernel,
 }
 
@@ -182,7 +232,13 @@ impl<'a> QuantQuery<'a> {
         let bias = if l2 {
             0.0
         } else {
-            query.iter().zip(&codes.offset).map(|(q, o)| q * o).sum()
+            // In f64: the bounds count on it within one rounding.
+            let bias: f64 = query
+                .iter()
+                .zip(&codes.offset)
+                .map(|(&q, &o)| f64::from(q) * f64::from(o))
+                .sum();
+            bias as f32
         };
         let largest = real.iter().fold(0.0f32, |m, w| m.max(w.abs()));
         let step = if largest > 0.0 {
@@ -190,7 +246,7 @@ impl<'a> QuantQuery<'a> {
         } else {
             0.0
         };
-        let weights = real
+        let weights: Vec<i16> = real
             .iter()
             // `as` saturates and maps NaN to 0; |w / step| <= the limit otherwise.
             .map(|&w| {
@@ -201,12 +257,76 @@ impl<'a> QuantQuery<'a> {
                 }
             })
             .collect();
+        // Against the weights in exact arithmetic (f64 holds these products exactly
+        // enough): each code is at most 255, and L2 doubles the dot product.
+        let origin = |i: usize| if l2 { f64::from(codes.offset[i]) } else { 0.0 };
+        let off: f64 = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| {
+                let exact = (f64::from(query[i]) - origin(i)) * f64::from(codes.scale[i]);
+                (f64::from(step) * f64::from(w) - exact).abs()
+            })
+            .sum();
+        let rounding = (if l2 { 2.0 } else { 1.0 } * 255.0 * off) as f32;
+        let reach = (0..query.len())
+            .map(|i| (f64::from(query[i]) - origin(i)).powi(2))
+            .sum::<f64>();
         QuantQuery {
             codes,
             weights,
             step: if l2 { 2.0 * step } else { step },
             bias,
+            rounding,
+            reach: (if l2 { reach } else { reach.sqrt() }) as f32,
             kernel: kernel(),
+        }
+    }
+
+    /// `(estimate, error)`: the exact score of row `id` (as [`crate::index::distance`]
+    /// computes it) lies within `error` of `estimate`, given how far the row is from its
+    /// code (`residuals`). Non-finite when nothing is known (a NaN row or query).
+    ///
+    /// With `x̂` the row the code decodes to and `e = x - x̂`: a dot product is off by
+    /// `q · e`, at most `|q| |e|` (Cauchy-Schwarz); a squared distance by
+    /// `2 (q - x̂) · e - |e|²`, at most `2 |q - x̂| |e| + |e|²`, where `|q - x̂|²` is the
+    /// estimate itself. Both plus the weights' rounding, the roundings of the few f32
+    /// operations here (their terms are each within one rounding: the norms, `reach` and
+    /// `bias` are summed in f64, the kernel in integers) and the exact kernel's own
+    /// (`d + 2` roundings of what it sums: `|q - x|²`, or at most `|q| |x|`).
+    #[inline(always)]
+    pub(crate) fn bounds(&self, id: u32, residuals: &Residuals) -> (f32, f32) {
+        let (Some(&e), true) = (residuals.dist.get(id as usize), id < self.codes.rows()) else {
+            return (0.0, f32::INFINITY);
+        };
+        let dot = (self.kernel)(&self.weights, self.codes.row(id)) as f32 * self.step;
+        let ops = 4.0 * f32::EPSILON;
+        let kernel = 2.0 * (self.weights.len() as f32 + 2.0) * f32::EPSILON;
+        let (estimate, error) = if self.codes.l2 {
+            let norm = self.codes.norms[id as usize];
+            let estimate = dot - norm - self.reach;
+            // `|q - x̂|²`, bounded above.
+            let apart = (self.rounding - estimate).max(0.0);
+            let far = apart.sqrt() + e;
+            let error = self.rounding
+                + 2.0 * apart.sqrt() * e
+                + e * e
+                + ops * (dot.abs() + norm + self.reach)
+                + kernel * far * far;
+            (estimate, error)
+        } else {
+            let estimate = dot + self.bias;
+            let error = self.rounding
+                + self.reach * e
+                + ops * (dot.abs() + self.bias.abs())
+                + kernel * self.reach * residuals.largest;
+            (estimate, error)
+        };
+        if estimate.is_finite() && error.is_finite() {
+            // Summing the error rounded it too.
+            (estimate, error * (1.0 + ops))
+        } else {
+            (0.0, f32::INFINITY)
         }
     }
 
@@ -390,6 +510,69 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn bounds_hold_the_exact_score_even_outside_the_fitted_range() {
+        let dim = 24;
+        // Codes fitted on the first half; the second half lies partly outside that range
+        // (its codes saturate), and one row is NaN.
+        let mut data: Vec<f32> = (0..80 * dim)
+            .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
+            .collect();
+        data[40 * dim..].iter_mut().for_each(|x| *x *= 1.7);
+        data[79 * dim] = f32::NAN;
+        let query: Vec<f32> = (0..dim).map(|i| (i as f32 / 7.0).sin() * 3.0).collect();
+        for metric in [Metric::L2, Metric::Dot, Metric::Cosine] {
+            let mut rows = data.clone();
+            let mut q = query.clone();
+            if metric == Metric::Cosine {
+                rows.chunks_exact_mut(dim).for_each(|r| {
+                    crate::index::distance::normalize(r);
+                });
+                crate::index::distance::normalize(&mut q);
+            }
+            let half = VectorSet::new(&rows[..40 * dim], dim, metric).unwrap();
+            let mut codes = Codes::fit(half);
+            codes.push_rows(&rows);
+            let mut residuals = Residuals::default();
+            residuals.extend(&codes, &rows);
+            let prepared = QuantQuery::new(&codes, &q);
+            let exacts: Vec<f32> = rows
+                .chunks_exact(dim)
+                .take(40)
+                .map(|row| crate::index::distance::score(metric, &q, row))
+                .collect();
+            let spread = exacts.iter().fold(f32::MIN, |m, &x| m.max(x))
+                - exacts.iter().fold(f32::MAX, |m, &x| m.min(x));
+            let (mut tight, mut known) = (0, 0);
+            for (id, row) in rows.chunks_exact(dim).enumerate() {
+                let (estimate, error) = prepared.bounds(id as u32, &residuals);
+                let exact = crate::index::distance::score(metric, &q, row);
+                if row.iter().any(|x| x.is_nan()) {
+                    assert_eq!(error, f32::INFINITY, "{metric:?}: a NaN row is unknown");
+                    continue;
+                }
+                known += 1;
+                assert!(
+                    (exact - estimate).abs() <= error,
+                    "{metric:?} row {id}: exact {exact}, estimate {estimate} ± {error}"
+                );
+                // Within the fitted range a bound is a small part of the scores' spread.
+                tight += usize::from(id < 40 && error < 0.05 * spread);
+            }
+            assert_eq!(known, 79);
+            assert!(
+                tight > 30,
+                "{metric:?}: bounds too loose to prune ({tight} of 40)"
+            );
+        }
+        // A row past what was measured has no bounds.
+        let vectors = VectorSet::new(&data[..40 * dim], dim, Metric::L2).unwrap();
+        let mut codes = Codes::fit(vectors);
+        codes.extend(vectors);
+        let prepared = QuantQuery::new(&codes, &query);
+        assert_eq!(prepared.bounds(3, &Residuals::default()).1, f32::INFINITY);
     }
 
     #[test]

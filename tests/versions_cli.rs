@@ -210,3 +210,53 @@ fn cli_acl_change_reaches_an_alias_of_an_older_version() {
     );
     ok(&["check", s]);
 }
+
+/// `index list` says which indexes are compressed and with which re-score width.
+#[test]
+fn index_list_shows_compressed_indexes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("deploy.md");
+    write(
+        &doc,
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n",
+    );
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    let create = [
+        "index",
+        "create",
+        s,
+        "packed",
+        "--compressed",
+        "--rescore",
+        "24",
+    ];
+    ok(&[&create[..], &["--min-graph-size", "1"]].concat());
+    let list = ok(&["index", "list", s]);
+    let line = |name: &str| {
+        list.lines()
+            .find(|l| l.starts_with(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {list}"))
+            .to_string()
+    };
+    assert!(
+        line("packed").ends_with("; vectors compressed (rescore 24)"),
+        "{list}"
+    );
+    assert!(line("default").ends_with("; vectors resident"), "{list}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["index", "list", s, "--json"])).expect("json");
+    let vectors = |name: &str| {
+        json.as_array()
+            .expect("array")
+            .iter()
+            .find(|i| i["name"] == name)
+            .map(|i| i["vectors"].clone())
+    };
+    assert_eq!(
+        vectors("packed"),
+        Some(serde_json::json!({ "Compressed": { "rescore": 24 } }))
+    );
+    assert_eq!(vectors("default"), Some(serde_json::json!("Resident")));
+}

@@ -141,9 +141,12 @@ fn answers(store: &Store) -> String {
     }
     let mut targets = Vec::new();
     for index in store.list_indexes().expect("indexes") {
-        // As the format 1 to 6 builds printed it: `check_fixture_contents` checks the form.
+        // As the format 1 to 8 builds printed it: `check_fixture_contents` checks the form,
+        // and the vectors setting (listed since format 8) is checked apart.
         let form = format!(", embed_form: {:?}", index.spec.embed_form);
-        writeln!(out, "{}", format!("{index:?}").replacen(&form, "", 1)).unwrap();
+        let vectors = format!(", vectors: {:?}", index.vectors);
+        let line = format!("{index:?}").replacen(&form, "", 1);
+        writeln!(out, "{}", line.replacen(&vectors, "", 1)).unwrap();
         for id in &ids {
             for chunk in store.chunks(&index.name, id).expect("chunks") {
                 writeln!(out, "  {chunk:?}").unwrap();
@@ -516,6 +519,15 @@ fn check_fixture_contents(mut store: Store, format: u32) {
             names,
             [("default", 5, 5), ("packed", 1, 1), ("small", 4, 1)]
         ),
+    }
+    // Formats 1 to 7 upgrade to resident vectors; the format 8 fixture's `packed` is
+    // compressed, with the default re-score width.
+    for index in &indexes {
+        let want = match index.name.as_str() {
+            "packed" => folio::store::VectorStorage::compressed(),
+            _ => folio::store::VectorStorage::Resident,
+        };
+        assert_eq!(index.vectors, want, "{}", index.name);
     }
     let versions = store.versions("default").expect("versions");
     assert_eq!(versions[1].tags, ["first"]);

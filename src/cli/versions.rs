@@ -532,8 +532,14 @@ fn index(command: IndexCommand) -> CliResult {
                 } else {
                     format!(", serving {} (pinned)", i.serving)
                 };
+                let vectors = match i.vectors {
+                    VectorStorage::Resident => "resident".to_string(),
+                    VectorStorage::Compressed { rescore } => {
+                        format!("compressed (rescore {rescore})")
+                    }
+                };
                 println!(
-                    "{}: head {}{serving}, {} versions; embedder {}; chunking {}; graph m={} ef={} min={}",
+                    "{}: head {}{serving}, {} versions; embedder {}; chunking {}; graph m={} ef={} min={}; vectors {vectors}",
                     i.name,
                     i.head,
                     i.versions,

@@ -98,6 +98,8 @@ pub struct IndexInfo {
     pub versions: u64,
     /// When it was created, Unix milliseconds.
     pub created_ms: u64,
+    /// Where it keeps its f32 vectors: resident, or compressed with its re-score width.
+    pub vectors: VectorStorage,
 }
 
 impl Store {
@@ -345,6 +347,7 @@ impl Store {
                 serving: read_serving(&txn, record.id)?.unwrap_or(head),
                 versions: count,
                 created_ms: record.created_ms,
+                vectors: record.vectors,
             });
         }
         Ok(out)

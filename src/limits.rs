@@ -22,6 +22,10 @@ pub const CHUNK_SIZE: RangeInclusive<usize> = 1..=1 << 30;
 /// Neighbouring children on each side of a window: child numbers are 32-bit.
 pub const WINDOW: RangeInclusive<usize> = 0..=u32::MAX as usize;
 
+/// Candidates a search of a compressed index re-scores on f32 rows read from the file (an
+/// index's setting, or a request's): one read each.
+pub const RESCORE: RangeInclusive<usize> = 1..=65_536;
+
 /// A parameter outside the values folio accepts; nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name} {value} is out of range (allowed: {allowed})")]

@@ -260,3 +260,67 @@ fn index_list_shows_compressed_indexes() {
     );
     assert_eq!(vectors("default"), Some(serde_json::json!("Resident")));
 }
+
+/// `search --rescore N` sets a compressed index's re-score width for one search, within
+/// the limits; `index create --rescore` is bounded the same way.
+#[test]
+fn search_takes_a_rescore_width() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("deploy.md");
+    write(
+        &doc,
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n\n\
+         ## Lunch\n\nLunch is served at noon.\n",
+    );
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    let create = [
+        "index",
+        "create",
+        s,
+        "packed",
+        "--compressed",
+        "--min-graph-size",
+        "1",
+    ];
+    ok(&create);
+    let search = |rescore: &str| {
+        let args = [
+            "search",
+            s,
+            "roll back",
+            "--index",
+            "packed",
+            "--json",
+            "--rescore",
+            rescore,
+        ];
+        let json: serde_json::Value = serde_json::from_str(&ok(&args)).expect("json");
+        json["results"][0]["doc_id"].clone()
+    };
+    assert_eq!(search("1"), search("500"));
+    assert!(search("1")
+        .as_str()
+        .is_some_and(|d| d.ends_with("deploy.md")));
+    // Resident indexes ignore it.
+    ok(&["search", s, "roll back", "--rescore", "3"]);
+    let refused = failing(&[
+        "search",
+        s,
+        "roll back",
+        "--index",
+        "packed",
+        "--rescore",
+        "0",
+    ]);
+    assert!(refused.contains("rescore 0 is out of range"), "{refused}");
+    let big = failing(
+        &[
+            &create[..2],
+            &[s, "wide", "--compressed", "--rescore", "70000"],
+        ]
+        .concat(),
+    );
+    assert!(big.contains("rescore 70000 is out of range"), "{big}");
+}

@@ -123,6 +123,10 @@ enum Command {
         /// Routes a split alias (tenant, user…); the query text when absent.
         #[arg(long)]
         route_key: Option<String>,
+        /// Candidates a compressed index re-scores on vectors read from the file (default:
+        /// the index's --rescore, 40 unless set; ignored by resident indexes).
+        #[arg(long, value_name = "N")]
+        rescore: Option<usize>,
         /// Only chunks matching this filter, e.g. `section_path ^= "Refunds"`,
         /// `updated_at >= 2024-01-01`, `tags contains "faq" and not draft = true`
         /// (repeatable: every one must match; the language is in `folio::filter`).
@@ -479,6 +483,7 @@ fn run(command: Command) -> CliResult {
             expand,
             index,
             route_key,
+            rescore,
             filters,
             no_dedup,
             log,
@@ -498,6 +503,7 @@ fn run(command: Command) -> CliResult {
             request.budget_tokens = budget_tokens;
             request.target = index;
             request.route_key = route_key;
+            request.rescore = rescore;
             request.filter = filter;
             if no_dedup {
                 request.dedup = None;

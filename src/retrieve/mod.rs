@@ -15,7 +15,7 @@ use crate::embed::{validate, TokenCounter};
 use crate::filter::{Filter, MetadataValue};
 use crate::index::planner::SearchPath;
 use crate::index::Metric;
-use crate::limits::{check, InvalidParameter, WINDOW};
+use crate::limits::{check, InvalidParameter, RESCORE, WINDOW};
 use crate::store::{
     chunk_id, parent_id, slice_text, Access, ChildSearch, IndexState, LoggedQuery, LoggedRequest,
     ReadError, Reader, StorageError, Store, StoredChild, VersionView,
@@ -111,6 +111,11 @@ pub struct SearchRequest {
     pub target: Option<String>,
     /// Graph search breadth; the planner picks one from `k` when `None`.
     pub ef: Option<usize>,
+    /// Candidates a compressed index re-scores on f32 rows read from the file (at least
+    /// `k`, within [`crate::limits::RESCORE`]); the index's own setting
+    /// ([`crate::store::VectorStorage::Compressed`], 40 by default) when `None`. Ignored by
+    /// resident indexes, which re-score every candidate.
+    pub rescore: Option<usize>,
     /// Drops a unit whose word-shingle Jaccard similarity to a better one reaches this
     /// threshold (in `0.0..=1.0`; 0.9 by default), and tops the answer up from further
     /// candidates; `None` keeps every unit. [`SearchStats::duplicates_dropped`] counts the
@@ -147,6 +152,7 @@ impl SearchRequest {
             expand: DEFAULT_EXPAND,
             target: None,
             ef: None,
+            rescore: None,
             dedup: Some(DEFAULT_DEDUP_THRESHOLD),
             route_key: None,
             filter: None,
@@ -203,6 +209,12 @@ impl SearchRequest {
     /// Graph search breadth `ef` instead of the planner's choice.
     pub fn ef(mut self, ef: usize) -> Self {
         self.ef = Some(ef);
+        self
+    }
+
+    /// Re-scores `n` candidates of a compressed index (see the field of that name).
+    pub fn rescore(mut self, n: usize) -> Self {
+        self.rescore = Some(n);
         self
     }
 
@@ -367,6 +379,9 @@ impl Store {
         if let Some(threshold) = request.dedup {
             check_threshold(threshold)?;
         }
+        if let Some(n) = request.rescore {
+            check("rescore", n, &RESCORE)?;
+        }
         let target = request
             .target
             .as_deref()
@@ -394,7 +409,7 @@ impl Store {
         let (assembled, stats, gathered) = loop {
             let search = match &mut from {
                 Children::Local => {
-                    view.search_children(&reader, &query, n, request.ef, &visible)?
+                    view.search_children(&reader, &query, n, request.ef, request.rescore, &visible)?
                 }
                 Children::Source(source) => {
                     let ask = Ask {

@@ -22,7 +22,7 @@ use crate::chunk::ChunkSpec;
 use crate::document::Document;
 use crate::embed::TruncationReport;
 use crate::index::Metric;
-use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M};
+use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M, RESCORE};
 
 /// Who makes a new index's vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +57,15 @@ pub struct IndexConfig {
 }
 
 impl IndexConfig {
-    /// Refuses a configuration the store could record but not load back: chunk sizes,
-    /// graph parameters and a vectors-only dimension outside [`crate::limits`].
+    /// Refuses a configuration the store could record but not load back, or search with:
+    /// chunk sizes, graph parameters, a vectors-only dimension and a compressed index's
+    /// re-score width outside [`crate::limits`].
     pub fn validate(&self) -> Result<(), InvalidParameter> {
         self.spec.validate()?;
         self.graph.validate()?;
+        if let VectorStorage::Compressed { rescore } = self.vectors {
+            check("rescore", rescore as usize, &RESCORE)?;
+        }
         if let IndexEmbedder::VectorsOnly { dimension, .. } = self.embedder {
             check("dimension", dimension, &DIMENSION)?;
         }

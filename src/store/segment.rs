@@ -126,12 +126,15 @@ impl Segment {
     }
 
     /// The best `k` visible children of this segment, or `None` when none is visible.
-    /// A compressed segment reads the rows it re-scores or scans from `table`.
+    /// `ef` is the graph breadth, `rescore` a compressed segment's re-score width (its
+    /// index's setting when `None`); a compressed segment reads the rows it re-scores or
+    /// scans from `table`.
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
         ef: Option<usize>,
+        rescore: Option<usize>,
         visible: &RoaringBitmap,
         table: Option<&VectorTable>,
     ) -> Result<Option<(Vec<Neighbor>, SearchReport)>, StorageError> {
@@ -153,8 +156,9 @@ impl Segment {
                     ef,
                     strategy: Strategy::Auto,
                 };
+                let rescore = rescore.unwrap_or(at.rescore as usize);
                 self.index
-                    .search_stored(query, visible, options, at.rescore as usize, &rows)
+                    .search_stored(query, visible, options, rescore, &rows)
             }
         };
         match found {

@@ -550,7 +550,8 @@ pub(crate) struct ChildSearch {
 
 impl VersionView {
     /// The `n` best visible children for `query` (already normalised for cosine), over all
-    /// segments of this version; `ef` = graph breadth (planner default when `None`).
+    /// segments of this version; `ef` = graph breadth (planner default when `None`),
+    /// `rescore` = a compressed segment's re-score width (its index's when `None`).
     /// Compressed segments read their rows through `reader`, in whose snapshot this
     /// version is live (so are its segments' rows).
     pub fn search_children(
@@ -559,6 +560,7 @@ impl VersionView {
         query: &[f32],
         n: usize,
         ef: Option<usize>,
+        rescore: Option<usize>,
         visible: &RoaringBitmap,
     ) -> Result<ChildSearch, StorageError> {
         let table = if self.segments.iter().any(|s| s.is_stored()) {
@@ -570,7 +572,8 @@ impl VersionView {
         let mut paths = Vec::new();
         let mut distances = 0;
         for segment in &self.segments {
-            let Some((found, report)) = segment.search(query, n, ef, visible, table.as_ref())?
+            let Some((found, report)) =
+                segment.search(query, n, ef, rescore, visible, table.as_ref())?
             else {
                 continue;
             };

@@ -138,6 +138,7 @@ impl Queries<'_> {
                 self.dataset.queries.row(q),
                 k,
                 Some(ef),
+                None,
                 visible,
             )?);
         }
@@ -158,7 +159,8 @@ impl Queries<'_> {
         for q in 0..self.dataset.queries.rows() {
             let started = Instant::now();
             let query = self.dataset.queries.row(q);
-            let found = view.search_children(self.reader, query, config.k, Some(ef), visible)?;
+            let found =
+                view.search_children(self.reader, query, config.k, Some(ef), None, visible)?;
             tally.spent += started.elapsed();
             tally.add(&found.neighbors, self.filter.truth.row(q), config.k);
             for path in &found.paths {

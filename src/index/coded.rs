@@ -6,8 +6,8 @@
 //! a code score bounds the exact score on both sides. The scan scores every visible code,
 //! drops the rows whose upper bound is below the k-th best lower bound, then reads the
 //! rest best upper bound first and stops once the k-th best exact score beats every
-//! unread bound: the exact top k, measured at about k + 2 row reads a query on the kit's
-//! clustered-128.
+//! unread bound: the exact top k from a median of 11 to 20 row reads at k = 10 on the
+//! kit's clustered-128 at 1M (simulated in numpy, 100 queries, 0.1% to 10% visible).
 
 use roaring::RoaringBitmap;
 

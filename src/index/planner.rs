@@ -91,8 +91,8 @@ const STORED_ROW_COST: f64 = 20.0;
 /// and bounded, no row read), in exact-scan rows (measured ~34 ns a row at 2,000 visible
 /// of 200k x 128, the reads aside).
 const CODED_ROW_COST: f64 = 0.4;
-/// Rows that scan reads per result wanted (measured about k + 2 at k = 10).
-const CODED_READS_PER_RESULT: f64 = 1.5;
+/// Rows that scan reads per result wanted (a median of 11 to 20 at k = 10).
+const CODED_READS_PER_RESULT: f64 = 2.0;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
 /// out-degree stays near a plain walk's.
 const TWO_HOP_CAP: usize = 32;

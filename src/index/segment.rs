@@ -369,11 +369,11 @@ mod tests {
     #[test]
     fn a_stored_segment_needs_walk_codes() {
         let graph = graphed().graph.expect("graph");
-        assert!(SegmentIndex::stored(0, graph.clone()).is_ok());
+        assert!(SegmentIndex::stored(0, graph.clone(), Residuals::default()).is_ok());
         let mut bare = graph;
         bare.codes = Default::default();
         assert_eq!(
-            SegmentIndex::stored(0, bare).err(),
+            SegmentIndex::stored(0, bare, Residuals::default()).err(),
             Some(ShapeError::NoWalkCodes)
         );
     }

@@ -466,3 +466,55 @@ proptest! {
         prop_assert!(checked.is_ok(), "{:?}", checked);
     }
 }
+
+/// A paragraph that ends in a colon introduces what follows: the HTML reader keeps it with
+/// its list as the Markdown reader does, though tags stand between them, so the same page
+/// cuts into the same pieces in both formats.
+#[test]
+fn a_line_ending_in_a_colon_stays_with_its_list_in_html_as_in_markdown() {
+    let intro = "Some decisions need everyone's consent, for example:";
+    let before = "You make all day to day decisions about the child, such as schooling.";
+    let after = "If you cannot get consent, you can ask the court to decide instead.";
+    let items = ["changing the child's surname", "taking the child abroad"];
+    let markdown = format!(
+        "{before}\n\n{intro}\n\n- {}\n- {}\n\n{after}\n",
+        items[0], items[1]
+    );
+    let html = format!(
+        "<p>{before}</p>\n<p>{intro}</p>\n<ul>\n<li>{}</li>\n<li>{}</li>\n</ul>\n<p>{after}</p>\n",
+        items[0], items[1]
+    );
+    // A piece's words, without tags or list markers.
+    let words = |piece: &str| -> String {
+        let mut in_tag = false;
+        let text: String = piece
+            .chars()
+            .filter(|&c| {
+                in_tag = (in_tag || c == '<') && c != '>';
+                !in_tag && c != '>'
+            })
+            .collect();
+        let words = text.split_whitespace().filter(|w| *w != "-");
+        words.collect::<Vec<_>>().join(" ")
+    };
+    for target in (60..=200).step_by(10) {
+        let spec = ChunkSpec {
+            child: folio::chunk::ChildStrategy::Structure { target, overlap: 0 },
+            ..ChunkSpec::default()
+        };
+        let cut = |text: &str, format| {
+            let out = chunk_document(text, format, &spec);
+            texts(text, &out).into_iter().map(words).collect::<Vec<_>>()
+        };
+        let from_markdown = cut(&markdown, SourceFormat::Markdown);
+        assert_eq!(cut(&html, SourceFormat::Html), from_markdown, "at {target}");
+        // Three pieces (before, the intro with its list, after) where two do not fit.
+        if (110..=120).contains(&target) {
+            let with_intro = from_markdown.iter().find(|t| t.contains(intro)).unwrap();
+            assert!(
+                with_intro.contains(items[1]),
+                "at {target}: {from_markdown:#?}"
+            );
+        }
+    }
+}

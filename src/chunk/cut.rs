@@ -326,7 +326,7 @@ fn children(
             overlap,
             unit,
         } => fixed::windows(
-            layout.text,
+            layout,
             range,
             size,
             overlap,

@@ -1,19 +1,22 @@
 //! The fixed-size baseline: windows of `size` characters or tokens sharing `overlap`,
-//! blind to structure, never inside a character (or a token).
+//! blind to structure, never inside a character (or a token). Markup (HTML tags) is not
+//! counted, so a page's windows hold as much text as its Markdown's.
 
-use super::layout::trim;
+use super::layout::{trim, Layout};
 use super::pieces::Span;
 use super::spec::Measure;
 
-/// Windows over `text[range]` of characters, or of the tokens of `tokens`, trimmed; a window
-/// left empty or inside its neighbour is dropped.
+/// Windows over `range` of the layout's text of characters, or of the tokens of `tokens`,
+/// those inside markup left out, trimmed; a window left empty or inside its neighbour is
+/// dropped.
 pub(crate) fn windows(
-    text: &str,
+    layout: &Layout<'_>,
     range: Span,
     size: usize,
     overlap: usize,
     tokens: Option<&dyn Measure>,
 ) -> Vec<Span> {
+    let text = layout.text;
     let base = range.start;
     let slice = &text[range.start..range.end];
     // Units as (start, end) byte offsets; a window spans units [k, k + size). A token runs
@@ -33,6 +36,10 @@ pub(crate) fn windows(
                 .collect()
         }
     };
+    let units: Vec<(usize, usize)> = units
+        .into_iter()
+        .filter(|&(start, _)| !layout.in_markup(start))
+        .collect();
     let size = size.max(1);
     let step = size - overlap.min(size - 1);
     let mut out: Vec<Span> = Vec::new();
@@ -60,6 +67,7 @@ pub(crate) fn windows(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::layout::Builder;
     use crate::chunk::spec::{Estimate, SizeUnit};
 
     fn pieces(text: &str, size: usize, overlap: usize, unit: SizeUnit) -> Vec<&str> {
@@ -68,7 +76,7 @@ mod tests {
             end: text.len(),
         };
         let tokens = unit.is_tokens().then_some(&Estimate as &dyn Measure);
-        windows(text, range, size, overlap, tokens)
+        windows(&Builder::new(text).build(), range, size, overlap, tokens)
             .into_iter()
             .map(|s| &text[s.start..s.end])
             .collect()
@@ -101,5 +109,26 @@ mod tests {
             vec!["ab", "c", "d"]
         );
         assert!(pieces("   ", 2, 1, SizeUnit::Chars).is_empty());
+    }
+
+    #[cfg(feature = "html")]
+    #[test]
+    fn markup_is_not_counted() {
+        let html = "<p>one <b>two</b> three</p><p>four five</p>";
+        let tree = crate::chunk::readers::read(html, crate::chunk::spec::SourceFormat::Html);
+        let layout = crate::chunk::tree_layout::from_tree_cut(html, &tree, usize::MAX, None);
+        let all = Span {
+            start: 0,
+            end: html.len(),
+        };
+        let in_chars: Vec<&str> = windows(&layout, all, 13, 0, None)
+            .into_iter()
+            .map(|s| &html[s.start..s.end])
+            .collect();
+        // 13 visible characters: "one two three", the tags inside the window not counted.
+        assert_eq!(in_chars[0], "one <b>two</b> three");
+        let in_tokens = windows(&layout, all, 3, 0, Some(&Estimate));
+        let first = in_tokens[0];
+        assert_eq!(&html[first.start..first.end], "one <b>two</b> three");
     }
 }

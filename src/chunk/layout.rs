@@ -67,10 +67,12 @@ pub(crate) struct Layout<'a> {
     cuts: Vec<Cut>,
     /// Code blocks and tables: sorted, disjoint content spans that are never cut.
     hard: Vec<Span>,
-    /// Markup runs (sorted, disjoint): not counted as characters.
+    /// Markup runs (sorted, disjoint).
     markup: Vec<Markup>,
-    /// `markup_chars[i]`: the characters of the markup runs before run `i`.
-    markup_chars: Vec<usize>,
+    /// What sizes leave out, markup runs and source syntax (sorted, disjoint).
+    uncounted: Vec<Span>,
+    /// `uncounted_chars[i]`: the characters of the uncounted runs before run `i`.
+    uncounted_chars: Vec<usize>,
     /// With token sizes: where the document's tokens start (sorted, none inside markup).
     /// Sizes then count the starts inside a range, two binary searches.
     units: Option<Vec<usize>>,
@@ -81,8 +83,9 @@ pub(crate) struct Builder<'a> {
     pub(crate) text: &'a str,
     skipped: Vec<Span>,
     markup: Vec<Markup>,
+    uncounted: Vec<Span>,
     raw: Vec<(usize, Strength)>,
-    caps: Vec<(usize, Strength)>,
+    caps: Vec<(Span, Strength)>,
     hard: Vec<Span>,
     soft: Vec<Span>,
     headings: Vec<Heading>,
@@ -105,6 +108,7 @@ impl<'a> Builder<'a> {
             text,
             skipped: Vec::new(),
             markup: Vec::new(),
+            uncounted: Vec::new(),
             raw: Vec::new(),
             caps: Vec::new(),
             hard: Vec::new(),
@@ -116,7 +120,7 @@ impl<'a> Builder<'a> {
 
     /// Sizes are counted in the tokens that start at `starts` (byte offsets of the whole
     /// text, sorted) instead of characters. Call after the markup is added: tokens inside
-    /// markup are not counted.
+    /// markup are not counted, tokens of syntax are (the model reads them).
     pub fn units(&mut self, mut starts: Vec<usize>) {
         self.markup.sort_by_key(|m| m.span.start);
         starts.retain(|&pos| {
@@ -134,7 +138,14 @@ impl<'a> Builder<'a> {
     /// A markup run: never cut, not counted.
     pub fn markup(&mut self, markup: Markup) {
         self.hard.push(markup.span);
+        self.uncounted.push(markup.span);
         self.markup.push(markup);
+    }
+
+    /// Source syntax (see [`Tree::syntax`](super::tree::Tree::syntax)): not counted in
+    /// characters.
+    pub fn syntax(&mut self, span: Span) {
+        self.uncounted.push(span);
     }
 
     /// A possible cut at byte `pos` (anywhere in or next to a whitespace gap).
@@ -144,7 +155,18 @@ impl<'a> Builder<'a> {
 
     /// Caps the strength of the cut at `pos` (whatever else is found there).
     pub fn cap(&mut self, pos: usize, strength: Strength) {
-        self.caps.push((pos, strength));
+        self.cap_range(pos, pos, strength);
+    }
+
+    /// Caps the strength of every cut whose gap lies in `[from, to]`.
+    pub fn cap_range(&mut self, from: usize, to: usize, strength: Strength) {
+        self.caps.push((
+            Span {
+                start: from,
+                end: to,
+            },
+            strength,
+        ));
     }
 
     /// A span never cut (code block, table).
@@ -188,18 +210,18 @@ impl<'a> Builder<'a> {
         self.cut(pos, Strength::Section);
     }
 
-    /// The size of `[start, end)` outside the markup runs (added so far, in order): its
+    /// The size of `[start, end)` outside the markup and syntax (added so far, in order): its
     /// characters, or its tokens (see [`Builder::units`]).
     pub fn visible_size(&self, start: usize, end: usize) -> usize {
         if let Some(units) = &self.units {
             return count_in(units, start, end);
         }
-        let first = self.markup.partition_point(|m| m.span.end <= start);
-        let inside: usize = self.markup[first..]
+        let first = self.uncounted.partition_point(|span| span.end <= start);
+        let inside: usize = self.uncounted[first..]
             .iter()
-            .take_while(|m| m.span.start < end)
-            .map(|m| {
-                let (from, to) = (m.span.start.max(start), m.span.end.min(end));
+            .take_while(|span| span.start < end)
+            .map(|span| {
+                let (from, to) = (span.start.max(start), span.end.min(end));
                 self.text[from..to].chars().count()
             })
             .sum();
@@ -215,11 +237,13 @@ impl<'a> Builder<'a> {
         let text = self.text;
         let mut markup = self.markup;
         markup.sort_by_key(|m| m.span.start);
-        let markup_chars = markup
+        let mut uncounted = self.uncounted;
+        uncounted.sort_by_key(|span| span.start);
+        let uncounted_chars = uncounted
             .iter()
-            .scan(0, |sum, m| {
+            .scan(0, |sum, span| {
                 let before = *sum;
-                *sum += text[m.span.start..m.span.end].chars().count();
+                *sum += text[span.start..span.end].chars().count();
                 Some(before)
             })
             .collect();
@@ -232,7 +256,8 @@ impl<'a> Builder<'a> {
             cuts: Vec::new(),
             hard,
             markup,
-            markup_chars,
+            uncounted,
+            uncounted_chars,
             units: self.units,
         };
         layout.regions = complement(text, self.skipped)
@@ -400,11 +425,12 @@ fn normalize_cuts(layout: &Layout<'_>, mut raw: Vec<(usize, Strength)>, soft: &[
     cuts
 }
 
-/// Lowers the strength of the cuts whose gaps hold a capped position.
-fn apply_caps(cuts: &mut [Cut], caps: &[(usize, Strength)]) {
-    for &(pos, cap) in caps {
-        let i = cuts.partition_point(|c| c.start < pos);
-        if let Some(cut) = cuts.get_mut(i).filter(|c| c.end <= pos) {
+/// Lowers the strength of the cuts whose gaps lie in a capped range (or hold a capped
+/// position).
+fn apply_caps(cuts: &mut [Cut], caps: &[(Span, Strength)]) {
+    for &(range, cap) in caps {
+        let first = cuts.partition_point(|c| c.start < range.start);
+        for cut in cuts[first..].iter_mut().take_while(|c| c.end <= range.end) {
             cut.strength = cut.strength.min(cap);
         }
     }
@@ -417,28 +443,34 @@ fn count_in(units: &[usize], start: usize, end: usize) -> usize {
 }
 
 impl Layout<'_> {
-    /// The size of `[start, end)`, markup left out: its characters, or with token sizes its
-    /// tokens.
+    /// The size of `[start, end)`, markup and syntax left out: its characters, or with
+    /// token sizes its tokens.
     pub fn size(&self, start: usize, end: usize) -> usize {
         if let Some(units) = &self.units {
             return count_in(units, start, end);
         }
         let all = self.text[start..end].chars().count();
-        if self.markup.is_empty() || start >= end {
+        if self.uncounted.is_empty() || start >= end {
             return all;
         }
-        all - self.markup_chars_before(end) + self.markup_chars_before(start)
+        all - self.uncounted_chars_before(end) + self.uncounted_chars_before(start)
     }
 
-    /// The characters of markup before byte `pos` (a run holding `pos` counts in part).
-    fn markup_chars_before(&self, pos: usize) -> usize {
-        let i = self.markup.partition_point(|m| m.span.start < pos);
+    /// The uncounted characters before byte `pos` (a run holding `pos` counts in part).
+    fn uncounted_chars_before(&self, pos: usize) -> usize {
+        let i = self.uncounted.partition_point(|span| span.start < pos);
         let Some(last) = i.checked_sub(1) else {
             return 0;
         };
-        let m = self.markup[last].span;
-        let partial = self.text[m.start..m.end.min(pos)].chars().count();
-        self.markup_chars[last] + partial
+        let span = self.uncounted[last];
+        let partial = self.text[span.start..span.end.min(pos)].chars().count();
+        self.uncounted_chars[last] + partial
+    }
+
+    /// Whether byte `pos` lies inside a markup run.
+    pub fn in_markup(&self, pos: usize) -> bool {
+        let i = self.markup.partition_point(|m| m.span.end <= pos);
+        self.markup.get(i).is_some_and(|m| m.span.start <= pos)
     }
 
     /// Whether `span` holds a non-whitespace character outside markup.

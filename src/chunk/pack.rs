@@ -180,11 +180,12 @@ impl Packing {
         let mut prev = 0;
         for (at, to) in self.chunks() {
             let mut span = self.span(at, to);
-            if at > 0 {
-                // Characters the chunk may reach back into the previous one.
-                let budget =
-                    overlap.min(target.saturating_sub(self.end_chars[to] - self.end_chars[at]));
-                span.start = self.overlap_start(layout, prev, at, budget);
+            // Characters the chunk may reach back into the previous one: none when the chunk
+            // with the gap before it is over the target (a start in the previous chunk's
+            // syntax, of no size, would still bring the gap in).
+            let room = target.checked_sub(self.end_chars[to] - self.end_chars[at]);
+            if let (true, Some(room)) = (at > 0, room) {
+                span.start = self.overlap_start(layout, prev, at, overlap.min(room));
             }
             out.push((span, self.size(at, to) > target));
             prev = at;

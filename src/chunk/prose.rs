@@ -35,7 +35,7 @@ const ABBREVIATIONS: &[&str] = &[
 ];
 
 /// Closing quotes and brackets that may follow a sentence end ("He left." she said).
-fn is_closer(c: char) -> bool {
+pub(crate) fn is_closer(c: char) -> bool {
     matches!(
         c,
         '"' | '\''

@@ -139,6 +139,12 @@ pub struct Tree {
     pub skipped: Vec<Span>,
     /// Markup runs, sorted and disjoint (empty for formats without markup).
     pub markup: Vec<Markup>,
+    /// Source syntax (Markdown's heading marks, list bullets, emphasis, link targets, table
+    /// pipes, fences): kept in the chunks and in the embedded text, but not counted in sizes
+    /// in characters, so a chunk of a given size holds as much visible text in Markdown as in
+    /// HTML (sizes in tokens count it: the model reads it). Sorted, disjoint, apart from the
+    /// markup runs.
+    pub syntax: Vec<Span>,
     /// Inline runs kept in one piece unless nothing else fits (inline code).
     pub keep: Vec<Span>,
     /// Whether running text follows plain or markup line rules.
@@ -154,6 +160,7 @@ impl Tree {
             blocks: Vec::new(),
             skipped: Vec::new(),
             markup: Vec::new(),
+            syntax: Vec::new(),
             keep: Vec::new(),
             prose,
             metadata: Vec::new(),

@@ -4,7 +4,7 @@
 use super::layout::{trim, Builder, Layout, Strength};
 use super::prose::{self, CODE, MARKDOWN, PLAIN};
 use super::readers;
-use super::tree::{Block, BlockKind, Prose, Tree};
+use super::tree::{Block, BlockKind, Markup, Prose, Tree};
 
 /// The layout of `text` as its reader's `tree` describes it, every table kept whole.
 #[cfg(test)]
@@ -31,6 +31,9 @@ pub(crate) fn from_tree_cut<'a>(
     for m in &tree.markup {
         b.markup(*m);
     }
+    for span in &tree.syntax {
+        b.syntax(*span);
+    }
     if let Some(starts) = units {
         b.units(starts);
     }
@@ -54,7 +57,30 @@ pub(crate) fn from_tree_cut<'a>(
         from = from.max(z.end);
     }
     prose::scan(text, from, text.len(), breaks, &mut b);
+    cap_after_colons(text, &tree.markup, &mut b);
     b.build()
+}
+
+/// Text ending in a colon introduces what follows ("for example:" and a list), as the
+/// prose scan says for a colon at a line end; between markup (`…example:</p>\n<ul><li>`) the
+/// bounds up to the next visible character are no stronger than a line break either.
+fn cap_after_colons(text: &str, markup: &[Markup], b: &mut Builder<'_>) {
+    for (i, m) in markup.iter().enumerate() {
+        let before = text[..m.span.start].trim_end_matches(prose::is_closer);
+        if !before.ends_with([':', '：']) {
+            continue;
+        }
+        // The next visible character: past whitespace and the markup runs that follow.
+        let mut to = m.span.end;
+        for next in &markup[i + 1..] {
+            if !text[to..next.span.start].trim().is_empty() {
+                break;
+            }
+            to = next.span.end;
+        }
+        let to = to + (text[to..].len() - text[to..].trim_start().len());
+        b.cap_range(before.len(), to, Strength::Line);
+    }
 }
 
 /// The bounds and zones of one block and the blocks inside it. `top`: not inside another

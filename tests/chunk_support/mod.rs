@@ -27,6 +27,26 @@ pub struct MarkdownFacts {
     pub headings: Vec<Span>,
     /// Their levels (1 to 6).
     pub heading_levels: Vec<usize>,
+    /// Per byte, whether sizes in characters count it (empty: all of them). Markdown syntax
+    /// is not counted: a non-whitespace character outside every piece of content pulldown-cmark
+    /// reports (text, code, HTML, breaks, rules), such as `##`, `-`, `*`, `|` or a link target.
+    pub counted: Vec<bool>,
+}
+
+impl MarkdownFacts {
+    /// The size of `text[start..end]` in `unit` as the chunker counts it: characters with
+    /// Markdown syntax left out, or (any token unit) every token of the estimate, since the
+    /// model reads the syntax.
+    pub fn size(&self, text: &str, start: usize, end: usize, unit: SizeUnit) -> usize {
+        let counted = |at: usize| self.counted.get(start + at).is_none_or(|&c| c);
+        match unit {
+            SizeUnit::Chars => text[start..end]
+                .char_indices()
+                .filter(|&(i, _)| counted(i))
+                .count(),
+            _ => tokens::count(&text[start..end]),
+        }
+    }
 }
 
 pub fn markdown_facts(text: &str) -> MarkdownFacts {
@@ -36,7 +56,11 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
     let mut facts = MarkdownFacts::default();
     let mut depth = 0usize;
     let mut top_table = false;
+    let mut content = vec![false; text.len()];
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        if !matches!(event, Event::Start(_) | Event::End(_)) {
+            content[range.clone()].fill(true);
+        }
         match event {
             Event::Start(tag) => {
                 match tag {
@@ -83,6 +107,10 @@ pub fn markdown_facts(text: &str) -> MarkdownFacts {
             Event::End(_) => depth -= 1,
             _ => {}
         }
+    }
+    facts.counted = content;
+    for (i, c) in text.char_indices() {
+        facts.counted[i] |= c.is_whitespace();
     }
     facts
 }
@@ -182,7 +210,7 @@ pub fn check(
     let mut cut_tables = Vec::new();
     if let Some((target, _, unit)) = spec.child.structure() {
         for (table, rows) in &facts.tables {
-            if size(text, table.start, table.end, unit) > target {
+            if facts.size(text, table.start, table.end, unit) > target {
                 facts.blocks.retain(|b| b != table);
                 facts.blocks.extend(rows);
                 cut_tables.push(*table);
@@ -192,7 +220,7 @@ pub fn check(
     }
     check_spans_and_order(text, out)?;
     check_parents(text, spec, out, &facts)?;
-    check_coverage(text, spec, out, facts.front_matter)?;
+    check_coverage(text, spec, out, &facts)?;
     let long = check_sizes(text, format, spec, out, &facts)?;
     if spec.child.structure().is_some() {
         check_structure(text, out, &facts)?;
@@ -269,7 +297,7 @@ fn check_parents(
             .blocks
             .iter()
             .any(|b| p.span.start <= b.start && b.end <= p.span.end);
-        if size(text, p.span.start, p.span.end, unit) > max.max(1) && !holds_block {
+        if facts.size(text, p.span.start, p.span.end, unit) > max.max(1) && !holds_block {
             return Err(format!(
                 "parent {:?} longer than {max} {unit:?} without a code block or table",
                 p.span
@@ -285,7 +313,7 @@ fn check_coverage(
     text: &str,
     spec: &ChunkSpec,
     out: &Chunked,
-    front: Option<Span>,
+    facts: &MarkdownFacts,
 ) -> Result<(), String> {
     let mut count = vec![0u32; text.len()];
     for c in &out.children {
@@ -294,7 +322,7 @@ fn check_coverage(
         }
     }
     let overlap = spec.child.overlap();
-    let skip = front.map_or(0, |f| f.end);
+    let skip = facts.front_matter.map_or(0, |f| f.end);
     for (i, c) in text.char_indices() {
         let n = count[i];
         let wanted = if i < skip || c.is_whitespace() {
@@ -313,7 +341,11 @@ fn check_coverage(
         if b.start >= a.end {
             continue;
         }
-        let shared = size(text, b.start, a.end, spec.child.unit());
+        // Fixed windows count every character; structure-aware children as sizes do.
+        let shared = match spec.child {
+            ChildStrategy::Fixed { unit, .. } => size(text, b.start, a.end, unit),
+            _ => facts.size(text, b.start, a.end, spec.child.unit()),
+        };
         if shared > overlap {
             return Err(format!(
                 "children {a:?} and {b:?} share {shared} > {overlap}"
@@ -323,9 +355,9 @@ fn check_coverage(
     Ok(())
 }
 
-/// The size of `text[start..end]` in `unit`: characters, or (any token unit, as
-/// `chunk_document` counts them) the estimate.
-pub fn size(text: &str, start: usize, end: usize, unit: SizeUnit) -> usize {
+/// The size of `text[start..end]` in `unit`, every character counted: characters, or (any
+/// token unit, as `chunk_document` counts them) the estimate.
+fn size(text: &str, start: usize, end: usize, unit: SizeUnit) -> usize {
     match unit {
         SizeUnit::Chars => chars(text, start, end),
         _ => tokens::count(&text[start..end]),
@@ -348,7 +380,8 @@ fn check_sizes(
         let slice = &text[c.span.start..c.span.end];
         match spec.child.structure() {
             Some((target, _, SizeUnit::Chars)) => {
-                let long = slice.chars().count() > target.max(1);
+                let long =
+                    facts.size(text, c.span.start, c.span.end, SizeUnit::Chars) > target.max(1);
                 if long != c.oversized {
                     return Err(format!(
                         "child {:?} oversized flag {} but long {long}",

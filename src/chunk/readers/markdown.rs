@@ -33,10 +33,50 @@ pub fn read(text: &str) -> Tree {
         text,
         open: Vec::new(),
     };
+    // What the parser gives as content (text, code, HTML, breaks, rules); the rest is syntax.
+    let mut content: Vec<Span> = Vec::new();
     for (event, range) in Parser::new_ext(text, OPTIONS).into_offset_iter() {
+        if !matches!(event, Event::Start(_) | Event::End(_)) {
+            content.push(Span {
+                start: range.start,
+                end: range.end,
+            });
+        }
         reader.event(event, range.start, range.end);
     }
+    reader.tree.syntax = syntax(text, content);
     reader.tree
+}
+
+/// The syntax of a Markdown text whose content the parser put at `content`: every run of
+/// non-whitespace characters between content (heading marks, bullets, emphasis, link
+/// targets, pipes, fences); whitespace between blocks counts as it does in HTML.
+fn syntax(text: &str, mut content: Vec<Span>) -> Vec<Span> {
+    content.sort_by_key(|span| span.start);
+    let mut out = Vec::new();
+    let mut from = 0;
+    let gaps = content.iter().map(|span| (span.start, span.end));
+    for (start, end) in gaps.chain([(text.len(), text.len())]) {
+        if start > from {
+            let gap = &text[from..start];
+            let mut run: Option<usize> = None;
+            for (i, c) in gap.char_indices().chain([(gap.len(), ' ')]) {
+                match (c.is_whitespace(), run) {
+                    (false, None) => run = Some(i),
+                    (true, Some(s)) => {
+                        out.push(Span {
+                            start: from + s,
+                            end: from + i,
+                        });
+                        run = None;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        from = from.max(end);
+    }
+    out
 }
 
 /// An open tag: the block it makes (`None` for inline tags and skipped front matter).
@@ -177,6 +217,36 @@ mod tests {
             .iter()
             .map(|s| (text[s.span.start..s.span.end].to_string(), s.path.clone()))
             .collect()
+    }
+
+    #[test]
+    fn syntax_is_what_the_parser_does_not_show() {
+        let text = "## Title\n\n- an *item* [link](https://x.org)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn f() {}\n```\n";
+        let tree = read(text);
+        let runs: Vec<&str> = tree.syntax.iter().map(|s| &text[s.start..s.end]).collect();
+        assert_eq!(
+            runs,
+            [
+                "##",
+                "-",
+                "*",
+                "*",
+                "[",
+                "](https://x.org)",
+                "|",
+                "|",
+                "|",
+                "|---|---|",
+                "|",
+                "|",
+                "|",
+                "```rust",
+                "```"
+            ]
+        );
+        // Sizes leave the syntax out: the heading line counts " Title", not "## Title".
+        let layout = layout(text);
+        assert_eq!(layout.size(0, "## Title".len()), " Title".len());
     }
 
     #[test]

@@ -460,6 +460,44 @@ fn paths_follow_the_visible_fraction() {
 }
 
 #[test]
+fn reports_count_the_walk_work() {
+    let f = fixture();
+    let q = &f.queries[0];
+    let report = |vis: Visibility, strategy| {
+        let visible = vis.bitmap(f.base, FIXTURE_N, &f.labels);
+        let options = SearchOptions {
+            k: 10,
+            ef: Some(16),
+            strategy,
+        };
+        let vectors = f.segment.vectors();
+        search_with(vectors, f.segment.graph(), f.base, q, &visible, options).1
+    };
+    // A walk re-scores its ef candidates on f32 rows, besides the codes it scored while
+    // reading link lists; the scan reads no lists.
+    let walk = report(Visibility::All, Plan::Graph);
+    assert_eq!(walk.path, SearchPath::Graph);
+    assert_eq!(walk.rescored, 16);
+    assert!(
+        walk.lists >= 1 && walk.distances > walk.rescored,
+        "{walk:?}"
+    );
+    let two_hop = report(Visibility::Random { p: 0.3, seed: 5 }, Plan::GraphTwoHop);
+    assert_eq!(two_hop.path, SearchPath::GraphTwoHop);
+    assert_eq!(two_hop.rescored, 16);
+    assert!(
+        two_hop.lists >= 1 && two_hop.distances > two_hop.rescored,
+        "{two_hop:?}"
+    );
+    let scan = report(Visibility::All, Plan::Exact);
+    assert_eq!(
+        (scan.path, scan.lists, scan.rescored),
+        (SearchPath::Exact, 0, 0)
+    );
+    assert_eq!(scan.distances, FIXTURE_N);
+}
+
+#[test]
 fn round_trip_gives_identical_results() {
     let f = fixture();
     let graph = f.segment.graph().unwrap();

@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use super::progress::Bar;
 use super::{err, CliResult};
 use crate::eval::ann::{self, AnnConfig, SearchRecord};
+use crate::index::Strategy;
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
@@ -89,6 +90,20 @@ pub(crate) struct AnnArgs {
     /// Stop a filter's sweep once recall reaches this.
     #[arg(long, default_value_t = 0.999)]
     stop_recall: f64,
+    /// Force one path for every query, to compare paths: auto (the planner), exact,
+    /// graph (through hidden nodes) or twohop.
+    #[arg(long, default_value = "auto", value_parser = parse_strategy)]
+    strategy: Strategy,
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    match s {
+        "auto" => Ok(Strategy::Auto),
+        "exact" => Ok(Strategy::Exact),
+        "graph" => Ok(Strategy::Graph),
+        "twohop" => Ok(Strategy::GraphTwoHop),
+        _ => Err(format!("{s}: expected auto, exact, graph or twohop")),
+    }
 }
 
 pub(crate) fn run(command: BenchCommand) -> CliResult {
@@ -158,6 +173,7 @@ fn config(args: AnnArgs) -> Result<AnnConfig, String> {
         time_budget,
         min_queries: args.min_queries,
         stop_recall: args.stop_recall,
+        strategy: args.strategy,
         ..AnnConfig::new(args.data)
     })
 }
@@ -167,7 +183,13 @@ fn point_line(p: &SearchRecord) -> String {
     let paths: Vec<String> = p
         .paths
         .iter()
-        .map(|(path, n)| format!("{path} {n}"))
+        .map(|(path, n)| match p.work.get(path) {
+            Some(w) => format!(
+                "{path} {n} ({:.0} distances, {:.0} re-scored, {:.0} lists)",
+                w.distances, w.rescored, w.lists
+            ),
+            None => format!("{path} {n}"),
+        })
         .collect();
     format!(
         "[{}] {:<18} ef={:>4} recall={:.4} qps={:>9.1} n={} short={:.2} paths: {}",

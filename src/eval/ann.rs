@@ -20,7 +20,9 @@ pub use config::{AnnConfig, DEFAULT_EFS};
 pub use dataset::{Dataset, Filter};
 pub use error::AnnError;
 pub use files::{read_fvecs, read_ivecs, read_u32, FileError, Matrix};
-pub use report::{AnnRun, BuildRecord, FilterSize, RunMeta, SearchRecord, VisibleCost, PEER};
+pub use report::{
+    AnnRun, BuildRecord, FilterSize, PathWork, RunMeta, SearchRecord, VisibleCost, PEER,
+};
 
 use crate::store::Progress;
 

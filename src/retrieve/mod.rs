@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::embed::{validate, TokenCounter};
 use crate::filter::{Filter, MetadataValue};
-use crate::index::planner::SearchPath;
+use crate::index::planner::{SearchOptions, SearchPath, Strategy};
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, RESCORE, WINDOW};
 use crate::store::{
@@ -409,7 +409,12 @@ impl Store {
         let (assembled, stats, gathered) = loop {
             let search = match &mut from {
                 Children::Local => {
-                    view.search_children(&reader, &query, n, request.ef, request.rescore, &visible)?
+                    let options = SearchOptions {
+                        k: n,
+                        ef: request.ef,
+                        strategy: Strategy::Auto,
+                    };
+                    view.search_children(&reader, &query, options, request.rescore, &visible)?
                 }
                 Children::Source(source) => {
                     let ask = Ask {
@@ -548,6 +553,8 @@ fn ranked_elsewhere(
         neighbors,
         paths: Vec::new(),
         distances: 0,
+        rescored: 0,
+        lists: 0,
     })
 }
 

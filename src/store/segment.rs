@@ -12,7 +12,7 @@ use roaring::RoaringBitmap;
 use crate::index::exact::Neighbor;
 use crate::index::hnsw::quant::Residuals;
 use crate::index::hnsw::Graph;
-use crate::index::planner::{SearchOptions, SearchReport, Strategy};
+use crate::index::planner::{SearchOptions, SearchReport};
 use crate::index::{RowError, RowSource, SearchError, SegmentIndex};
 
 /// Values are kept near this size so no single redb value grows with the index. Just under
@@ -125,15 +125,13 @@ impl Segment {
         self.index.ids()
     }
 
-    /// The best `k` visible children of this segment, or `None` when none is visible.
-    /// `ef` is the graph breadth, `rescore` a compressed segment's re-score width (its
-    /// index's setting when `None`); a compressed segment reads the rows it re-scores or
-    /// scans from `table`.
+    /// The best `options.k` visible children of this segment, or `None` when none is
+    /// visible. `rescore` is a compressed segment's re-score width (its index's setting
+    /// when `None`); a compressed segment reads the rows it re-scores or scans from `table`.
     pub fn search(
         &self,
         query: &[f32],
-        k: usize,
-        ef: Option<usize>,
+        options: SearchOptions,
         rescore: Option<usize>,
         visible: &RoaringBitmap,
         table: Option<&VectorTable>,
@@ -144,18 +142,13 @@ impl Segment {
         let found = match self.stored {
             None => self
                 .index
-                .search(query, k, ef, visible)
+                .search_with(query, visible, options)
                 .map_err(SearchError::from),
             Some(at) => {
                 let table = table.ok_or_else(|| {
                     StorageError::corrupt(format!("segment {}: no vector table", self.id))
                 })?;
                 let rows = self.rows_in(table, at);
-                let options = SearchOptions {
-                    k,
-                    ef,
-                    strategy: Strategy::Auto,
-                };
                 let rescore = rescore.unwrap_or(at.rescore as usize);
                 self.index
                     .search_stored(query, visible, options, rescore, &rows)

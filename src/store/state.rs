@@ -16,7 +16,7 @@ use super::segment::{vector_table, Segment};
 use super::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::filter::Filter;
 use crate::index::exact::{merge_top_k, Neighbor};
-use crate::index::planner::SearchPath;
+use crate::index::planner::{SearchOptions, SearchPath};
 
 /// The ACL key of public documents. Principals are never empty, so it cannot collide.
 pub(crate) const PUBLIC: &str = "";
@@ -546,20 +546,23 @@ pub(crate) struct ChildSearch {
     /// The planner's path in each segment that had visible children.
     pub paths: Vec<SearchPath>,
     pub distances: usize,
+    /// Of `distances`, walk candidates re-scored on f32 rows.
+    pub rescored: usize,
+    /// Link lists the walks read.
+    pub lists: usize,
 }
 
 impl VersionView {
-    /// The `n` best visible children for `query` (already normalised for cosine), over all
-    /// segments of this version; `ef` = graph breadth (planner default when `None`),
-    /// `rescore` = a compressed segment's re-score width (its index's when `None`).
-    /// Compressed segments read their rows through `reader`, in whose snapshot this
-    /// version is live (so are its segments' rows).
+    /// The `options.k` best visible children for `query` (already normalised for cosine),
+    /// over all segments of this version; `options.ef` = graph breadth (planner default
+    /// when `None`), `rescore` = a compressed segment's re-score width (its index's when
+    /// `None`). Compressed segments read their rows through `reader`, in whose snapshot
+    /// this version is live (so are its segments' rows).
     pub fn search_children(
         &self,
         reader: &Reader<'_>,
         query: &[f32],
-        n: usize,
-        ef: Option<usize>,
+        options: SearchOptions,
         rescore: Option<usize>,
         visible: &RoaringBitmap,
     ) -> Result<ChildSearch, StorageError> {
@@ -570,21 +573,25 @@ impl VersionView {
         };
         let mut lists = Vec::with_capacity(self.segments.len());
         let mut paths = Vec::new();
-        let mut distances = 0;
+        let (mut distances, mut rescored, mut links) = (0, 0, 0);
         for segment in &self.segments {
             let Some((found, report)) =
-                segment.search(query, n, ef, rescore, visible, table.as_ref())?
+                segment.search(query, options, rescore, visible, table.as_ref())?
             else {
                 continue;
             };
             paths.push(report.path);
             distances += report.distances;
+            rescored += report.rescored;
+            links += report.lists;
             lists.push(found);
         }
         Ok(ChildSearch {
-            neighbors: merge_top_k(lists, n),
+            neighbors: merge_top_k(lists, options.k),
             paths,
             distances,
+            rescored,
+            lists: links,
         })
     }
 }

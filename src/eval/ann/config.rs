@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::error::AnnError;
+use crate::index::Strategy;
 use crate::store::VectorStorage;
 
 /// The kit's ef sweep (`ann_peers.py --ef`).
@@ -40,6 +41,8 @@ pub struct AnnConfig {
     pub min_queries: usize,
     /// A filter's sweep stops once recall reaches this (higher ef only costs QPS).
     pub stop_recall: f64,
+    /// The planner's choice, or one path forced for every query (to compare paths).
+    pub strategy: Strategy,
 }
 
 impl AnnConfig {
@@ -60,6 +63,7 @@ impl AnnConfig {
             time_budget: Duration::from_secs(3),
             min_queries: 100,
             stop_recall: 0.999,
+            strategy: Strategy::Auto,
         }
     }
 

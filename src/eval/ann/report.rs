@@ -78,8 +78,21 @@ pub struct SearchRecord {
     pub visible: u64,
     /// How many queries the planner answered by each path.
     pub paths: BTreeMap<String, usize>,
+    /// What a query of each path computed, on average (counts, independent of load).
+    pub work: BTreeMap<String, PathWork>,
     /// The 1-minute load average as the point started (Linux only).
     pub load1: Option<f64>,
+}
+
+/// What a query computed, on average over the queries of one path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PathWork {
+    /// Vector comparisons: walk codes, f32 re-scores and scanned rows together.
+    pub distances: f64,
+    /// Of `distances`, the walk's candidates re-scored on f32 rows.
+    pub rescored: f64,
+    /// Link lists the layer-0 walk read.
+    pub lists: f64,
 }
 
 /// What computing a filter's visible set costs a query (principal bitmaps cached).

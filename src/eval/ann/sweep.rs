@@ -11,8 +11,8 @@ use super::build::ALL;
 use super::config::AnnConfig;
 use super::dataset::{Dataset, Filter};
 use super::error::AnnError;
-use super::report::{load1, SearchRecord, VisibleCost};
-use crate::index::Neighbor;
+use super::report::{load1, PathWork, SearchRecord, VisibleCost};
+use crate::index::{Neighbor, SearchOptions};
 use crate::store::{Access, Reader, Store, VersionView, DEFAULT_INDEX};
 
 /// Untimed queries before a filter's first point (caches, branch predictors).
@@ -45,7 +45,7 @@ pub(crate) fn run(
             filter,
             reader: &reader,
         };
-        queries.warm_up(&view, &visible, config.k, config.efs[0])?;
+        queries.warm_up(&view, &visible, config, config.efs[0])?;
         for &ef in &config.efs {
             let record = queries.measure(&view, &visible, config, ef)?;
             on_point(&record);
@@ -129,15 +129,14 @@ impl Queries<'_> {
         &self,
         view: &VersionView,
         visible: &RoaringBitmap,
-        k: usize,
+        config: &AnnConfig,
         ef: usize,
     ) -> Result<(), AnnError> {
         for q in 0..self.dataset.queries.rows().min(WARM_UP) {
             std::hint::black_box(view.search_children(
                 self.reader,
                 self.dataset.queries.row(q),
-                k,
-                Some(ef),
+                options(config, ef),
                 None,
                 visible,
             )?);
@@ -160,7 +159,7 @@ impl Queries<'_> {
             let started = Instant::now();
             let query = self.dataset.queries.row(q);
             let found =
-                view.search_children(self.reader, query, config.k, Some(ef), None, visible)?;
+                view.search_children(self.reader, query, options(config, ef), None, visible)?;
             tally.spent += started.elapsed();
             tally.add(&found.neighbors, self.filter.truth.row(q), config.k);
             for path in &found.paths {
@@ -169,11 +168,30 @@ impl Queries<'_> {
                     .entry(format!("{path:?}").to_lowercase())
                     .or_default() += 1;
             }
+            // One segment in the bench's store: the query's work goes to its one path.
+            if let [path] = found.paths[..] {
+                let work = tally
+                    .work
+                    .entry(format!("{path:?}").to_lowercase())
+                    .or_default();
+                work.distances += found.distances as f64;
+                work.rescored += found.rescored as f64;
+                work.lists += found.lists as f64;
+            }
             if tally.spent >= config.time_budget && tally.queries >= config.min_queries {
                 break;
             }
         }
         Ok(tally.record(&self.filter.name, ef, visible.len(), load))
+    }
+}
+
+/// One query's search options.
+fn options(config: &AnnConfig, ef: usize) -> SearchOptions {
+    SearchOptions {
+        k: config.k,
+        ef: Some(ef),
+        strategy: config.strategy,
     }
 }
 
@@ -186,6 +204,8 @@ struct Tally {
     short: usize,
     returned: usize,
     paths: BTreeMap<String, usize>,
+    /// Per path, sums over its queries (means once recorded).
+    work: BTreeMap<String, PathWork>,
 }
 
 impl Tally {
@@ -211,6 +231,13 @@ impl Tally {
     fn record(self, filter: &str, ef: usize, visible: u64, load1: Option<f64>) -> SearchRecord {
         let n = self.queries.max(1) as f64;
         let seconds = self.spent.as_secs_f64();
+        let mut work = self.work;
+        for (path, w) in &mut work {
+            let queries = self.paths.get(path).copied().unwrap_or(1).max(1) as f64;
+            w.distances /= queries;
+            w.rescored /= queries;
+            w.lists /= queries;
+        }
         SearchRecord {
             filter: filter.to_string(),
             ef: Some(ef),
@@ -222,6 +249,7 @@ impl Tally {
             mean_returned: self.returned as f64 / n,
             visible,
             paths: self.paths,
+            work,
             load1,
         }
     }

@@ -60,6 +60,10 @@ pub(crate) struct Beam {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct WalkStats {
     pub(crate) distances: usize,
+    /// Link lists read on the layer (a two-hop expansion reads its hidden neighbours' too).
+    pub(crate) lists: usize,
+    /// Of `distances`, candidates the caller re-scored on f32 rows after the walk.
+    pub(crate) rescored: usize,
     /// The distance budget ran out before the search converged.
     pub(crate) exhausted: bool,
 }
@@ -152,10 +156,13 @@ impl<S: Slot> Walk<'_, S> {
                 break;
             }
             ids.clear();
-            match expand {
-                Expand::Through => self.gather(cur.id, layer, visited, ids),
+            stats.lists += match expand {
+                Expand::Through => {
+                    self.gather(cur.id, layer, visited, ids);
+                    1
+                }
                 Expand::TwoHop { cap } => self.gather_two_hop(cur.id, visited, filter, cap, ids),
-            }
+            };
             for &id in ids.iter().take(PREFETCH_AHEAD) {
                 self.query.prefetch(id);
             }
@@ -198,7 +205,8 @@ impl<S: Slot> Walk<'_, S> {
 
     /// Visible unvisited neighbours of `node` on layer 0, then visible unvisited neighbours
     /// of its hidden neighbours until `cap` are gathered (ACORN-style). Hidden nodes whose
-    /// lists were read are marked visited so they are not read again.
+    /// lists were read are marked visited so they are not read again. Returns the lists
+    /// read.
     fn gather_two_hop<F: Filter>(
         &self,
         node: u32,
@@ -206,7 +214,8 @@ impl<S: Slot> Walk<'_, S> {
         filter: &F,
         cap: usize,
         out: &mut Vec<u32>,
-    ) {
+    ) -> usize {
+        let mut lists = 1;
         let direct = self.links.neighbours(node, 0);
         for slot in direct {
             let id = slot.get();
@@ -217,23 +226,25 @@ impl<S: Slot> Walk<'_, S> {
         }
         for slot in direct {
             if out.len() >= cap {
-                return;
+                return lists;
             }
             let hidden = slot.get();
             if visited.insert(hidden) {
                 continue;
             }
+            lists += 1;
             for slot2 in self.links.neighbours(hidden, 0) {
                 let id = slot2.get();
                 if !visited.contains(id) && filter.allows(id) {
                     visited.insert(id);
                     out.push(id);
                     if out.len() >= cap {
-                        return;
+                        return lists;
                     }
                 }
             }
         }
+        lists
     }
 }
 

@@ -223,6 +223,31 @@ fn reopened_stores_get_the_built_codes_back() {
     assert_eq!(answers(&store), before);
 }
 
+/// A search's stats count what its walks read: link lists only on graph paths, and the
+/// re-scored candidates among the distances.
+#[test]
+fn search_stats_count_the_walks_link_lists_and_re_scores() {
+    let (_dir, store) = temp_store(graph_options());
+    fill(&store);
+    let (mut walked, mut scanned) = (0, 0);
+    for q in 0..12 {
+        let query: Vec<f32> = (0..8).map(|j| ((q * 8 + j) % 5) as f32 - 2.0).collect();
+        let request = SearchRequest::vector(query)
+            .access(Access::Unrestricted)
+            .k(10);
+        let stats = store.search(&request).expect("search").stats;
+        assert!(stats.rescored <= stats.distances, "{stats:?}");
+        if stats.paths.iter().all(|p| *p == SearchPath::Exact) {
+            assert_eq!((stats.link_lists, stats.rescored), (0, 0), "{stats:?}");
+            scanned += 1;
+        } else {
+            assert!(stats.link_lists > 0 && stats.rescored > 0, "{stats:?}");
+            walked += 1;
+        }
+    }
+    assert!(walked > 0, "no search walked a graph ({scanned} scanned)");
+}
+
 #[test]
 fn compacting_the_file_keeps_every_answer_and_never_grows_it() {
     let (dir, store) = temp_store(graph_options());

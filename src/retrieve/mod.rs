@@ -309,6 +309,10 @@ pub struct SearchStats {
     pub paths: Vec<SearchPath>,
     /// Distances computed.
     pub distances: usize,
+    /// Of `distances`, graph candidates re-scored on full-precision rows.
+    pub rescored: usize,
+    /// Graph link lists read.
+    pub link_lists: usize,
     /// Children the caller may see in this version (and that the filter matches).
     pub visible: u64,
     /// Children gathered before grouping.
@@ -459,6 +463,8 @@ impl Store {
             stats: SearchStats {
                 paths: stats.paths,
                 distances: stats.distances,
+                rescored: stats.rescored,
+                link_lists: stats.lists,
                 visible: visible.len(),
                 children_gathered: gathered,
                 duplicates_dropped: assembled.duplicates,

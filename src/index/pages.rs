@@ -33,6 +33,77 @@ pub(crate) fn advise<T>(v: Vec<T>) -> Vec<T> {
     v
 }
 
+/// Bytes whose first one starts a cache line, in a huge-page-advised allocation: a row of
+/// `64 r` bytes at a multiple of its size then spans `r` lines. A `Vec<u8>` this large
+/// comes from `mmap` through malloc and starts 16 bytes into its page, so each such row
+/// spans `r + 1` lines and a walk fetches a line more per distance (128-dimension codes:
+/// three lines for two lines' bytes).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LineBytes {
+    lines: Vec<Line>,
+    len: usize,
+}
+
+/// One cache line.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; LINE]);
+
+const LINE: usize = 64;
+
+impl LineBytes {
+    /// Makes room for `additional` more bytes, moving the contents at most once.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let more = (self.len + additional)
+            .div_ceil(LINE)
+            .saturating_sub(self.lines.len());
+        reserve(&mut self.lines, more);
+    }
+
+    /// Appends one byte.
+    #[inline]
+    pub(crate) fn push(&mut self, byte: u8) {
+        let (line, at) = (self.len / LINE, self.len % LINE);
+        if line == self.lines.len() {
+            self.lines.push(Line([0; LINE]));
+        }
+        self.lines[line].0[at] = byte;
+        self.len += 1;
+    }
+}
+
+impl From<Vec<u8>> for LineBytes {
+    fn from(bytes: Vec<u8>) -> Self {
+        let mut aligned = LineBytes::default();
+        aligned.reserve(bytes.len());
+        aligned.lines.extend(bytes.chunks(LINE).map(|chunk| {
+            let mut line = [0; LINE];
+            line[..chunk.len()].copy_from_slice(chunk);
+            Line(line)
+        }));
+        aligned.len = bytes.len();
+        aligned
+    }
+}
+
+impl std::ops::Deref for LineBytes {
+    type Target = [u8];
+
+    #[inline(always)]
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `Line` is 64 plain bytes with no padding (repr(C), size 64), so the
+        // lines are `64 * lines.len()` initialised bytes in one allocation, and `len`
+        // never exceeds that.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+impl PartialEq for LineBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn advise_pages<T>(v: &Vec<T>) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
@@ -69,5 +140,22 @@ mod tests {
         let before = v.as_ptr();
         reserve(&mut v, 5);
         assert_eq!(v.as_ptr(), before, "enough room: no move");
+    }
+
+    #[test]
+    fn line_bytes_start_a_line_and_hold_what_was_pushed() {
+        let source: Vec<u8> = (0..1000).map(|i| (i * 7 % 256) as u8).collect();
+        let from = LineBytes::from(source.clone());
+        let mut pushed = LineBytes::default();
+        pushed.reserve(HUGE_PAGE);
+        for &b in &source {
+            pushed.push(b);
+        }
+        for bytes in [&from, &pushed] {
+            assert_eq!(**bytes, source[..]);
+            assert_eq!(bytes.as_ptr() as usize % LINE, 0);
+        }
+        assert_eq!(from, pushed);
+        assert_ne!(from, LineBytes::from(source[..999].to_vec()));
     }
 }

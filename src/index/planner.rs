@@ -8,8 +8,7 @@ use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
 use super::coded::exact_coded;
-use super::distance::normalize;
-use super::distance::Scorer;
+use super::distance::{normalize, prefetch_lines, Scorer};
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
 use super::hnsw::quant::{QuantQuery, Residuals};
@@ -106,6 +105,9 @@ const CODED_READS_PER_RESULT: f64 = 2.0;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
 /// out-degree stays near a plain walk's.
 const TWO_HOP_CAP: usize = 32;
+
+/// Candidates whose f32 rows are requested before the one being re-scored.
+const RESCORE_AHEAD: usize = 4;
 
 /// Beam width when the caller does not choose one.
 pub const DEFAULT_EF: usize = 64;
@@ -229,7 +231,16 @@ pub(crate) fn search_cached(
             // Every candidate re-scored on its resident f32 row.
             stats.distances += cands.len();
             stats.rescored = cands.len();
-            let rows = cands.iter().map(|c| (c.id, vectors.row(c.id)));
+            // Random rows of 8+ lines each: fetched a few candidates ahead of the scoring.
+            for c in cands.iter().take(RESCORE_AHEAD) {
+                prefetch_lines(vectors.row(c.id));
+            }
+            let rows = cands.iter().enumerate().map(|(i, c)| {
+                if let Some(ahead) = cands.get(i + RESCORE_AHEAD) {
+                    prefetch_lines(vectors.row(ahead.id));
+                }
+                (c.id, vectors.row(c.id))
+            });
             top_k(&vectors.scorer(), query, base, k, rows)
         }))
     });

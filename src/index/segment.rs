@@ -258,7 +258,7 @@ impl SegmentIndex {
     }
 
     /// [`SegmentIndex::search`] with a [`Strategy`]; exact scans of a small visible set
-    /// (at most 1/32 of the rows) run over a gathered copy of its rows, kept for the next
+    /// (at most 1/8 of the rows) run over a gathered copy of its rows, kept for the next
     /// search with the same set.
     pub fn search_with(
         &self,

@@ -1,6 +1,7 @@
 //! The layered adjacency: each node's level, drawn from a hash, and its link lists on
 //! every layer up to that level.
 
+use super::super::distance::prefetch_lines;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Highest level a node can get; the chance of reaching it at M=16 is 16^-15.
@@ -97,6 +98,12 @@ impl<S: Slot> Links<S> {
             let start = (self.upper_start[node as usize] + layer - 1) * w;
             &self.upper[start..start + w]
         }
+    }
+
+    /// Starts fetching the list of `node` on `layer` (which must exist).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, node: u32, layer: usize) {
+        prefetch_lines(self.list(node, layer));
     }
 
     /// The neighbour slots of `node` on `layer`.

@@ -75,7 +75,7 @@ impl Graph {
     /// decoded by [`Graph::decode_links`], one stored block at a time.
     pub(crate) fn push_codes(&mut self, rows: &[f32]) {
         let missing = (self.len() * self.dim).saturating_sub(self.codes.bytes.len());
-        super::pages::reserve(&mut self.codes.bytes, missing);
+        self.codes.bytes.reserve(missing);
         self.codes.push_rows(rows);
     }
 

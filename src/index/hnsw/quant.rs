@@ -18,8 +18,8 @@ use super::super::vectors::VectorSet;
 pub(crate) struct Codes {
     pub(crate) offset: Vec<f32>,
     pub(crate) scale: Vec<f32>,
-    /// `n` rows of `dim` bytes.
-    pub(crate) bytes: Vec<u8>,
+    /// `n` rows of `dim` bytes, starting on a cache line.
+    pub(crate) bytes: pages::LineBytes,
     /// L2 only: `Σ (scale · code)²` per row, the part of a squared distance the integer
     /// dot product leaves out. Empty for the other metrics.
     norms: Vec<f32>,
@@ -62,7 +62,7 @@ impl Codes {
         let mut codes = Codes {
             offset,
             scale,
-            bytes,
+            bytes: bytes.into(),
             norms: Vec::new(),
             l2: metric == Metric::L2,
         };
@@ -83,7 +83,7 @@ impl Codes {
         if dim == 0 {
             return;
         }
-        pages::reserve(&mut self.bytes, rows.len());
+        self.bytes.reserve(rows.len());
         for row in rows.chunks_exact(dim) {
             for ((&x, &o), &s) in row.iter().zip(&self.offset).zip(&self.scale) {
                 // Out-of-range and NaN inputs saturate (`as` clamps, NaN -> 0).
@@ -116,7 +116,7 @@ impl Codes {
     /// codes does. [`Codes::extend`] computes them, the same `f32` arithmetic as when the
     /// graph was built, so the same rows give the same bytes.
     pub(crate) fn recompute(&mut self, vectors: VectorSet<'_>) {
-        self.bytes = Vec::new();
+        self.bytes = pages::LineBytes::default();
         self.norms.clear();
         self.extend(vectors);
     }

@@ -155,6 +155,10 @@ impl<S: Slot> Walk<'_, S> {
             if cur.score < lower {
                 break;
             }
+            // The list expanded next, most likely: fetched while this one is scored.
+            if let Some(next) = frontier.peek() {
+                self.links.prefetch(next.id, layer);
+            }
             ids.clear();
             stats.lists += match expand {
                 Expand::Through => {

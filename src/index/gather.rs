@@ -490,6 +490,22 @@ mod tests {
     }
 
     #[test]
+    fn large_sets_share_a_budget_of_a_quarter_of_the_rows() {
+        let data = rows(1000, 2);
+        let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();
+        let cache = GatherCache::default();
+        // Three sets of 1/8 of the rows each: the third pushes the first out.
+        let set = |start: u32| (start..1000).step_by(8).collect::<RoaringBitmap>();
+        for start in 0..3 {
+            let got = cache.search(vs, 0, &[1.0, -2.0], 5, &set(start));
+            assert_eq!(got, exact_search(vs, 0, &[1.0, -2.0], 5, &set(start)));
+        }
+        assert_eq!(cache.len(), 2);
+        assert!(cache.find(&set(0)).is_none());
+        assert!(cache.find(&set(1)).is_some() && cache.find(&set(2)).is_some());
+    }
+
+    #[test]
     fn the_oldest_set_is_dropped_first() {
         let data = rows(1000, 2);
         let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();

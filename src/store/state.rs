@@ -571,9 +571,9 @@ impl VersionView {
         } else {
             None
         };
-        let mut lists = Vec::with_capacity(self.segments.len());
+        let mut per_segment = Vec::with_capacity(self.segments.len());
         let mut paths = Vec::new();
-        let (mut distances, mut rescored, mut links) = (0, 0, 0);
+        let (mut distances, mut rescored, mut link_lists) = (0, 0, 0);
         for segment in &self.segments {
             let Some((found, report)) =
                 segment.search(query, options, rescore, visible, table.as_ref())?
@@ -583,15 +583,15 @@ impl VersionView {
             paths.push(report.path);
             distances += report.distances;
             rescored += report.rescored;
-            links += report.lists;
-            lists.push(found);
+            link_lists += report.lists;
+            per_segment.push(found);
         }
         Ok(ChildSearch {
-            neighbors: merge_top_k(lists, options.k),
+            neighbors: merge_top_k(per_segment, options.k),
             paths,
             distances,
             rescored,
-            lists: links,
+            lists: link_lists,
         })
     }
 }

@@ -8,7 +8,9 @@
 # Usage: scripts/scale_curve.sh [OUT]
 #   env: SIZES (clustered-128, default "200000 1000000 2000000"), SIZES_384 (normalized-384,
 #   default "1000000", empty to skip), ROUNDS (3), PY (the kit's venv: numpy, faiss-cpu,
-#   hnswlib), BENCH (the kit), DATA (generated datasets), FOLIO (the binary)
+#   hnswlib), BENCH (the kit), DATA (generated datasets), FOLIO (the binary), KEEP (1: keep
+#   each point's builds in OUT and, when a point's builds are there, run only its rounds:
+#   for a query-time change, where the builds of a 2M point take an hour)
 set -u
 OUT=${1:-/tmp/scalecurve}
 FOLIO=${FOLIO:-target/release/folio}
@@ -16,6 +18,7 @@ PY=${PY:-/work/venvs/ann/bin/python}
 BENCH=${BENCH:-../shared/bench}
 DATA=${DATA:-/tmp/ann-scale}
 ROUNDS=${ROUNDS:-3}
+KEEP=${KEEP:-0}
 SIZES=${SIZES:-200000 1000000 2000000}
 SIZES_384=${SIZES_384-1000000}
 FILTERS=none,random_0.1,correlated_0.1,random_0.01,correlated_0.001
@@ -42,20 +45,31 @@ point() {
   if [ ! -f "$SET/meta.json" ]; then
     step $NAME data "$P/data.log" $PY $BENCH/ann_data.py --out "$DATA" --dataset $D --n $N --queries 500 --name $NAME
   fi
-  rm -f "$P/store.folio"
-  # The store holds the principals of the filters it is built with: build with all of them.
-  step $NAME "folio build" "$P/folio-build.log" $FOLIO bench ann --data "$SET" --store "$P/store.folio" \
-    --json "$P/folio-build.json" --build-threads 2 --filters $FILTERS --ef 64 --queries 100
-  step $NAME "hnswlib memory" "$P/hnswlib-memory.log" $PY "$HERE/hnswlib_memory.py" "$SET" --threads 2 \
-    --json "$P/hnswlib-memory.json"
+  local BUILT=0
+  [ "$KEEP" = 1 ] && [ -f "$P/store.folio" ] && [ -f "$P/peers-build.json" ] && BUILT=1
+  if [ $BUILT = 0 ]; then
+    rm -f "$P/store.folio"
+    # The store holds the principals of the filters it is built with: build with all of them.
+    step $NAME "folio build" "$P/folio-build.log" $FOLIO bench ann --data "$SET" --store "$P/store.folio" \
+      --json "$P/folio-build.json" --build-threads 2 --filters $FILTERS --ef 64 --queries 100
+    step $NAME "hnswlib memory" "$P/hnswlib-memory.log" $PY "$HERE/hnswlib_memory.py" "$SET" --threads 2 \
+      --json "$P/hnswlib-memory.json"
+  fi
   local ARGS="" ROUND_LIST=""
   for r in $(seq 1 $ROUNDS); do
-    local RND=$P/round$r REUSE=""
+    local RND=$P/round$r REUSE=--reuse-cache
     mkdir -p "$RND"
-    # Round 1 builds the peers' indexes (their build records); later rounds load them.
-    [ $r -gt 1 ] && REUSE=--reuse-cache
+    # The first round of a fresh point builds the peers' indexes (their build records go to
+    # peers-build.json); every other round loads them.
+    [ $r = 1 ] && [ $BUILT = 0 ] && REUSE=""
     step $NAME "round $r: faiss, hnswlib" "$RND/peers.log" $PY $BENCH/ann_peers.py --data "$SET" --out "$RND" \
       --cache "$P/cache" $REUSE --peers faiss,hnswlib --filters $FILTERS --build-threads 2 --no-callback-cost $R
+    [ -z "$REUSE" ] && $PY - "$RND/results.json" "$P/peers-build.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+records = d["records"] if isinstance(d, dict) else d
+json.dump([r for r in records if r.get("type") == "build"], open(sys.argv[2], "w"), indent=1)
+EOF
     step $NAME "round $r: exact" "$RND/exact.log" $PY $BENCH/ann_peers.py --data "$SET" --out "$RND/exact" \
       --peers exact --filters $FILTERS $R
     step $NAME "round $r: folio" "$RND/folio.log" $FOLIO bench ann --data "$SET" --store "$P/store.folio" \
@@ -71,14 +85,14 @@ dataset, n, out, point, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys
 load = lambda f: json.load(open(f))
 records = lambda f: (lambda d: d["records"] if isinstance(d, dict) else d)(load(f))
 builds = [dict(r, by=by) for by, f in (("folio bench ann", f"{point}/folio-build.json"),
-                                       ("ann_peers.py", f"{rounds[0]}/results.json"))
+                                       ("ann_peers.py", f"{point}/peers-build.json"))
           for r in records(f) if r.get("type") == "build"]
 builds.append(dict(load(f"{point}/hnswlib-memory.json"), by="hnswlib_memory.py"))
 json.dump({"dataset": dataset, "n": n, "builds": builds,
            "rounds": [sum((records(f"{d}/{f}") for f in ("results.json", "exact/results.json", "folio.json")), [])
                       for d in rounds]}, open(out, "w"), indent=1)
 EOF
-  rm -f "$P/store.folio"
+  [ "$KEEP" = 1 ] || rm -f "$P/store.folio"
 }
 
 for N in $SIZES; do point clustered-128 $N; done

@@ -8,10 +8,12 @@
 //! A hit is decided by comparing the visible ids themselves, never a hash: a stale or
 //! colliding entry could otherwise return a hidden row.
 //!
-//! The copy holds the rows as IEEE half floats, half the bytes of the f32 rows (the scan is
-//! memory-bound: 3 MiB a query at 2,000 x 384), and the answer stays exact: every row whose
-//! approximate score is within twice a proven error bound of the k-th best is scored again
-//! in f32 from the segment, which must include the true top k (see [`Gathered::scan`]).
+//! A copy larger than a core's L2 cache holds the rows as IEEE half floats, half the bytes
+//! of the f32 rows (that scan is memory-bound: 3 MiB a query at 2,000 x 384); a smaller one
+//! keeps f32, whose scan is bound by arithmetic instead. The answer stays exact: every row
+//! whose approximate score is within twice a proven error bound of the k-th best is scored
+//! again in f32 from the segment, which must include the true top k (see
+//! [`Gathered::scan`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,11 +32,12 @@ const ENTRIES: usize = 8;
 /// memory (measured on 200k x 128, 20,000 visible: 2.5 ms a query in place, 0.68 ms
 /// gathered).
 const MAX_SHARE_SHIFT: u32 = 3;
-/// The rows held over all sets at most, as a share of the segment's rows (1/4): in half
-/// floats, an eighth of the segment's f32 bytes.
+/// The rows held over all sets at most, as a share of the segment's rows (1/4): at most an
+/// eighth of the segment's f32 bytes in half floats, plus the f32 sets of at most
+/// [`FULL_MAX_BYTES`] each.
 const HELD_SHARE_SHIFT: u32 = 2;
 
-/// The visible rows of one visible set, copied together in id order as half floats, in
+/// The visible rows of one visible set, copied together in id order (see [`Blocks`]) in
 /// blocks of [`LANES`] rows laid out dimension-major (block `b`, dimension `d`, lane `l` at
 /// `(b * dim + d) * LANES + l`): one 256-bit register holds one dimension of eight rows,
 /// so a block is scored with vertical adds only (no per-row horizontal sum or call).
@@ -44,13 +47,26 @@ struct Gathered {
     visible: RoaringBitmap,
     /// Local ids (row numbers in the segment), ascending.
     ids: Vec<u32>,
-    /// `ceil(ids.len() / LANES)` blocks of f16 bits; lanes past the last row are zero.
-    blocks: Vec<u16>,
+    /// `ceil(ids.len() / LANES)` blocks; lanes past the last row are zero.
+    blocks: Blocks,
     /// Per row, its squared L2 norm in f32 (for L2 scores from dot products).
     sq_norms: Vec<f32>,
-    /// The largest row norm: bounds the error the half floats bring into a dot product.
+    /// The largest row norm: scales the rounding error of every dot product.
     max_norm: f32,
 }
+
+/// The gathered values. Half floats halve the bytes a scan streams from memory, but each
+/// costs a conversion (F16C), and a set that stays in cache is bound by those: 2,000 rows
+/// x 128 took 56 µs a query as halves on the 2-core AMD machine of 2026-12-03, behind
+/// numpy's 70 µs over its f32 copy. Copies of at most [`FULL_MAX_BYTES`] keep f32.
+#[derive(Debug)]
+enum Blocks {
+    Half(Vec<u16>),
+    Full(Vec<f32>),
+}
+
+/// The largest copy kept in f32 (a core's L2 cache on common x86 parts).
+const FULL_MAX_BYTES: usize = 1 << 20;
 
 /// Rows per block.
 const LANES: usize = 8;
@@ -157,21 +173,14 @@ impl Gathered {
     fn new(vectors: VectorSet<'_>, base: u32, visible: RoaringBitmap) -> Option<Self> {
         let ids: Vec<u32> = visible.iter().map(|id| id - base).collect();
         let dim = vectors.dim();
-        let scorer = super::distance::Scorer::new(Metric::Dot);
-        let mut blocks = vec![0u16; ids.len().div_ceil(LANES) * dim * LANES];
         let mut sq_norms = Vec::with_capacity(ids.len());
-        for (block, rows) in blocks.chunks_exact_mut(dim * LANES).zip(ids.chunks(LANES)) {
-            for (lane, &id) in rows.iter().enumerate() {
-                let row = vectors.row(id);
-                if !row.iter().all(|x| x.abs() <= F16_MAX) {
-                    return None;
-                }
-                sq_norms.push(scorer.score(row, row));
-                for (d, &x) in row.iter().enumerate() {
-                    block[d * LANES + lane] = half::f16::from_f32(x).to_bits();
-                }
-            }
-        }
+        let blocks = if ids.len() * dim * std::mem::size_of::<f32>() <= FULL_MAX_BYTES {
+            Blocks::Full(fill(vectors, &ids, &mut sq_norms, Some)?)
+        } else {
+            Blocks::Half(fill(vectors, &ids, &mut sq_norms, |x| {
+                (x.abs() <= F16_MAX).then(|| half::f16::from_f32(x).to_bits())
+            })?)
+        };
         let max_norm = sq_norms.iter().fold(0.0f32, |m, &n| m.max(n)).sqrt();
         Some(Gathered {
             visible,
@@ -190,11 +199,21 @@ impl Gathered {
     fn scan(&self, vectors: VectorSet<'_>, base: u32, query: &[f32], k: usize) -> Vec<Neighbor> {
         let dim = vectors.dim();
         let l2 = vectors.metric() == Metric::L2;
-        let kernel = block_kernel();
         let q_sq: f32 = query.iter().map(|q| q * q).sum();
         let mut approx = Vec::with_capacity(self.ids.len());
-        for block in self.blocks.chunks_exact(dim * LANES) {
-            approx.extend_from_slice(&kernel(block, query));
+        match &self.blocks {
+            Blocks::Half(blocks) => {
+                let kernel = half_kernel();
+                for block in blocks.chunks_exact(dim * LANES) {
+                    approx.extend_from_slice(&kernel(block, query));
+                }
+            }
+            Blocks::Full(blocks) => {
+                let kernel = full_kernel();
+                for block in blocks.chunks_exact(dim * LANES) {
+                    approx.extend_from_slice(&kernel(block, query));
+                }
+            }
         }
         approx.truncate(self.ids.len());
         for (a, &sq) in approx.iter_mut().zip(&self.sq_norms) {
@@ -228,16 +247,20 @@ impl Gathered {
 
     /// A bound on `|approximate - f32 score|` for every row. Half-float rounding moves each
     /// value by at most `2^-11 |x|` (normal) or `2^-25` (subnormal), so a dot product by at
-    /// most `2^-11 |q| |x| + 2^-25 |q|_1`; the two f32 sums (block kernel, row kernel) each
-    /// round by at most `dim * 2^-24` of their absolute terms. L2 scores add the rounding of
-    /// the norms. The result is doubled for margin.
+    /// most `2^-11 |q| |x| + 2^-25 |q|_1` (f32 copies: no such term); the two f32 sums
+    /// (block kernel, row kernel) each round by at most `dim * 2^-24` of their absolute
+    /// terms. L2 scores add the rounding of the norms. The result is doubled for margin.
     fn error_bound(&self, query: &[f32], q_sq: f32, l2: bool) -> f32 {
         let dim = query.len() as f32;
         let q_norm = q_sq.sqrt();
         let q_l1: f32 = query.iter().map(|q| q.abs()).sum();
         let gamma = dim * f32::EPSILON;
         let products = q_norm * self.max_norm;
-        let dot = products * (2f32.powi(-11) + gamma) + q_l1 * 2f32.powi(-25);
+        let rounding = match self.blocks {
+            Blocks::Half(_) => products * 2f32.powi(-11) + q_l1 * 2f32.powi(-25),
+            Blocks::Full(_) => 0.0,
+        };
+        let dot = rounding + products * gamma;
         let bound = if l2 {
             // 2 q.x carries twice the dot error; |q|^2, |x|^2 and the row kernel's
             // sum of squares (at most (|q| + |x|)^2) round by gamma of their size.
@@ -248,6 +271,30 @@ impl Gathered {
         };
         2.0 * bound
     }
+}
+
+/// The rows `ids` of `vectors` in blocks of [`LANES`] rows, dimension-major, each value
+/// stored as `store` makes it, with each row's squared norm pushed to `sq_norms`; `None`
+/// when `store` refuses a value.
+fn fill<T: Copy + Default>(
+    vectors: VectorSet<'_>,
+    ids: &[u32],
+    sq_norms: &mut Vec<f32>,
+    store: impl Fn(f32) -> Option<T>,
+) -> Option<Vec<T>> {
+    let dim = vectors.dim();
+    let scorer = super::distance::Scorer::new(Metric::Dot);
+    let mut blocks = vec![T::default(); ids.len().div_ceil(LANES) * dim * LANES];
+    for (block, rows) in blocks.chunks_exact_mut(dim * LANES).zip(ids.chunks(LANES)) {
+        for (lane, &id) in rows.iter().enumerate() {
+            let row = vectors.row(id);
+            sq_norms.push(scorer.score(row, row));
+            for (d, &x) in row.iter().enumerate() {
+                block[d * LANES + lane] = store(x)?;
+            }
+        }
+    }
+    Some(blocks)
 }
 
 /// The `k`-th best of `scores` (`0 < k <= scores.len()`): one compare per score against
@@ -262,30 +309,47 @@ fn kth_best(scores: &[f32], k: usize) -> f32 {
     top.threshold()
 }
 
-/// Dot products of the eight rows of a block (f16 bits) with a query.
-type Kernel = fn(&[u16], &[f32]) -> [f32; LANES];
+/// Dot products of the eight rows of a block with a query.
+type Kernel<T> = fn(&[T], &[f32]) -> [f32; LANES];
 
-/// The block kernel for this CPU.
-fn block_kernel() -> Kernel {
+/// The half-float block kernel for this CPU.
+fn half_kernel() -> Kernel<u16> {
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("fma")
         && is_x86_feature_detected!("f16c")
     {
-        return avx2::dot;
+        return avx2::dot_half;
     }
-    portable::dot
+    portable::dot_half
 }
 
-/// The block kernel in plain Rust.
+/// The f32 block kernel for this CPU.
+fn full_kernel() -> Kernel<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        return avx2::dot_full;
+    }
+    portable::dot_full
+}
+
+/// The block kernels in plain Rust.
 mod portable {
     use super::LANES;
 
-    pub(super) fn dot(block: &[u16], query: &[f32]) -> [f32; LANES] {
+    pub(super) fn dot_half(block: &[u16], query: &[f32]) -> [f32; LANES] {
+        dot(block, query, |x| half::f16::from_bits(x).to_f32())
+    }
+
+    pub(super) fn dot_full(block: &[f32], query: &[f32]) -> [f32; LANES] {
+        dot(block, query, |x| x)
+    }
+
+    fn dot<T: Copy>(block: &[T], query: &[f32], value: impl Fn(T) -> f32) -> [f32; LANES] {
         let mut acc = [0.0; LANES];
         for (column, &q) in block.chunks_exact(LANES).zip(query) {
             for (a, &x) in acc.iter_mut().zip(column) {
-                *a += half::f16::from_bits(x).to_f32() * q;
+                *a += value(x) * q;
             }
         }
         acc
@@ -302,42 +366,63 @@ mod avx2 {
     /// times its issue interval.
     const CHAINS: usize = 4;
 
-    pub(super) fn dot(block: &[u16], query: &[f32]) -> [f32; LANES] {
-        // SAFETY: installed by `block_kernel` only after AVX2, FMA and F16C were detected.
-        unsafe { dot_impl(block, query) }
+    pub(super) fn dot_half(block: &[u16], query: &[f32]) -> [f32; LANES] {
+        // SAFETY: installed by `half_kernel` only after AVX2, FMA and F16C were detected.
+        unsafe { dot_half_impl(block, query) }
+    }
+
+    pub(super) fn dot_full(block: &[f32], query: &[f32]) -> [f32; LANES] {
+        // SAFETY: installed by `full_kernel` only after AVX2 and FMA were detected.
+        unsafe { dot_full_impl(block, query) }
+    }
+
+    /// The body of both kernels: `$load(d)` reads dimension `d` of the eight rows.
+    macro_rules! block_dot {
+        ($block:ident, $query:ident, |$d:ident| $load:expr) => {{
+            let dim = $query.len().min($block.len() / LANES);
+            let mut acc = [_mm256_setzero_ps(); CHAINS];
+            let mut step = |at: usize, chain: usize| {
+                // SAFETY: `at < dim`, so the 8 values at `at * LANES` are within the block
+                // and `query[at]` within the query.
+                let (x, q) = unsafe {
+                    let $d = at;
+                    ($load, _mm256_broadcast_ss(&*$query.as_ptr().add(at)))
+                };
+                acc[chain] = _mm256_fmadd_ps(x, q, acc[chain]);
+            };
+            let whole = dim - dim % CHAINS;
+            for d in (0..whole).step_by(CHAINS) {
+                for chain in 0..CHAINS {
+                    step(d + chain, chain);
+                }
+            }
+            for d in whole..dim {
+                step(d, 0);
+            }
+            let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+            let mut out = [0.0; LANES];
+            // SAFETY: `out` holds exactly 8 floats.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), sum) };
+            out
+        }};
     }
 
     /// # Safety
     /// The CPU must support AVX2, FMA and F16C.
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn dot_impl(block: &[u16], query: &[f32]) -> [f32; LANES] {
-        let dim = query.len().min(block.len() / LANES);
-        let mut acc = [_mm256_setzero_ps(); CHAINS];
-        let mut step = |d: usize, chain: usize| {
-            // SAFETY: `d < dim`, so the 8 halves at `d * LANES` are within `block` and
-            // `query[d]` within `query`.
-            let (x, q) = unsafe {
-                (
-                    _mm256_cvtph_ps(_mm_loadu_si128(block.as_ptr().add(d * LANES).cast())),
-                    _mm256_broadcast_ss(&*query.as_ptr().add(d)),
-                )
-            };
-            acc[chain] = _mm256_fmadd_ps(x, q, acc[chain]);
-        };
-        let whole = dim - dim % CHAINS;
-        for d in (0..whole).step_by(CHAINS) {
-            for chain in 0..CHAINS {
-                step(d + chain, chain);
-            }
-        }
-        for d in whole..dim {
-            step(d, 0);
-        }
-        let sum = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        let mut out = [0.0; LANES];
-        // SAFETY: `out` holds exactly 8 floats.
-        unsafe { _mm256_storeu_ps(out.as_mut_ptr(), sum) };
-        out
+    unsafe fn dot_half_impl(block: &[u16], query: &[f32]) -> [f32; LANES] {
+        block_dot!(block, query, |d| _mm256_cvtph_ps(_mm_loadu_si128(
+            block.as_ptr().add(d * LANES).cast()
+        )))
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dot_full_impl(block: &[f32], query: &[f32]) -> [f32; LANES] {
+        block_dot!(block, query, |d| _mm256_loadu_ps(
+            block.as_ptr().add(d * LANES)
+        ))
     }
 }
 
@@ -362,17 +447,30 @@ mod tests {
             .collect();
         let q: Vec<f32> = (0..dim).map(|i| i as f32 * 0.5 - 1.0).collect();
         let vs = VectorSet::new(&data, dim, Metric::Dot).unwrap();
-        let set = Gathered::new(vs, 0, (0..20).collect()).unwrap();
+        let ids: Vec<u32> = (0..20).collect();
+        let half = fill(vs, &ids, &mut Vec::new(), |x| {
+            Some(half::f16::from_f32(x).to_bits())
+        });
+        let full = fill(vs, &ids, &mut Vec::new(), Some);
+        let (half, full) = (half.unwrap(), full.unwrap());
         let scorer = vs.scorer();
-        for kernel in [block_kernel(), portable::dot as Kernel] {
-            for (b, block) in set.blocks.chunks_exact(dim * LANES).enumerate() {
-                for (lane, &got) in kernel(block, &q).iter().enumerate() {
-                    let row = b * LANES + lane;
-                    if row < 20 {
-                        let want = scorer.score(&q, vs.row(row as u32));
-                        assert!((got - want).abs() < 1e-4, "row {row}: {got} vs {want}");
-                    }
+        let check = |b: usize, got: [f32; LANES]| {
+            for (lane, &got) in got.iter().enumerate() {
+                let row = b * LANES + lane;
+                if row < 20 {
+                    let want = scorer.score(&q, vs.row(row as u32));
+                    assert!((got - want).abs() < 1e-4, "row {row}: {got} vs {want}");
                 }
+            }
+        };
+        for kernel in [half_kernel(), portable::dot_half as Kernel<u16>] {
+            for (b, block) in half.chunks_exact(dim * LANES).enumerate() {
+                check(b, kernel(block, &q));
+            }
+        }
+        for kernel in [full_kernel(), portable::dot_full as Kernel<f32>] {
+            for (b, block) in full.chunks_exact(dim * LANES).enumerate() {
+                check(b, kernel(block, &q));
             }
         }
     }
@@ -405,16 +503,20 @@ mod tests {
     }
 
     #[test]
-    fn values_beyond_half_float_range_are_scanned_in_place() {
-        let mut data = rows(100, 2);
-        data[12] = 1e6;
-        let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();
-        let cache = GatherCache::default();
-        let visible: RoaringBitmap = (0..100).step_by(3).collect();
-        let got = cache.search(vs, 0, &[1e6, 0.0], 4, &visible);
-        assert_eq!(got, exact_search(vs, 0, &[1e6, 0.0], 4, &visible));
-        assert_eq!(got[0].id, 6, "the row holding 1e6");
-        assert_eq!(cache.len(), 0);
+    fn values_beyond_half_float_range_keep_only_half_float_sets_in_place() {
+        // Rows of 2 floats: sets of more than FULL_MAX_BYTES / 8 rows are half floats.
+        let large = FULL_MAX_BYTES / 8 + 1;
+        for (count, held) in [(34, 1), (large, 0)] {
+            let mut data = rows(8 * count, 2);
+            data[16] = 1e6;
+            let vs = VectorSet::new(&data, 2, Metric::L2).unwrap();
+            let cache = GatherCache::default();
+            let visible: RoaringBitmap = (0..8 * count as u32).step_by(8).collect();
+            let got = cache.search(vs, 0, &[1e6, 0.0], 4, &visible);
+            assert_eq!(got, exact_search(vs, 0, &[1e6, 0.0], 4, &visible));
+            assert_eq!(got[0].id, 8, "the row holding 1e6");
+            assert_eq!(cache.len(), held, "{count} rows");
+        }
     }
 
     #[test]

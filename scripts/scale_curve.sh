@@ -7,7 +7,7 @@
 # Every step's wall time goes to OUT/steps.md. CI does not run it.
 # Usage: scripts/scale_curve.sh [OUT]
 #   env: SIZES (clustered-128, default "200000 1000000 2000000"), SIZES_384 (normalized-384,
-#   default "1000000", empty to skip), ROUNDS (3), PY (the kit's venv: numpy, faiss-cpu,
+#   default "1000000"; either empty to skip), ROUNDS (3), PY (the kit's venv: numpy, faiss-cpu,
 #   hnswlib), BENCH (the kit), DATA (generated datasets), FOLIO (the binary), KEEP (1: keep
 #   each point's builds in OUT and, when a point's builds are there, run only its rounds:
 #   for a query-time change, where the builds of a 2M point take an hour)
@@ -19,7 +19,7 @@ BENCH=${BENCH:-../shared/bench}
 DATA=${DATA:-/tmp/ann-scale}
 ROUNDS=${ROUNDS:-3}
 KEEP=${KEEP:-0}
-SIZES=${SIZES:-200000 1000000 2000000}
+SIZES=${SIZES-200000 1000000 2000000}
 SIZES_384=${SIZES_384-1000000}
 FILTERS=none,random_0.1,correlated_0.1,random_0.01,correlated_0.001
 R="--time-budget 1 --min-queries 100 --queries 500 --stop-recall 0.99"

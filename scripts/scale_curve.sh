@@ -59,17 +59,12 @@ point() {
   for r in $(seq 1 $ROUNDS); do
     local RND=$P/round$r REUSE=--reuse-cache
     mkdir -p "$RND"
-    # The first round of a fresh point builds the peers' indexes (their build records go to
-    # peers-build.json); every other round loads them.
+    # The first round of a fresh point builds the peers' indexes (its results, with their
+    # build records, are kept as peers-build.json); every other round loads them.
     [ $r = 1 ] && [ $BUILT = 0 ] && REUSE=""
     step $NAME "round $r: faiss, hnswlib" "$RND/peers.log" $PY $BENCH/ann_peers.py --data "$SET" --out "$RND" \
       --cache "$P/cache" $REUSE --peers faiss,hnswlib --filters $FILTERS --build-threads 2 --no-callback-cost $R
-    [ -z "$REUSE" ] && $PY - "$RND/results.json" "$P/peers-build.json" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-records = d["records"] if isinstance(d, dict) else d
-json.dump([r for r in records if r.get("type") == "build"], open(sys.argv[2], "w"), indent=1)
-EOF
+    [ -z "$REUSE" ] && cp "$RND/results.json" "$P/peers-build.json"
     step $NAME "round $r: exact" "$RND/exact.log" $PY $BENCH/ann_peers.py --data "$SET" --out "$RND/exact" \
       --peers exact --filters $FILTERS $R
     step $NAME "round $r: folio" "$RND/folio.log" $FOLIO bench ann --data "$SET" --store "$P/store.folio" \

@@ -10,10 +10,10 @@
 //!
 //! A copy larger than half a last-level cache holds the rows as IEEE half floats, half the
 //! bytes of the f32 rows (that scan is memory-bound: 10 MiB of f32 a query at 20,000 x
-//! 128); a smaller one keeps f32, whose scan is bound by arithmetic instead. The answer stays exact: every row
-//! whose approximate score is within twice a proven error bound of the k-th best is scored
-//! again in f32 from the segment, which must include the true top k (see
-//! [`Gathered::scan`]).
+//! 128); a smaller one keeps f32, whose scan is bound by arithmetic instead. The answer
+//! stays exact: every row whose approximate score is within twice a proven error bound of
+//! the k-th best is scored again in f32 from the segment, which must include the true top
+//! k (see [`Gathered::scan`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -199,23 +199,12 @@ impl Gathered {
     /// `s` is at least `T - e`, and every row of the true top k has `a >= T - 2e`. Those
     /// rows, usually a few more than k, are scored again in f32 from the segment.
     fn scan(&self, vectors: VectorSet<'_>, base: u32, query: &[f32], k: usize) -> Vec<Neighbor> {
-        let dim = vectors.dim();
         let l2 = vectors.metric() == Metric::L2;
         let q_sq: f32 = query.iter().map(|q| q * q).sum();
         let mut approx = Vec::with_capacity(self.ids.len());
         match &self.blocks {
-            Blocks::Half(blocks) => {
-                let kernel = half_kernel();
-                for block in blocks.chunks_exact(dim * LANES) {
-                    approx.extend_from_slice(&kernel(block, query));
-                }
-            }
-            Blocks::Full(blocks) => {
-                let kernel = full_kernel();
-                for block in blocks.chunks_exact(dim * LANES) {
-                    approx.extend_from_slice(&kernel(block, query));
-                }
-            }
+            Blocks::Half(blocks) => dots(blocks, half_kernel(), query, &mut approx),
+            Blocks::Full(blocks) => dots(blocks, full_kernel(), query, &mut approx),
         }
         approx.truncate(self.ids.len());
         for (a, &sq) in approx.iter_mut().zip(&self.sq_norms) {
@@ -297,6 +286,13 @@ fn fill<T: Copy + Default>(
         }
     }
     Some(blocks)
+}
+
+/// Appends to `out` the dot products of every row of `blocks` with `query`, block by block.
+fn dots<T>(blocks: &[T], kernel: Kernel<T>, query: &[f32], out: &mut Vec<f32>) {
+    for block in blocks.chunks_exact(query.len() * LANES) {
+        out.extend_from_slice(&kernel(block, query));
+    }
 }
 
 /// The `k`-th best of `scores` (`0 < k <= scores.len()`): one compare per score against

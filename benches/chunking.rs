@@ -178,7 +178,7 @@ mod pdf_support;
 fn pdf(c: &mut Criterion) {
     let paper = pdf_support::paper(16, 8);
     let pages = paper.words.last().map_or(0, |w| w.1);
-    let text = folio::chunk::readers::pdf::extract(&paper.bytes).unwrap();
+    let text = folio::input::pdf::extract(&paper.bytes).unwrap();
     eprintln!(
         "pdf: {pages} pages, {} bytes of PDF, {} bytes of text",
         paper.bytes.len(),
@@ -188,7 +188,7 @@ fn pdf(c: &mut Criterion) {
     extract.throughput(Throughput::Bytes(paper.bytes.len() as u64));
     extract.sample_size(10);
     extract.bench_function("folio", |b| {
-        b.iter(|| folio::chunk::readers::pdf::extract(black_box(&paper.bytes)).map(|t| t.len()))
+        b.iter(|| folio::input::pdf::extract(black_box(&paper.bytes)).map(|t| t.len()))
     });
     extract.finish();
     let docs = [text];

@@ -103,7 +103,7 @@ fn live_acl(c: &mut Criterion) {
     use folio::chunk::SourceFormat;
     use folio::document::Document;
     use folio::embed::HashEmbedder;
-    use folio::retrieve::SearchRequest;
+    use folio::query::SearchRequest;
     use folio::store::{Access, MergePolicy, Store};
 
     let (n, dim) = (20_000, 64);

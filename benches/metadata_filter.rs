@@ -18,7 +18,7 @@ use folio::document::Document;
 use folio::embed::HashEmbedder;
 use folio::filter::Filter;
 use folio::index::{exact_search, Metric, VectorSet};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, MergePolicy, Store};
 use folio::MetadataValue;
 use roaring::RoaringBitmap;

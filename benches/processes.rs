@@ -15,7 +15,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::HashEmbedder;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, Store, StoreBuilder};
 use redb::backends::FileBackend;
 use redb::StorageBackend;

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use crate::embed::{EmbedError, VectorError};
 use crate::index::ShapeError;
+use crate::ingest::DocumentProblem;
 use crate::limits::InvalidParameter;
+use crate::query::QueryError;
 use crate::store::{
-    CompactFileError, DocumentProblem, EmbedderIdentity, IndexError, NameKind, NameRule, OpenError,
-    ReadError, StorageError, WriteError,
+    CompactFileError, EmbedderIdentity, IndexError, NameKind, NameRule, OpenError, ReadError,
+    StorageError, WriteError,
 };
 
 /// Any failure of a folio operation. The variants carry the same fields as those of the
@@ -276,13 +278,13 @@ pub enum Error {
         /// What was found.
         found: usize,
     },
-    /// [`ReadError::Remote`].
+    /// [`QueryError::Remote`].
     #[error("search through `{source_name}`: {error}")]
     Remote {
         /// The source.
         source_name: String,
         /// What went wrong.
-        error: crate::retrieve::SourceError,
+        error: crate::query::SourceError,
     },
     /// [`ReadError::ZeroVector`].
     #[error("a zero query vector has no cosine")]
@@ -476,7 +478,15 @@ impl From<ReadError> for Error {
             ReadError::Vectors(e) => Error::Vectors(e),
             ReadError::Embed(e) => Error::Embed(e),
             ReadError::Storage(e) => Error::Storage(e),
-            ReadError::Remote { source_name, error } => Error::Remote { source_name, error },
+        }
+    }
+}
+
+impl From<QueryError> for Error {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::Read(e) => e.into(),
+            QueryError::Remote { source_name, error } => Error::Remote { source_name, error },
         }
     }
 }

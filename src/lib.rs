@@ -9,10 +9,8 @@
 //! - [`embed`] turns text into vectors (a built-in offline lexical embedder, or yours);
 //! - [`index`] searches vectors (SIMD exact scan, HNSW, a filter-aware planner);
 //! - [`store`] keeps it all in a redb file, committed atomically as index versions;
-//! - [`retrieve`] searches small children and returns their parents (small-to-big), only
+//! - [`query`] searches small children and returns their parents (small-to-big), only
 //!   from documents the caller may see;
-//! - `eval` (feature `eval`, on by default) measures chunking strategies on questions with
-//!   gold evidence.
 //!
 //! ```
 //! use folio::{Document, SearchRequest, SourceFormat, Store};
@@ -51,19 +49,18 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod chunk;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod document;
 pub mod embed;
 mod error;
-#[cfg(feature = "eval")]
-pub mod eval;
 pub mod filter;
 pub mod index;
+pub mod ingest;
 pub mod input;
 pub mod limits;
-pub mod retrieve;
+pub mod progress;
+pub mod query;
 pub mod review;
+mod storage;
 pub mod store;
 pub mod tokens;
 
@@ -78,7 +75,7 @@ pub use embed::{EmbedError, Embedder, VectorError};
 pub use error::Error;
 pub use filter::{Filter, FilterError, MetadataValue};
 pub use limits::InvalidParameter;
-pub use retrieve::{Expand, Hit, SearchRequest, SearchResponse};
+pub use query::{Expand, Hit, QueryError, SearchRequest, SearchResponse};
 pub use store::{
     Access, Batch, CommitReceipt, CompactFileError, DocumentProblem, DryRun, GraphParams,
     IndexConfig, IndexEmbedder, IndexError, MergePolicy, OpenError, ReadError, StorageError, Store,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{BertEmbedder, EmbedError, Embedder, LateChunking, Truncation};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{NoProgress, Store, WriteError};
 
 mod model_support;

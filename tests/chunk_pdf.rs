@@ -10,9 +10,9 @@ mod chunk_support;
 mod pdf_support;
 
 use chunk_support::{check_any_format, chunk_and_check, specs};
-use folio::chunk::readers::pdf::{extract, PdfError};
 use folio::chunk::tree::BlockKind;
 use folio::chunk::{chunk_document, pages, ChunkSpec, EmbedTexts, SourceFormat};
+use folio::input::pdf::{extract, PdfError};
 use pdf_support::{paper, paper_with, report, FOOTER, HEADER};
 use proptest::prelude::*;
 

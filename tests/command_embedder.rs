@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{CommandEmbedder, CommandOptions, EmbedError, Embedder};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Store, WriteError};
 
 /// A Python program that serves 3-dimensional vectors `[chars, 1, role]` (role 2 for

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use folio::chunk::ChunkSpec;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Route, Store};
 use versions_support::{answer, config_like_default, doc, route, small_options, TestBackend};
 

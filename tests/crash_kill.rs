@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, MergePolicy, Store, StoreBuilder};
 use versions_support::{doc, everything, route, small_options};
 

@@ -10,7 +10,7 @@ use folio::chunk::{
 };
 use folio::embed::{default_embedder, Embedder, Truncation, DEFAULT_DIMENSION, DEFAULT_TRUNCATION};
 use folio::index::{HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
-use folio::retrieve::{
+use folio::query::{
     Expand, SearchRequest, CHILDREN_PER_UNIT, DEFAULT_DEDUP_THRESHOLD, DEFAULT_EXPAND, DEFAULT_K,
     MIN_CHILDREN,
 };
@@ -85,7 +85,7 @@ fn the_store_defaults_table_equals_the_constants() {
         ("DEFAULT_WAIT", DEFAULT_WAIT.as_secs_f64().to_string()),
     ]);
     assert_eq!(
-        documented(include_str!("../src/store/options.rs")),
+        documented(include_str!("../src/storage/options.rs")),
         constants
     );
 }
@@ -102,10 +102,7 @@ fn the_search_defaults_table_equals_the_constants() {
             DEFAULT_DEDUP_THRESHOLD.to_string(),
         ),
     ]);
-    assert_eq!(
-        documented(include_str!("../src/retrieve/mod.rs")),
-        constants
-    );
+    assert_eq!(documented(include_str!("../src/query/mod.rs")), constants);
 }
 
 #[test]

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use folio::chunk::{ChunkSpec, SourceFormat};
 use folio::document::Document;
 use folio::index::Metric;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{
     DocumentProblem, GraphParams, IndexConfig, IndexEmbedder, IndexError, NameKind, NameRule,
     ReadError, Store, WriteError,
 };
+use folio::QueryError;
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -47,7 +48,7 @@ fn a_query_vector_of_the_wrong_dimension_names_both_dimensions() {
         .search(&SearchRequest::vector(vec![0.5; dimension + 3]))
         .unwrap_err();
     assert!(
-        matches!(e, ReadError::DimensionMismatch { expected, found }
+        matches!(e, QueryError::Read(ReadError::DimensionMismatch { expected, found })
             if expected == dimension && found == dimension + 3),
         "{e:?}"
     );
@@ -99,14 +100,14 @@ fn unknown_targets_are_named() {
         .search(&SearchRequest::text("x").target("nowhere"))
         .unwrap_err();
     assert!(
-        matches!(&e, ReadError::UnknownTarget { name } if name == "nowhere"),
+        matches!(&e, QueryError::Read(ReadError::UnknownTarget { name }) if name == "nowhere"),
         "{e:?}"
     );
     let e = store
         .search(&SearchRequest::text("x").target("nowhere@3"))
         .unwrap_err();
     assert!(
-        matches!(&e, ReadError::UnknownIndex { name } if name == "nowhere"),
+        matches!(&e, QueryError::Read(ReadError::UnknownIndex { name }) if name == "nowhere"),
         "{e:?}"
     );
     let e = store.rollback("nowhere", 1).unwrap_err();
@@ -164,7 +165,7 @@ fn an_unregistered_embedder_is_named_with_its_index() {
         .search(&SearchRequest::text("anything").target("app"))
         .unwrap_err();
     assert!(
-        matches!(&e, ReadError::EmbedderNotRegistered { index, embedder }
+        matches!(&e, QueryError::Read(ReadError::EmbedderNotRegistered { index, embedder })
             if index == "app" && embedder == "app-model"),
         "{e:?}"
     );

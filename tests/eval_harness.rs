@@ -12,7 +12,7 @@ use folio::eval::{
     ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
     BuiltIndex, Corpus, EmbedSetup, EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
 };
-use folio::retrieve::Expand;
+use folio::query::Expand;
 use folio::store::NoProgress;
 
 // Each segment is 39 characters and a space, so `fixed:40` windows are the segments.

@@ -11,7 +11,7 @@ mod versions_support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use folio::filter::{parse_date, Attributes, Filter};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, Store};
 use folio::{Document, MetadataValue, SourceFormat};
 use proptest::prelude::*;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{EmbedError, Embedder, HttpEmbedder, HttpOptions};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Store, WriteError};
 
 /// What the server does with one request.

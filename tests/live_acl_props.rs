@@ -10,7 +10,7 @@ mod versions_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, Store};
 use proptest::prelude::*;
 use versions_support::{doc, head, route, small_options};

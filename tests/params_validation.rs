@@ -14,10 +14,11 @@ use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SizeUnit, SourceFor
 use folio::document::Document;
 use folio::embed::Embedder;
 use folio::index::Metric;
-use folio::retrieve::{Expand, SearchRequest};
+use folio::query::{Expand, SearchRequest};
 use folio::store::{
     GraphParams, IndexConfig, IndexEmbedder, IndexError, OpenError, ReadError, Store, WriteError,
 };
+use folio::QueryError;
 
 /// A store with two small documents in a temporary directory.
 fn small_store(dir: &Path) -> (Store, PathBuf) {
@@ -273,7 +274,7 @@ fn the_library_refuses_a_window_that_does_not_fit() {
     let (store, _) = small_store(dir.path());
     let request = SearchRequest::text("falcon").expand(Expand::Window(u32::MAX as usize + 1));
     match store.search(&request) {
-        Err(ReadError::InvalidParameter(p)) => assert_eq!(p.name, "window"),
+        Err(QueryError::Read(ReadError::InvalidParameter(p))) => assert_eq!(p.name, "window"),
         other => panic!("not refused: {:?}", other.map(|r| r.results.len())),
     }
     let widest = SearchRequest::text("falcon").expand(Expand::Window(u32::MAX as usize));
@@ -313,7 +314,9 @@ fn a_store_whose_index_does_not_load_still_opens() {
     }
     for target in ["wide", "wide@1"] {
         match store.search(&SearchRequest::text("falcon").target(target)) {
-            Err(ReadError::IndexUnavailable { index, .. }) => assert_eq!(index, "wide"),
+            Err(QueryError::Read(ReadError::IndexUnavailable { index, .. })) => {
+                assert_eq!(index, "wide")
+            }
             other => panic!("{target}: {:?}", other.map(|r| r.index)),
         }
     }

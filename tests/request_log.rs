@@ -10,7 +10,7 @@ mod versions_support;
 use std::collections::HashSet;
 
 use folio::eval::QuestionRecord;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::review::{Annotation, GroupBy, LoggedQuery, LoggedRequest, Outcome, Selection};
 use folio::store::{Access, GoldEvidence, Rating, Store, Trim, Verdict, TRIM_BATCH};
 use versions_support::{assert_plateau, doc, small_options, temp_store};

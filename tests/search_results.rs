@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 
 use folio::chunk::SourceFormat;
 use folio::document::Document;
-use folio::retrieve::{Expand, SearchRequest};
+use folio::query::{Expand, SearchRequest};
 use folio::store::{ReadError, Store};
+use folio::QueryError;
 use proptest::prelude::*;
 
 const PRINCIPALS: &[&str] = &["a", "b"];
@@ -112,7 +113,9 @@ fn a_threshold_that_is_not_a_similarity_is_refused() {
     let store = store_with(&dir, &[(0, vec![])]);
     for threshold in [1.5, -0.1, f32::NAN] {
         match store.search(&SearchRequest::text("falcon").dedup_threshold(threshold)) {
-            Err(ReadError::InvalidParameter(p)) => assert_eq!(p.name, "dedup_threshold"),
+            Err(QueryError::Read(ReadError::InvalidParameter(p))) => {
+                assert_eq!(p.name, "dedup_threshold")
+            }
             other => panic!("{threshold}: {:?}", other.map(|r| r.results.len())),
         }
     }

@@ -3,7 +3,7 @@
 
 use folio::chunk::SourceFormat;
 use folio::document::Document;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, OpenError, Store};
 
 fn pristine(dir: &std::path::Path) -> Vec<u8> {

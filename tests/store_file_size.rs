@@ -9,7 +9,7 @@ mod versions_support;
 use std::sync::atomic::Ordering;
 
 use folio::index::{search, Graph, GraphDecodeError, HnswParams, Metric, SearchPath, VectorSet};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, CompactFileError, GraphParams, Store, StoreBuilder};
 use versions_support::{answer, bulk_with_vectors, small_options, temp_store, TestBackend};
 

@@ -16,8 +16,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use folio::chunk::ChunkSpec;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{IndexError, OpenError, ReadError, StorageError, StoreBuilder, WriteError};
+use folio::QueryError;
 use versions_support::{config_like_default, doc, everything, route, small_options};
 
 const READERS: usize = 8;
@@ -521,11 +522,14 @@ fn a_reader_follows_the_writer_without_reopening() {
     writer.gc(1).expect("gc");
     assert!(matches!(
         reader.search(&SearchRequest::text("x").target("second")),
-        Err(ReadError::UnknownTarget { ref name }) if name == "second"
+        Err(QueryError::Read(ReadError::UnknownTarget { ref name })) if name == "second"
     ));
     assert!(matches!(
         reader.search(&SearchRequest::text("x").target("default@1")),
-        Err(ReadError::UnknownVersion { version: 1, .. })
+        Err(QueryError::Read(ReadError::UnknownVersion {
+            version: 1,
+            ..
+        }))
     ));
     let response = everything(&reader, "default", "lunch hotel");
     assert_eq!(response.version, 3);

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::embed::{default_embedder, Embedder};
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, GraphParams, Store, VectorStorage};
 use proptest::prelude::*;
 

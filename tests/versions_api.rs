@@ -6,11 +6,12 @@ mod versions_support;
 
 use folio::chunk::{ChildStrategy, ChunkSpec, ParentStrategy, SourceFormat};
 use folio::document::Document;
-use folio::retrieve::{Expand, SearchRequest};
+use folio::query::{Expand, SearchRequest};
 use folio::store::{
     route_bucket, Access, GraphParams, IndexConfig, IndexEmbedder, IndexError, MergePolicy, Rating,
     ReadError, Store, WriteError,
 };
+use folio::QueryError;
 use versions_support::{
     answer, config_like_default, doc, everything, route, small_options, temp_store,
 };
@@ -118,7 +119,7 @@ fn named_indexes_share_one_document_set() {
     assert!(store.drop_index("default").is_err());
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("small")),
-        Err(ReadError::UnknownTarget { .. })
+        Err(QueryError::Read(ReadError::UnknownTarget { .. }))
     ));
     let mut store = store;
     let report = store.check_integrity().expect("check");
@@ -234,7 +235,10 @@ fn versions_never_change_and_are_listed() {
     assert!(versions[4].head && versions[4].serving);
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("default@9")),
-        Err(ReadError::UnknownVersion { version: 9, .. })
+        Err(QueryError::Read(ReadError::UnknownVersion {
+            version: 9,
+            ..
+        }))
     ));
 }
 
@@ -448,7 +452,7 @@ fn gc_keeps_named_versions_and_their_answers() {
     assert_eq!(answer(&store, "prod", "lunch deploy"), aliased);
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("default@3")),
-        Err(ReadError::UnknownVersion { .. })
+        Err(QueryError::Read(ReadError::UnknownVersion { .. }))
     ));
     assert!(store.gc(0).is_err());
     let path = store.path().to_path_buf();

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, GraphParams, MergePolicy, Progress, Rating};
 use versions_support::{
     answer, doc, everything, head, route, small_options, temp_store, version_of,

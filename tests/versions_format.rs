@@ -15,7 +15,7 @@ use folio::document::Document;
 use folio::embed::{EmbedError, Embedder, HashEmbedder};
 use folio::filter::{parse_date, Filter};
 use folio::index::Metric;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{
     Access, GraphParams, LogEntry, OpenError, Outcome, Rating, Store, StoreBuilder, Verdict,
     FORMAT_VERSION,

@@ -9,7 +9,7 @@ mod versions_support;
 
 use folio::chunk::{ChunkSpec, SourceFormat};
 use folio::document::Document;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, Store};
 use versions_support::{config_like_default, doc, route, small_options, temp_store};
 

@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../tests/chunk_support/mod.rs"]
 mod chunk_support;
 
-use folio::chunk::readers::pdf::extract;
+use folio::input::pdf::extract;
 use folio::chunk::SourceFormat;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use folio::chunk::SourceFormat;
 use folio::document::Document;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, Store};
 use libfuzzer_sys::fuzz_target;
 

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use folio::chunk::ChunkSpec;
-use folio::retrieve::SearchRequest;
+use folio::query::SearchRequest;
 use folio::store::{Access, MergePolicy, Store, StoreBuilder};
 
 use super::versions_support::{config_like_default, doc, route, small_options, TestBackend};

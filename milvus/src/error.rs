@@ -7,6 +7,10 @@ pub enum Error {
     /// Reading the folio store failed.
     #[error(transparent)]
     Folio(#[from] folio::ReadError),
+    /// A search through Milvus failed in folio, or Milvus answered what the version does
+    /// not hold.
+    #[error(transparent)]
+    Query(#[from] folio::QueryError),
     /// Changing the folio store failed (an alias set or rolled back).
     #[error(transparent)]
     Index(#[from] folio::IndexError),

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use folio::index::Metric;
-use folio::retrieve::{Ask, Candidate, ChildSource, SourceError};
+use folio::query::{Ask, Candidate, ChildSource, SourceError};
 use folio::{Access, SearchRequest, SearchResponse, Store};
 use milvus::v2::prelude::*;
 use milvus::v2::request::dql::SearchRequest as VectorSearch;

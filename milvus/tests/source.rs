@@ -4,9 +4,9 @@
 //! is refused.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-use folio::retrieve::{Ask, Candidate, ChildSource, SourceError};
+use folio::query::{Ask, Candidate, ChildSource, SourceError};
 use folio::store::ExportedChild;
-use folio::{Document, ReadError, SearchRequest, SourceFormat, Store};
+use folio::{Document, QueryError, SearchRequest, SourceFormat, Store};
 
 /// Every child of the version, scored by dot product with the query (the index is cosine
 /// and its vectors normalised), each twice; `lie` renames the best one.
@@ -110,7 +110,7 @@ fn a_source_is_checked_and_its_children_assembled_as_a_local_search() {
         &mut liar,
     );
     assert!(
-        matches!(refused, Err(ReadError::Remote { ref source_name, .. }) if source_name == "test"),
+        matches!(refused, Err(QueryError::Remote { ref source_name, .. }) if source_name == "test"),
         "{refused:?}"
     );
 }

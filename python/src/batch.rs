@@ -75,7 +75,7 @@ fn document_text(text: &Bound<'_, PyAny>, format: folio::SourceFormat) -> PyResu
         let bytes = bytes.as_bytes().to_vec();
         return text
             .py()
-            .detach(|| folio::chunk::readers::pdf::extract(&bytes))
+            .detach(|| folio::input::pdf::extract(&bytes))
             .map_err(|e| invalid(format!("pdf: {e}")));
     }
     String::from_utf8(bytes.as_bytes().to_vec())

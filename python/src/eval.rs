@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use folio::eval::report::{self, Cell};
-use folio::eval::{EmbedSetup, EvalError, Settings, Strategy, Workspace};
+use folio_eval::report::{self, Cell};
+use folio_eval::{EmbedSetup, EvalError, Settings, Strategy, Workspace};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -61,14 +61,14 @@ pub fn eval<'py>(
     settings.budget_tokens = budget_tokens.map(crate::store::counter).transpose()?;
     let (header, rows) = py
         .detach(|| {
-            let corpus = folio::eval::Corpus::read(&docs)?;
-            let mut questions = folio::eval::read_questions(&queries, &corpus, limit)?;
+            let corpus = folio_eval::Corpus::read(&docs)?;
+            let mut questions = folio_eval::read_questions(&queries, &corpus, limit)?;
             let workspace = Workspace::new(store_dir.as_deref())?;
             let setup = EmbedSetup {
                 embedder: Arc::clone(&embedder),
                 truncation: folio::embed::Truncation::default(),
             };
-            let reports = folio::eval::evaluate(
+            let reports = folio_eval::evaluate(
                 &corpus,
                 &mut questions,
                 &strategies,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use folio::retrieve::{Expand, DEFAULT_DEDUP_THRESHOLD, DEFAULT_K};
+use folio::query::{Expand, DEFAULT_DEDUP_THRESHOLD, DEFAULT_K};
 use folio::{Access, SearchRequest};
 use parking_lot::RwLock;
 use pyo3::prelude::*;

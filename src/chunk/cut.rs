@@ -4,19 +4,20 @@
 use super::layout::{trim, Layout};
 use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 use super::siblings::{self, Child};
-use super::spec::{ChildStrategy, ChunkSpec, EmbedForm, Estimate, Measure, SourceFormat};
+use super::spec::{ChildStrategy, ChunkSpec, EmbedForm, SourceFormat};
 use super::tree::{BlockKind, Prose, Tree};
 use super::tree_layout;
 use super::{fixed, pack, parents, readers};
+use crate::tokens::{EstimateCounter, TokenCounter};
 
 /// Rounds of [`fit`]: a child still too long after them is flagged oversized.
 const FIT_ROUNDS: usize = 8;
 
 /// Cuts one document into parents and children as `spec` says, token sizes in the
-/// model-free estimate ([`Estimate`]). Never panics, and the same input always gives the
+/// model-free estimate ([`EstimateCounter`]). Never panics, and the same input always gives the
 /// same output.
 pub fn chunk_document(text: &str, format: SourceFormat, spec: &ChunkSpec) -> Chunked {
-    chunk_document_with(text, format, spec, &Estimate)
+    chunk_document_with(text, format, spec, &EstimateCounter)
 }
 
 /// [`chunk_document`] with the sizes of every token unit of `spec` counted by `measure` (the
@@ -27,7 +28,7 @@ pub fn chunk_document_with(
     text: &str,
     format: SourceFormat,
     spec: &ChunkSpec,
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
 ) -> Chunked {
     let tree = readers::read(text, format);
     let layout = layout_of(text, &tree, spec, measure);
@@ -54,15 +55,21 @@ pub fn chunk_document_with(
 /// strategy works on any tree, whatever its format. Token sizes are in the estimate, and
 /// token-sized children are checked on their own text (without a heading prefix).
 pub fn chunk_tree(text: &str, tree: &Tree, spec: &ChunkSpec) -> Chunked {
-    let layout = layout_of(text, tree, spec, &Estimate);
-    let mut out = cut_laid_out(&layout, tree, spec, &Estimate);
+    let layout = layout_of(text, tree, spec, &EstimateCounter);
+    let mut out = cut_laid_out(&layout, tree, spec, &EstimateCounter);
     if let Some((target, _, _)) = spec.child.structure().filter(|c| c.2.is_tokens()) {
         let texts_of = |c: &ChildPiece| {
             let own = text[c.span.start..c.span.end].to_string();
             (own.clone(), own)
         };
         let pack = (tree.prose != Prose::Code).then_some(spec.embed_form);
-        fit(&layout, &mut out, (target, pack), &Estimate, &texts_of);
+        fit(
+            &layout,
+            &mut out,
+            (target, pack),
+            &EstimateCounter,
+            &texts_of,
+        );
     }
     out
 }
@@ -82,7 +89,7 @@ fn layout_of<'a>(
     text: &'a str,
     tree: &Tree,
     spec: &ChunkSpec,
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
 ) -> Layout<'a> {
     // Tables longer than a child are cut into row groups under their head row.
     let table_limit = spec
@@ -97,7 +104,7 @@ fn cut_laid_out(
     layout: &Layout<'_>,
     tree: &Tree,
     spec: &ChunkSpec,
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
 ) -> Chunked {
     // Source code keeps one chunk per item, however short.
     let pack = (tree.prose != Prose::Code).then_some(spec.embed_form);
@@ -124,7 +131,7 @@ fn fit(
     layout: &Layout<'_>,
     chunked: &mut Chunked,
     (target, pack): (usize, Option<EmbedForm>),
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
     texts_of: &TextsOf<'_>,
 ) {
     let fit = Fit {
@@ -171,7 +178,7 @@ struct Fit<'f, 'a> {
     layout: &'f Layout<'a>,
     target: usize,
     pack: Option<EmbedForm>,
-    measure: &'f dyn Measure,
+    measure: &'f dyn TokenCounter,
     texts_of: &'f TextsOf<'f>,
 }
 
@@ -244,7 +251,7 @@ fn pieces(
     layout: &Layout<'_>,
     spec: &ChunkSpec,
     pack: Option<EmbedForm>,
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
 ) -> Chunked {
     let mut out = Chunked::default();
     match parents::spans(layout, spec.parent) {
@@ -314,7 +321,7 @@ fn children(
     strategy: ChildStrategy,
     range: Span,
     pack: Option<EmbedForm>,
-    measure: &dyn Measure,
+    measure: &dyn TokenCounter,
 ) -> Vec<Child> {
     match strategy {
         ChildStrategy::Structure { target, overlap }

@@ -4,7 +4,7 @@
 
 use super::layout::{trim, Layout};
 use super::pieces::Span;
-use super::spec::Measure;
+use crate::tokens::TokenCounter;
 
 /// Windows over `range` of the layout's text of characters, or of the tokens of `tokens`,
 /// those inside markup left out, trimmed; a window left empty or inside its neighbour is
@@ -14,7 +14,7 @@ pub(crate) fn windows(
     range: Span,
     size: usize,
     overlap: usize,
-    tokens: Option<&dyn Measure>,
+    tokens: Option<&dyn TokenCounter>,
 ) -> Vec<Span> {
     let text = layout.text;
     let base = range.start;
@@ -68,14 +68,17 @@ pub(crate) fn windows(
 mod tests {
     use super::*;
     use crate::chunk::layout::Builder;
-    use crate::chunk::spec::{Estimate, SizeUnit};
+    use crate::chunk::spec::SizeUnit;
+    use crate::tokens::EstimateCounter;
 
     fn pieces(text: &str, size: usize, overlap: usize, unit: SizeUnit) -> Vec<&str> {
         let range = Span {
             start: 0,
             end: text.len(),
         };
-        let tokens = unit.is_tokens().then_some(&Estimate as &dyn Measure);
+        let tokens = unit
+            .is_tokens()
+            .then_some(&EstimateCounter as &dyn TokenCounter);
         windows(&Builder::new(text).build(), range, size, overlap, tokens)
             .into_iter()
             .map(|s| &text[s.start..s.end])
@@ -127,7 +130,7 @@ mod tests {
             .collect();
         // 13 visible characters: "one two three", the tags inside the window not counted.
         assert_eq!(in_chars[0], "one <b>two</b> three");
-        let in_tokens = windows(&layout, all, 3, 0, Some(&Estimate));
+        let in_tokens = windows(&layout, all, 3, 0, Some(&EstimateCounter));
         let first = in_tokens[0];
         assert_eq!(&html[first.start..first.end], "one <b>two</b> three");
     }

@@ -34,6 +34,6 @@ pub use cut::{
 pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use readers::markdown::front_matter;
 pub use spec::{
-    ChildStrategy, ChunkSpec, EmbedForm, Estimate, Measure, ParentStrategy, SizeUnit, SourceFormat,
+    ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SizeUnit, SourceFormat,
     DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,
 };

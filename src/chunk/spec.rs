@@ -122,34 +122,6 @@ impl SizeUnit {
     }
 }
 
-/// What token sizes are measured with: a tokenizer seen as where each token of a text
-/// starts. The chunkers tokenize a document once and count the token starts inside each
-/// candidate piece, then check each child whole (see `cut.rs`); `embed`'s token counters
-/// implement it.
-pub trait Measure: Send + Sync {
-    /// The byte offsets where the tokens of `text` start, in order, on char boundaries
-    /// (several tokens may start at one offset when a character takes several tokens).
-    fn starts(&self, text: &str) -> Vec<usize>;
-    /// The number of tokens of `text` (special tokens and prefixes not included).
-    fn count(&self, text: &str) -> usize {
-        self.starts(text).len()
-    }
-}
-
-/// The model-free estimate of [`crate::tokens`]: the measure of [`SizeUnit::Tokens`], and of
-/// every token unit when no counter is given.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Estimate;
-
-impl Measure for Estimate {
-    fn starts(&self, text: &str) -> Vec<usize> {
-        crate::tokens::spans(text).map(|(s, _)| s).collect()
-    }
-    fn count(&self, text: &str) -> usize {
-        crate::tokens::count(text)
-    }
-}
-
 /// How children are cut.
 #[derive(
     Debug,

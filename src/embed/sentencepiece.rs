@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
-use super::counter::{Encoded, ModelTokenizer};
-use super::{EmbedError, TokenCounter};
-use crate::chunk::Measure;
+use super::tokenizer::{Encoded, ModelTokenizer};
+use super::EmbedError;
+use crate::tokens::TokenCounter;
 
 /// The marker SentencePiece puts for a space.
 const META: char = '\u{2581}';
@@ -146,9 +146,7 @@ impl TokenCounter for SentencePiece {
     fn name(&self) -> String {
         self.name.clone()
     }
-}
 
-impl Measure for SentencePiece {
     fn starts(&self, text: &str) -> Vec<usize> {
         if text.is_empty() {
             return Vec::new();

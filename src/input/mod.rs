@@ -2,9 +2,10 @@
 //! directories of them, and JSON Lines in the format of the shared data sets. What a file
 //! holds is told by its extension, else by its content ([`detect`]), unless the caller names
 //! the format; binary files are refused, except PDF files (feature `pdf`), whose extracted
-//! text becomes the document's text (see [`crate::chunk::readers::pdf`]).
+//! text becomes the document's text (see [`pdf`]).
 
 pub mod detect;
+pub mod pdf;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -50,7 +51,7 @@ pub enum InputError {
         /// The file.
         path: PathBuf,
         /// Why its text could not be read.
-        source: crate::chunk::readers::pdf::PdfError,
+        source: pdf::PdfError,
     },
     /// Not text: a known binary format, NUL bytes, or mostly invalid UTF-8.
     #[error("{path}: {what}, not text folio can read")]
@@ -203,7 +204,7 @@ fn extension_kind(uri: &str) -> Option<FileKind> {
 fn file_text(path: &Path, bytes: Vec<u8>, format: SourceFormat) -> Result<String, InputError> {
     #[cfg(feature = "pdf")]
     if format == SourceFormat::Pdf {
-        return crate::chunk::readers::pdf::extract(&bytes).map_err(|source| InputError::Pdf {
+        return pdf::extract(&bytes).map_err(|source| InputError::Pdf {
             path: path.to_path_buf(),
             source,
         });

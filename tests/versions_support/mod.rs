@@ -11,7 +11,7 @@ use std::sync::Arc;
 use folio::chunk::{ChunkSpec, SourceFormat};
 use folio::document::Document;
 use folio::embed::HashEmbedder;
-use folio::retrieve::{SearchRequest, SearchResponse};
+use folio::query::{SearchRequest, SearchResponse};
 use folio::store::{
     Access, GraphParams, IndexConfig, IndexEmbedder, MergePolicy, Route, Store, StoreBuilder,
 };

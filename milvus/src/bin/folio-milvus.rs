@@ -42,7 +42,7 @@ enum Command {
         #[arg(long = "as", value_name = "PRINCIPAL")]
         principals: Vec<String>,
         /// Reading units to return.
-        #[arg(long, default_value_t = folio::retrieve::DEFAULT_K)]
+        #[arg(long, default_value_t = folio::query::DEFAULT_K)]
         k: usize,
         /// Token budget for the returned texts.
         #[arg(long)]

@@ -1,0 +1,347 @@
+//! `folio eval` and `folio replay`: chunking strategies measured on questions with gold spans,
+//! and a question set replayed between versions of one store.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::output::{err, CliResult};
+use crate::progress::Bar;
+use folio::embed::{Embedder, HashEmbedder};
+use folio::query::Expand;
+use folio_eval::replay::{self, Label, Side};
+use folio_eval::version_report;
+use folio_eval::{
+    ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
+    BuiltIndex, Corpus, EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy,
+    VersionReplay, Workspace,
+};
+
+/// What `eval` and `replay` share: the data, the strategies and the fixed settings.
+#[derive(Args)]
+pub(crate) struct Common {
+    /// Documents, JSON Lines (`doc_id`, `text`, `format`, ...); needed to build strategies.
+    #[arg(long)]
+    docs: Option<PathBuf>,
+    /// Questions, JSON Lines (`query_id`, `query`, `doc_ids`, `gold_spans` with byte offsets;
+    /// for a replay between versions also the logged request: `request_id`, `principals`,
+    /// `target`, `index`, `version`, `route_key`, as `folio log select` writes them).
+    #[arg(long)]
+    queries: PathBuf,
+    /// A chunking strategy (repeatable): fixed:500, fixed:500/80, fixed:128t, structure:500,
+    /// structure:500/80, parent-child:1200/300, parent-child:section/300, window:300/1,
+    /// external:FILE; `NAME=SPEC` sets the label.
+    #[arg(long = "strategy", value_parser = parse_strategy)]
+    strategies: Vec<Strategy>,
+    /// Dimension of the built-in hash embedder, the same for every strategy (without
+    /// --embedder).
+    #[arg(long, default_value_t = 2048)]
+    embed_dim: usize,
+    /// The embedder of every strategy, and what happens to chunks it cannot read whole.
+    #[command(flatten)]
+    embed: crate::common::EmbedArgs,
+    /// What a size in tokens (`structure:256t`) counts: embedder (its tokenizer; the estimate
+    /// for one without, such as hash: the default), estimate, cl100k, o200k or chars.
+    #[arg(long)]
+    tokens: Option<folio::chunk::SizeUnit>,
+    /// Cut-offs of Hit@k; the largest is the k of every other metric.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5")]
+    k: Vec<usize>,
+    /// Token budget of the returned texts per question.
+    #[arg(long)]
+    budget: Option<usize>,
+    /// What --budget counts: estimate (default), cl100k, o200k, chars or tokenizer:PATH (a
+    /// tokenizer.json, or a folder holding one): the tokens of the model that reads the texts.
+    #[arg(long, value_parser = crate::common::parse_counter)]
+    budget_tokens: Option<std::sync::Arc<dyn folio::embed::TokenCounter>>,
+    /// Keep the strategies' stores in this directory (a temporary one by default).
+    #[arg(long)]
+    store_dir: Option<PathBuf>,
+    /// Use only the first N questions.
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+#[derive(Args)]
+pub(crate) struct EvalArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Write every figure as CSV (one `group = all` row per strategy, then per group).
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long)]
+    md: Option<PathBuf>,
+    /// Write a PNG chart of Hit@k, full evidence and input tokens.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    /// A store whose versions to compare (with --target); without it, --docs and --strategy
+    /// build one scratch store per strategy.
+    #[arg(conflicts_with_all = ["docs", "strategies", "store_dir"])]
+    store: Option<PathBuf>,
+    /// A version of STORE to ask (repeatable, at least two; the first is the base the others
+    /// are compared with): INDEX@VERSION, INDEX@TAG, INDEX or an alias (routed by the
+    /// question's `route_key`, else its text).
+    #[arg(long = "target", requires = "store")]
+    targets: Vec<String>,
+    /// Ask the questions that do not say who asked (no logged request, or `principals` null)
+    /// with unrestricted access; without this they are refused.
+    #[arg(long, requires = "store")]
+    unrestricted: bool,
+    /// What a version's searches return around matching children: parent, section, or
+    /// window:N.
+    #[arg(long, default_value = "parent", value_parser = crate::common::parse_expand)]
+    expand: Expand,
+    /// Print the replay between versions as one JSON document.
+    #[arg(long, requires = "store")]
+    json: bool,
+    #[command(flatten)]
+    common: Common,
+    /// Write every difference (between versions: every question) as JSON Lines.
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
+}
+
+fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::parse(s).map_err(|e| e.to_string())
+}
+
+/// The loaded data and every strategy built and asked.
+struct Run {
+    corpus: Corpus,
+    questions: Vec<Question>,
+    settings: Settings,
+    results: Vec<(BuiltIndex, Vec<Answer>)>,
+    // Keeps a temporary store directory alive while the stores are open.
+    _workspace: Workspace,
+}
+
+impl Common {
+    /// The embedder every strategy uses: `--embedder`, else the hash embedder of `--embed-dim`.
+    fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        match self.embed.build()? {
+            Some(embedder) => Ok(embedder),
+            None => Ok(Arc::new(HashEmbedder::new(self.embed_dim).map_err(err)?)),
+        }
+    }
+
+    fn settings(&self, embedder: &dyn Embedder) -> Result<Settings, String> {
+        let mut settings =
+            Settings::new(embedder, self.k.clone(), self.budget).map_err(|e| format!("--{e}"))?;
+        settings.budget_tokens = self.budget_tokens.clone();
+        Ok(settings)
+    }
+
+    /// Reads the data, builds every strategy and asks every question, with a progress bar.
+    fn run(&self) -> Result<Run, String> {
+        let docs = self
+            .docs
+            .as_deref()
+            .ok_or("--docs FILE is needed to build the strategies")?;
+        if self.strategies.is_empty() {
+            return Err("give at least one --strategy".into());
+        }
+        let embedder = self.embedder()?;
+        let settings = self.settings(embedder.as_ref())?;
+        let corpus = Corpus::read(docs).map_err(err)?;
+        let mut questions = read_questions(&self.queries, &corpus, self.limit).map_err(err)?;
+        eprintln!(
+            "{} documents, {} questions, {} strategies; embedder {}",
+            corpus.len(),
+            questions.len(),
+            self.strategies.len(),
+            settings.embedder
+        );
+        let workspace = Workspace::new(self.store_dir.as_deref()).map_err(err)?;
+        let bar = Bar::new();
+        embed_questions(&mut questions, embedder.as_ref(), &bar).map_err(err)?;
+        let mut results = Vec::new();
+        for (n, strategy) in self.strategies.iter().enumerate() {
+            let strategy = &match self.tokens {
+                Some(unit) => strategy.clone().in_tokens_of(unit),
+                None => strategy.clone(),
+            };
+            let setup = EmbedSetup {
+                embedder: embedder.clone(),
+                truncation: self.embed.truncation,
+            };
+            let built = build_index(n, strategy, &corpus, &setup, &workspace, &bar).map_err(err)?;
+            for line in built.tokens.iter().flat_map(crate::common::report_lines) {
+                bar.suspend(|| eprintln!("{line}"));
+            }
+            let started = Instant::now();
+            let answers = ask_all(&built, &corpus, &questions, &settings, &bar).map_err(err)?;
+            bar.println(&format!(
+                "{strategy}: {} chunks built in {:.1} s, {} questions asked in {:.1} s",
+                built.children(),
+                built.build_secs,
+                questions.len(),
+                started.elapsed().as_secs_f64()
+            ));
+            results.push((built, answers));
+        }
+        bar.finish();
+        Ok(Run {
+            corpus,
+            questions,
+            settings,
+            results,
+            _workspace: workspace,
+        })
+    }
+}
+
+pub(crate) fn eval(args: EvalArgs) -> CliResult {
+    let started = Instant::now();
+    let run = args.common.run()?;
+    let reports = run
+        .results
+        .iter()
+        .map(|(built, answers)| {
+            score_strategy(built, &run.corpus, &run.questions, answers, &run.settings)
+        })
+        .collect::<Result<Vec<_>, EvalError>>()
+        .map_err(err)?;
+    let ks = &run.settings.ks;
+    print!("{}", report::terminal(&reports, ks));
+    if let Some(path) = &args.csv {
+        write(path, &report::csv(&reports, ks))?;
+    }
+    if let Some(path) = &args.md {
+        let context = describe(&args.common, &run);
+        write(path, &report::markdown(&reports, ks, &context))?;
+    }
+    if let Some(path) = &args.plot {
+        folio_eval::plot::write_png(&reports, run.settings.k(), path).map_err(err)?;
+    }
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The settings line of the Markdown report.
+fn describe(common: &Common, run: &Run) -> String {
+    format!(
+        "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {} ({}); \
+         exact search, ACL off, near-duplicate removal off.",
+        common.docs.as_deref().unwrap_or(Path::new("")).display(),
+        run.corpus.len(),
+        common.queries.display(),
+        run.questions.len(),
+        run.settings.embedder,
+        run.settings.ks,
+        run.settings
+            .token_budget
+            .map_or("none".to_string(), |t| t.to_string()),
+        run.settings
+            .budget_tokens
+            .as_ref()
+            .map_or("estimate".to_string(), |c| c.name()),
+    )
+}
+
+pub(crate) fn replay(args: ReplayArgs) -> CliResult {
+    if let Some(store) = &args.store {
+        return replay_versions(&args, store);
+    }
+    if args.common.strategies.len() < 2 {
+        return Err("replay compares strategies: give at least two --strategy".into());
+    }
+    let run = args.common.run()?;
+    let (base, others) = run
+        .results
+        .split_first()
+        .ok_or("replay needs at least two strategies")?;
+    let differences: Vec<_> = others
+        .iter()
+        .flat_map(|other| {
+            replay::compare(
+                &side(base),
+                &side(other),
+                &run.corpus,
+                &run.questions,
+                &run.settings,
+            )
+        })
+        .collect();
+    print_label_table(&differences, run.questions.len());
+    if let Some(path) = &args.jsonl {
+        let mut out = String::new();
+        for d in &differences {
+            out += &serde_json::to_string(d).map_err(err)?;
+            out.push('\n');
+        }
+        write(path, &out)?;
+    }
+    Ok(())
+}
+
+/// `folio replay STORE --target A --target B`: the question set asked of each version.
+fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
+    if args.targets.len() < 2 {
+        return Err("give at least two --target (the first is the base)".into());
+    }
+    let common = &args.common;
+    let store = common
+        .embed
+        .open(path, folio::store::Store::builder().read_only(true))?;
+    crate::common::check_embedders(&store)?;
+    let mut replay = VersionReplay::new(args.targets.iter().cloned());
+    replay.k = common.k.iter().copied().max().unwrap_or(replay.k);
+    replay.token_budget = common.budget;
+    replay.budget_tokens = common.budget_tokens.clone();
+    replay.expand = args.expand;
+    replay.unrestricted = args.unrestricted;
+    let set = QuestionSet::read(&common.queries, common.limit).map_err(err)?;
+    let report = replay.run(&store, set).map_err(err)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(err)?);
+    } else {
+        print!("{}", version_report::tables(&report));
+    }
+    if let Some(path) = &args.jsonl {
+        let mut out = String::new();
+        for question in &report.questions {
+            out += &serde_json::to_string(question).map_err(err)?;
+            out.push('\n');
+        }
+        write(path, &out)?;
+    }
+    Ok(())
+}
+
+fn side((index, answers): &(BuiltIndex, Vec<Answer>)) -> Side<'_> {
+    Side::of(index, answers)
+}
+
+fn print_label_table(differences: &[replay::Difference], questions: usize) {
+    let mut header = vec![
+        "better".to_string(),
+        "worse".to_string(),
+        "questions".to_string(),
+    ];
+    header.extend(Label::ALL.iter().map(|l| l.name().to_string()));
+    let rows: Vec<Vec<String>> = replay::label_counts(differences)
+        .into_iter()
+        .map(|pair| {
+            let mut row = vec![pair.better, pair.worse, pair.questions.to_string()];
+            row.extend(pair.per_label.iter().map(usize::to_string));
+            row
+        })
+        .collect();
+    println!(
+        "{} differences over {questions} questions (a difference: one strategy of the pair gets \
+         full evidence or a hit and the other not; labels count questions, one may carry several)",
+        differences.len()
+    );
+    print!("{}", report::table(&header, &rows, false));
+}
+
+fn write(path: &Path, text: &str) -> CliResult {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

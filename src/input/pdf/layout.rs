@@ -1,0 +1,679 @@
+//! From placed glyphs to the stored text of a PDF (see the folder's docs for its form): rows
+//! of glyphs become lines, a gutter found in the glyphs' x positions splits a page into two
+//! columns read one after the other, lines repeated at the top or bottom of pages (digits
+//! aside) and bare page numbers are dropped, lines join into paragraphs by their spacing and
+//! indents (hyphenated line ends joined), and lines set larger than the body text become
+//! headings, one level per size. Rows of three or more cells placed apart in aligned
+//! columns are tables: one line per row, cells separated by tabs; a table that runs on at
+//! the top of the next page (same columns, its head row repeated or not) is one table with
+//! its head row once.
+
+use std::collections::{HashMap, HashSet};
+
+use super::page::{Glyph, Page};
+use crate::chunk::readers::pdf::PAGE_BREAK;
+
+/// Lines at each end of a page looked at for running headers, footers and page numbers.
+const MARGIN_LINES: usize = 2;
+/// A gap this many font sizes wide inside a row splits it into pieces placed apart.
+const PIECE_GAP: f64 = 1.5;
+/// A gap this many font sizes wide between two glyphs of a line is a space.
+const SPACE_GAP: f64 = 0.18;
+/// Lines this much larger than the body text are headings.
+const HEADING_RATIO: f64 = 1.15;
+/// The fewest cells of a table row: two pieces side by side are as likely two columns of
+/// text as a table, so two-column tables are read as columns.
+const TABLE_CELLS: usize = 3;
+
+/// Each column's left and right edge, by page and flow.
+type Edges = HashMap<(usize, (usize, usize)), (f64, f64)>;
+
+/// One line of text, in a column of one page.
+#[derive(Debug, Clone)]
+struct Line {
+    page: usize,
+    /// Where it is read: the band of the page (bands are separated by lines across both
+    /// columns) and the column (0 left or only, 1 right, 2 across).
+    flow: (usize, usize),
+    x0: f64,
+    x1: f64,
+    y: f64,
+    size: f64,
+    text: String,
+    /// A table row's cells, left and right edges (empty for running text).
+    cells: Vec<(f64, f64)>,
+}
+
+/// A run of glyphs on one row with no wide gap inside, or a whole table row.
+struct Piece {
+    x0: f64,
+    x1: f64,
+    y: f64,
+    size: f64,
+    glyphs: Vec<Glyph>,
+    /// A table row's cells: edges and text (empty for running text).
+    cells: Vec<(f64, f64, String)>,
+}
+
+impl Piece {
+    /// Its text; a table row's cells separated by tabs.
+    fn text(&self) -> String {
+        if self.cells.is_empty() {
+            return piece_text(&self.glyphs);
+        }
+        let cells: Vec<&str> = self.cells.iter().map(|c| c.2.as_str()).collect();
+        cells.join("\t")
+    }
+}
+
+/// The stored text of these pages.
+pub(super) fn text(pages: &[Page]) -> String {
+    let mut lines: Vec<Line> = Vec::new();
+    for (index, page) in pages.iter().enumerate() {
+        lines.extend(page_lines(index, page));
+    }
+    drop_margins(&mut lines, pages.len());
+    let blocks = blocks(&lines);
+    render(&blocks, pages.len())
+}
+
+/// The lines of one page in reading order.
+fn page_lines(page: usize, source: &Page) -> Vec<Line> {
+    let pieces = tables(pieces(&source.glyphs));
+    // Table cells are narrow pieces side by side: they would pass for columns of text.
+    let text_pieces: Vec<&Piece> = pieces.iter().filter(|p| p.cells.is_empty()).collect();
+    let gutter = gutter(&text_pieces);
+    let column = |p: &Piece| match gutter {
+        None => 0,
+        // A table row is read whole, across the columns.
+        Some(_) if !p.cells.is_empty() => 2,
+        Some(g) if p.x1 <= g => 0,
+        Some(g) if p.x0 >= g => 1,
+        Some(_) => 2,
+    };
+    // Top to bottom; a piece across the gutter closes a band, read left column then right.
+    let mut order: Vec<(usize, usize, &Piece)> = Vec::new();
+    let mut band = 0;
+    for piece in &pieces {
+        let c = column(piece);
+        if c == 2 {
+            band += 1;
+        }
+        order.push((band, c, piece));
+        if c == 2 {
+            band += 1;
+        }
+    }
+    order.sort_by_key(|a| (a.0, a.1));
+    let mut lines: Vec<Line> = Vec::new();
+    for (band, c, piece) in order {
+        let same_row = |l: &Line| {
+            l.flow == (band, c)
+                && l.cells.is_empty()
+                && piece.cells.is_empty()
+                && (l.y - piece.y).abs() < 0.3 * l.size.max(piece.size)
+        };
+        match lines.last_mut() {
+            Some(line) if same_row(line) => {
+                line.x1 = line.x1.max(piece.x1);
+                line.size = line.size.max(piece.size);
+                line.text.push(' ');
+                line.text.push_str(&piece.text());
+            }
+            _ => lines.push(Line {
+                page,
+                flow: (band, c),
+                x0: piece.x0,
+                x1: piece.x1,
+                y: piece.y,
+                size: piece.size,
+                text: piece.text(),
+                cells: piece.cells.iter().map(|c| (c.0, c.1)).collect(),
+            }),
+        }
+    }
+    lines.retain(|l| !l.text.trim().is_empty());
+    lines
+}
+
+/// The page's glyphs grouped in rows (top to bottom, by baseline) and cut at wide gaps.
+fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
+    let mut sorted: Vec<&Glyph> = glyphs.iter().collect();
+    sorted.sort_by(|a, b| b.y.total_cmp(&a.y).then(a.x.total_cmp(&b.x)));
+    let mut rows: Vec<Vec<&Glyph>> = Vec::new();
+    for g in sorted {
+        match rows.last_mut() {
+            Some(row)
+                if row
+                    .first()
+                    .is_some_and(|f| (f.y - g.y).abs() < 0.3 * f.size.max(g.size)) =>
+            {
+                row.push(g);
+            }
+            _ => rows.push(vec![g]),
+        }
+    }
+    let mut out = Vec::new();
+    for mut row in rows {
+        row.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let mut current: Option<Piece> = None;
+        for g in row {
+            let ink = g.text != " ";
+            match current.as_mut() {
+                Some(p) if g.x - p.x1 < PIECE_GAP * p.size.max(g.size) => {
+                    if ink {
+                        p.x1 = p.x1.max(g.x + g.width);
+                        p.size = p.size.max(g.size);
+                    }
+                    p.glyphs.push(g.clone());
+                }
+                _ if !ink => {}
+                _ => {
+                    out.extend(current.take());
+                    current = Some(Piece {
+                        x0: g.x,
+                        x1: g.x + g.width,
+                        y: g.y,
+                        size: g.size,
+                        glyphs: vec![g.clone()],
+                        cells: Vec::new(),
+                    });
+                }
+            }
+        }
+        out.extend(current);
+    }
+    out
+}
+
+/// `pieces` (rows top to bottom, each left to right) with every table row made one piece:
+/// a table is two or more consecutive rows of the same number of pieces (at least
+/// [`TABLE_CELLS`]), each piece overlapping the same column of every other row.
+fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
+    let mut rows: Vec<Vec<Piece>> = Vec::new();
+    for piece in pieces {
+        match rows.last_mut() {
+            Some(row) if row.first().is_some_and(|f| same_baseline(f, &piece)) => row.push(piece),
+            _ => rows.push(vec![piece]),
+        }
+    }
+    let fits = |columns: &[(f64, f64)], row: &[Piece]| {
+        let edges: Vec<(f64, f64)> = row.iter().map(|p| (p.x0, p.x1)).collect();
+        let size = row.iter().map(|p| p.size).fold(0.0, f64::max);
+        aligned(columns, &edges, 0.5 * size)
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < rows.len() {
+        // The longest run of aligned rows of enough cells from here.
+        let mut columns: Vec<(f64, f64)> = rows[at].iter().map(|p| (p.x0, p.x1)).collect();
+        let mut end = at;
+        while end < rows.len() && rows[end].len() >= TABLE_CELLS && fits(&columns, &rows[end]) {
+            for (c, p) in columns.iter_mut().zip(&rows[end]) {
+                *c = (c.0.min(p.x0), c.1.max(p.x1));
+            }
+            end += 1;
+        }
+        if end - at < 2 {
+            out.append(&mut rows[at]);
+            at += 1;
+            continue;
+        }
+        for row in &rows[at..end] {
+            let cells: Vec<(f64, f64, String)> = row
+                .iter()
+                .map(|p| (p.x0, p.x1, piece_text(&p.glyphs)))
+                .collect();
+            let first = &row[0];
+            out.push(Piece {
+                x0: first.x0,
+                x1: row.iter().map(|p| p.x1).fold(first.x1, f64::max),
+                y: first.y,
+                size: row.iter().map(|p| p.size).fold(first.size, f64::max),
+                glyphs: Vec::new(),
+                cells,
+            });
+        }
+        at = end;
+    }
+    out
+}
+
+fn same_baseline(a: &Piece, b: &Piece) -> bool {
+    (a.y - b.y).abs() < 0.3 * a.size.max(b.size)
+}
+
+/// Whether `cells` (left and right edges) are one in each of `columns`: as many, each
+/// overlapping its column (with `slack`) and no other.
+fn aligned(columns: &[(f64, f64)], cells: &[(f64, f64)], slack: f64) -> bool {
+    let overlaps = |c: &(f64, f64), x: &(f64, f64)| x.0 < c.1 + slack && x.1 > c.0 - slack;
+    columns.len() == cells.len()
+        && cells.iter().enumerate().all(|(i, x)| {
+            columns
+                .iter()
+                .enumerate()
+                .all(|(j, c)| overlaps(c, x) == (i == j))
+        })
+}
+
+/// The text of a piece's glyphs (in x order): a space where a space glyph or a gap is.
+fn piece_text(glyphs: &[Glyph]) -> String {
+    let mut text = String::new();
+    let mut end: Option<f64> = None;
+    let mut space = false;
+    for g in glyphs {
+        if g.text == " " {
+            space = true;
+            continue;
+        }
+        let gap = end.is_some_and(|e| g.x - e > SPACE_GAP * g.size);
+        if (space || gap) && !text.is_empty() && !text.ends_with(' ') {
+            text.push(' ');
+        }
+        text.push_str(&g.text);
+        end = Some(end.map_or(g.x + g.width, |e: f64| e.max(g.x + g.width)));
+        space = false;
+    }
+    text.trim_end().to_string()
+}
+
+/// The x of the gutter between two columns, if the page has two: the widest stretch in the
+/// middle half of the text's width that few narrow pieces cross (pieces as wide as the two
+/// columns, such as titles, do not count), with at least three pieces on each side.
+fn gutter(pieces: &[&Piece]) -> Option<f64> {
+    let left = pieces.iter().map(|p| p.x0).min_by(f64::total_cmp)?;
+    let right = pieces.iter().map(|p| p.x1).max_by(f64::total_cmp)?;
+    let width = right - left;
+    let narrow: Vec<&Piece> = pieces
+        .iter()
+        .copied()
+        .filter(|p| p.x1 - p.x0 < 0.55 * width)
+        .collect();
+    if narrow.len() < 6 || width <= 0.0 {
+        return None;
+    }
+    let mut sizes: Vec<f64> = narrow.iter().map(|p| p.size).collect();
+    sizes.sort_by(f64::total_cmp);
+    let size = sizes.get(sizes.len() / 2).copied().unwrap_or(0.0);
+    // Coverage is a step function: walk its steps in the middle half.
+    let mut events: Vec<(f64, i32)> = narrow
+        .iter()
+        .flat_map(|p| [(p.x0, 1), (p.x1, -1)])
+        .collect();
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (lo, hi) = (left + 0.25 * width, left + 0.75 * width);
+    let allowed = (narrow.len() / 20) as i32;
+    let mut best: Option<(f64, f64)> = None;
+    let mut open: Option<f64> = None;
+    let mut cover = 0;
+    for (x, delta) in events {
+        let was_low = cover <= allowed;
+        cover += delta;
+        let low = cover <= allowed;
+        let x = x.clamp(lo, hi);
+        match (was_low, low) {
+            (false, true) => open = Some(x),
+            (true, false) => {
+                if let Some(start) = open.take() {
+                    if best.is_none_or(|(s, e)| x - start > e - s) {
+                        best = Some((start, x));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let (start, end) = best?;
+    let mid = (start + end) / 2.0;
+    let sides = (
+        narrow.iter().filter(|p| p.x1 <= mid).count(),
+        narrow.iter().filter(|p| p.x0 >= mid).count(),
+    );
+    // A last page may hold only a few lines in its right column.
+    (end - start >= 0.5 * size && sides.0 >= 3 && sides.1 >= 3).then_some(mid)
+}
+
+/// A line's text with its digits made one sign, to match running headers with page numbers.
+fn margin_key(text: &str) -> String {
+    let mut key = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !key.ends_with('#') {
+                key.push('#');
+            }
+        } else if !c.is_whitespace() {
+            key.extend(c.to_lowercase());
+        }
+    }
+    key
+}
+
+/// A page number alone: `7`, `- 7 -`, `Page 7`, `7 of 12`, `vii`.
+fn is_page_number(text: &str) -> bool {
+    let t = text
+        .trim()
+        .trim_matches(|c: char| c == '-' || c == '–' || c.is_whitespace());
+    let t = t.to_lowercase();
+    let t = t.strip_prefix("page").unwrap_or(&t).trim();
+    let number = |s: &str| {
+        (!s.is_empty() && s.len() <= 6 && s.chars().all(|c| c.is_ascii_digit()))
+            || (1..=100).any(|n| roman(n) == s)
+    };
+    match t.split_once(" of ").or_else(|| t.split_once('/')) {
+        Some((a, b)) => number(a.trim()) && number(b.trim()),
+        None => number(t),
+    }
+}
+
+/// `n` (1 to 399) in lowercase Roman numerals.
+fn roman(mut n: usize) -> String {
+    const DIGITS: [(usize, &str); 9] = [
+        (100, "c"),
+        (90, "xc"),
+        (50, "l"),
+        (40, "xl"),
+        (10, "x"),
+        (9, "ix"),
+        (5, "v"),
+        (4, "iv"),
+        (1, "i"),
+    ];
+    let mut out = String::new();
+    for (value, digits) in DIGITS {
+        while n >= value {
+            out.push_str(digits);
+            n -= value;
+        }
+    }
+    out
+}
+
+/// Drops running headers and footers (a line among the first or last [`MARGIN_LINES`] of
+/// pages that is the same, digits aside, on at least two pages and half of them) and page
+/// numbers standing alone there.
+fn drop_margins(lines: &mut Vec<Line>, page_count: usize) {
+    // The margin lines of each page: the top and bottom ones by height.
+    let mut margin: HashSet<usize> = HashSet::new();
+    let mut by_page: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        by_page.entry(l.page).or_default().push(i);
+    }
+    for indexes in by_page.values_mut() {
+        indexes.sort_by(|&a, &b| lines[b].y.total_cmp(&lines[a].y));
+        margin.extend(indexes.iter().take(MARGIN_LINES));
+        margin.extend(indexes.iter().rev().take(MARGIN_LINES));
+    }
+    let mut pages_of: HashMap<String, HashSet<usize>> = HashMap::new();
+    for &i in &margin {
+        let key = margin_key(&lines[i].text);
+        pages_of.entry(key).or_default().insert(lines[i].page);
+    }
+    let running = |key: &str| {
+        pages_of
+            .get(key)
+            .is_some_and(|p| p.len() >= 2 && p.len() * 2 >= page_count)
+    };
+    let mut index = 0;
+    lines.retain(|l| {
+        let i = index;
+        index += 1;
+        // A table's head row repeated on each page is the table's to join, not a header.
+        let furniture = is_page_number(&l.text) || running(&margin_key(&l.text));
+        !(margin.contains(&i) && l.cells.is_empty() && furniture)
+    });
+}
+
+/// A block of the stored text: a heading, a paragraph or a table, as lines with their pages.
+struct Block {
+    heading: Option<usize>,
+    /// A table's columns (empty for other blocks): its rows are lines of the text.
+    columns: Vec<(f64, f64)>,
+    lines: Vec<(usize, String)>,
+}
+
+/// The body text size: the size most characters are set in (to a quarter point).
+fn body_size(lines: &[Line]) -> f64 {
+    let mut counts: HashMap<i64, usize> = HashMap::new();
+    for l in lines {
+        *counts.entry((l.size * 4.0).round() as i64).or_default() += l.text.chars().count();
+    }
+    let mode = counts.into_iter().max_by_key(|&(size, n)| (n, -size));
+    mode.map_or(0.0, |(size, _)| size as f64 / 4.0)
+}
+
+/// Lines into headings and paragraphs.
+fn blocks(lines: &[Line]) -> Vec<Block> {
+    let body = body_size(lines);
+    let is_heading = |l: &Line| l.size >= HEADING_RATIO * body && l.text.chars().count() <= 200;
+    // One heading level per size, the largest first.
+    let mut sizes: Vec<i64> = lines
+        .iter()
+        .filter(|l| is_heading(l))
+        .map(|l| (l.size * 4.0).round() as i64)
+        .collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes.dedup();
+    let level = |l: &Line| {
+        let key = (l.size * 4.0).round() as i64;
+        sizes.iter().position(|&s| s == key).map(|p| (p + 1).min(6))
+    };
+    let pitch = line_pitch(lines, body);
+    // Each column's left and right edge, for indents and short last lines.
+    let mut edges: Edges = HashMap::new();
+    for l in lines.iter().filter(|l| l.cells.is_empty()) {
+        let e = edges.entry((l.page, l.flow)).or_insert((l.x0, l.x1));
+        *e = (e.0.min(l.x0), e.1.max(l.x1));
+    }
+    let mut out: Vec<Block> = Vec::new();
+    let mut previous: Option<&Line> = None;
+    for line in lines {
+        let table = !line.cells.is_empty();
+        let heading = if is_heading(line) && !table {
+            level(line)
+        } else {
+            None
+        };
+        let joins = match (previous, out.last()) {
+            (Some(prev), Some(block)) if table || !block.columns.is_empty() => {
+                table && table_goes_on(block, prev, line)
+            }
+            (Some(prev), Some(block)) => match (block.heading, heading) {
+                (Some(a), Some(b)) => {
+                    a == b && same_flow(prev, line) && prev.y - line.y < 2.0 * prev.size
+                }
+                (None, None) => continues(prev, line, pitch, &edges),
+                _ => false,
+            },
+            _ => false,
+        };
+        previous = Some(line);
+        match out.last_mut() {
+            Some(block) if joins => {
+                // The head row repeated where the table runs on to a new page is left out.
+                let page_turn = block.lines.last().is_some_and(|(p, _)| *p != line.page);
+                let head = block.lines.first().map(|(_, h)| h.as_str());
+                if page_turn && head == Some(line.text.as_str()) {
+                    continue;
+                }
+                for (c, &(x0, x1)) in block.columns.iter_mut().zip(&line.cells) {
+                    *c = (c.0.min(x0), c.1.max(x1));
+                }
+                block.lines.push((line.page, line.text.clone()));
+            }
+            _ => out.push(Block {
+                heading,
+                columns: line.cells.clone(),
+                lines: vec![(line.page, line.text.clone())],
+            }),
+        }
+    }
+    out
+}
+
+/// Whether table row `line` goes on the table `block`, whose last row is `prev` (the line
+/// before it): the next row below on the same page, or the first row of the next page (the
+/// table ended the page before), in the same columns.
+fn table_goes_on(block: &Block, prev: &Line, line: &Line) -> bool {
+    let below = line.page == prev.page && prev.y > line.y && prev.y - line.y < 3.0 * line.size;
+    (below || line.page == prev.page + 1) && aligned(&block.columns, &line.cells, 0.5 * line.size)
+}
+
+fn same_flow(a: &Line, b: &Line) -> bool {
+    a.page == b.page && a.flow == b.flow && b.y < a.y
+}
+
+/// The usual distance between the baselines of consecutive body lines.
+fn line_pitch(lines: &[Line], body: f64) -> f64 {
+    let mut gaps: Vec<f64> = lines
+        .windows(2)
+        .filter(|w| same_flow(&w[0], &w[1]) && (w[0].size - body).abs() < 0.5)
+        .map(|w| w[0].y - w[1].y)
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    gaps.get(gaps.len() / 2).copied().unwrap_or(1.2 * body)
+}
+
+/// Whether body line `line` goes on the paragraph `prev` is the last line of.
+fn continues(prev: &Line, line: &Line, pitch: f64, edges: &Edges) -> bool {
+    let edge = |l: &Line| {
+        edges
+            .get(&(l.page, l.flow))
+            .copied()
+            .unwrap_or((l.x0, l.x1))
+    };
+    let (left, right) = edge(line);
+    let indented = line.x0 > left + line.size;
+    let sentence_end = prev.text.ends_with(['.', '!', '?', ':']);
+    if !same_flow(prev, line) {
+        // Into the next column or page: on, unless the paragraph was over.
+        return !sentence_end && !indented;
+    }
+    let (prev_left, prev_right) = edge(prev);
+    let spaced = prev.y - line.y > 1.3 * pitch;
+    let short_end = sentence_end && prev.x1 < prev_right.min(right) - 2.0 * prev.size;
+    let indent_starts = indented && prev.x0 <= prev_left + 0.5 * prev.size;
+    !(spaced || short_end || indent_starts)
+}
+
+/// Joins a block's lines: a word hyphenated at a line end is made whole again.
+fn joined(a: &str, b: &str) -> Option<String> {
+    let stem = a.strip_suffix('\u{ad}').or_else(|| {
+        let stem = a.strip_suffix(['-', '\u{2010}'])?;
+        let before = stem.chars().next_back()?;
+        let after = b.chars().next()?;
+        (before.is_alphabetic() && after.is_lowercase()).then_some(stem)
+    })?;
+    Some(format!("{stem}{b}"))
+}
+
+/// The stored text of the blocks of `page_count` pages.
+fn render(blocks: &[Block], page_count: usize) -> String {
+    let mut out = String::new();
+    let mut page = 0;
+    let breaks_to = |out: &mut String, page: &mut usize, to: usize| {
+        while *page < to {
+            out.push(PAGE_BREAK);
+            *page += 1;
+        }
+    };
+    for block in blocks {
+        let Some((first_page, first)) = block.lines.first() else {
+            continue;
+        };
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        breaks_to(&mut out, &mut page, *first_page);
+        if let Some(level) = block.heading {
+            out.push_str(&"#".repeat(level));
+            out.push(' ');
+        }
+        let mut text = first.clone();
+        for (line_page, line) in &block.lines[1..] {
+            if !block.columns.is_empty() {
+                // A table: one row a line, a page break before the first row of a page.
+                out.push_str(&text);
+                out.push('\n');
+                breaks_to(&mut out, &mut page, *line_page);
+                text = line.clone();
+            } else if *line_page != page {
+                // The paragraph runs on to the next page: the break goes where the page
+                // turns, after the word a hyphen split.
+                let (head, tail) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+                match joined(&text, head) {
+                    Some(whole) => {
+                        out.push_str(&whole);
+                        text = tail.to_string();
+                    }
+                    None => {
+                        out.push_str(&text);
+                        text = line.clone();
+                    }
+                }
+                out.push('\n');
+                breaks_to(&mut out, &mut page, *line_page);
+            } else if text.is_empty() {
+                text = line.clone();
+            } else {
+                text = joined(&text, line).unwrap_or_else(|| format!("{text} {line}"));
+            }
+        }
+        out.push_str(&text);
+    }
+    breaks_to(&mut out, &mut page, page_count.saturating_sub(1));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn glyphs(x: f64, y: f64, size: f64, text: &str) -> Vec<Glyph> {
+        text.chars()
+            .enumerate()
+            .map(|(i, c)| Glyph {
+                x: x + i as f64 * 0.5 * size,
+                y,
+                width: 0.5 * size,
+                size,
+                text: if c == ' ' { " ".into() } else { c.to_string() },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hyphens_join_only_split_words() {
+        assert_eq!(joined("exam-", "ple").as_deref(), Some("example"));
+        assert_eq!(joined("exam\u{ad}", "Ple").as_deref(), Some("examPle"));
+        assert_eq!(joined("well-", "Known"), None);
+        assert_eq!(joined("1990-", "now"), None);
+        assert_eq!(joined("plain", "text"), None);
+    }
+
+    #[test]
+    fn page_numbers_alone() {
+        for yes in ["7", "- 7 -", "Page 7", "page 3 of 12", "vii", "3/9"] {
+            assert!(is_page_number(yes), "{yes}");
+        }
+        for no in ["7 dwarves", "Page seven", "", "civil"] {
+            assert!(!is_page_number(no), "{no}");
+        }
+        assert_eq!(margin_key("Report 2024, page 12"), "report#,page#");
+    }
+
+    #[test]
+    fn two_columns_read_left_then_right() {
+        let mut page = Page::default();
+        for i in 0..8 {
+            let y = 700.0 - 12.0 * i as f64;
+            page.glyphs
+                .extend(glyphs(50.0, y, 10.0, &format!("left {i} words")));
+            page.glyphs
+                .extend(glyphs(320.0, y, 10.0, &format!("right {i} words")));
+        }
+        let text = text(&[page]);
+        let left = text.find("left 7").unwrap();
+        let right = text.find("right 0").unwrap();
+        assert!(left < right, "{text}");
+    }
+}

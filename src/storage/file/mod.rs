@@ -1,0 +1,12 @@
+//! The file: redb's tables, the records stored in them and their one encoding, opening
+//! and creating the file (one writer, many readers), format checks and in-place upgrades,
+//! the current-ACL bitmaps, and segments' vectors and graphs as blocks.
+
+pub(crate) mod current;
+pub(crate) mod format;
+pub(crate) mod open;
+pub(crate) mod records;
+pub(crate) mod rows;
+pub(crate) mod segment;
+pub(crate) mod tables;
+pub(crate) mod upgrade;

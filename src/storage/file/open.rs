@@ -1,0 +1,379 @@
+//! Opening the file: one writing process and any number of reading ones (redb's
+//! `ConcurrencyMode::SingleWriter`), waiting for another writer, creation that a crash
+//! cannot leave half done, and the recovery a reader needs after a writer died.
+//! `storage-format.md`, "Processes", states the rules.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use redb::backends::FileBackend;
+use redb::{
+    BackendError, ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadTransaction,
+    ReadableDatabase, WriteTransaction,
+};
+
+use crate::storage::error::{OpenError, StorageError};
+
+/// redb's page cache (half of it at most for the pages a write transaction has not
+/// flushed yet). folio keeps vectors and graphs in its own memory once loaded, so redb's
+/// 1 GiB default only doubled the resident size after a reopen (measured: +486 MiB for
+/// 148 MiB of data, +187 MiB with 16 MiB of cache), and 64 MiB still held 64 MiB of a bulk
+/// load's written pages beside the segment it had built.
+/// Where a store's bytes live: a file, memory, or a wrapper of the caller's (redb's trait).
+pub use redb::StorageBackend;
+
+/// Storage in memory only, gone when the store is dropped.
+pub(crate) fn in_memory_backend() -> impl StorageBackend {
+    redb::backends::InMemoryBackend::new()
+}
+
+const REDB_CACHE_BYTES: usize = 16 << 20;
+
+/// redb's "writer byte" (redb's `docs/design.md`, "Lock bytes"): the writing process holds
+/// it for as long as it has the file open. folio holds it too while it empties a file whose
+/// creation was cut short, so no redb open can start on the file meanwhile.
+const REDB_WRITER_BYTE: u64 = 1 << 62;
+
+/// The magic number a redb file starts with once its creation completed.
+const REDB_MAGIC: [u8; 9] = [b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
+/// redb's database header (its `docs/design.md`, "Database super-header"): the only bytes
+/// redb writes before the magic number.
+const REDB_HEADER_BYTES: u64 = 320;
+
+/// Larger than any file redb's creation leaves before it writes the magic number (its
+/// first layout is about 1 MiB), so a large file of zeros is never taken for one.
+const MAX_UNFINISHED_BYTES: u64 = 16 << 20;
+
+/// How long a waiting open sleeps between attempts.
+const WAIT_STEP: Duration = Duration::from_millis(10);
+
+/// The redb handle of an open store: the writer, or a reader that follows the writer's
+/// commits.
+pub(crate) enum Db {
+    Writer(Database),
+    Reader(ReadOnlyDatabase),
+}
+
+impl Db {
+    pub(crate) fn begin_read(&self) -> Result<ReadTransaction, redb::TransactionError> {
+        match self {
+            Db::Writer(db) => db.begin_read(),
+            Db::Reader(db) => db.begin_read(),
+        }
+    }
+
+    /// A write transaction; [`StorageError::ReadOnly`] on a read-only store.
+    pub(crate) fn begin_write(&self) -> Result<WriteTransaction, StorageError> {
+        match self {
+            Db::Writer(db) => Ok(db.begin_write()?),
+            Db::Reader(_) => Err(StorageError::ReadOnly),
+        }
+    }
+
+    /// The writer's handle, for redb's maintenance (integrity check, file compaction).
+    pub(crate) fn writer(&mut self) -> Option<&mut Database> {
+        match self {
+            Db::Writer(db) => Some(db),
+            Db::Reader(_) => None,
+        }
+    }
+
+    pub(crate) fn is_reader(&self) -> bool {
+        matches!(self, Db::Reader(_))
+    }
+}
+
+/// Runs `attempt` until it does not fail with [`OpenError::Locked`] or `wait` has passed.
+pub(crate) fn waiting<T>(
+    path: &Path,
+    wait: Duration,
+    mut attempt: impl FnMut() -> Result<T, OpenError>,
+) -> Result<T, OpenError> {
+    let started = Instant::now();
+    loop {
+        match attempt() {
+            Err(OpenError::Locked { .. }) => {
+                let waited = started.elapsed();
+                if waited >= wait {
+                    return Err(OpenError::Locked {
+                        path: path.to_path_buf(),
+                        waited,
+                    });
+                }
+                std::thread::sleep(WAIT_STEP.min(wait - waited));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Opens the file at `path` for writing (creating it when `create`), as the one writer;
+/// `validate` runs before a store is created, before anything is written.
+pub(crate) fn writer_at(
+    path: &Path,
+    create: bool,
+    validate: impl FnOnce() -> Result<(), OpenError>,
+) -> Result<Database, OpenError> {
+    if create && !path.exists() {
+        validate()?;
+        return writer_file(path, true, || Ok(()));
+    }
+    writer_file(path, create, validate)
+}
+
+fn writer_file(
+    path: &Path,
+    create: bool,
+    validate: impl FnOnce() -> Result<(), OpenError>,
+) -> Result<Database, OpenError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            // With `create`, only a missing folder can be missing (it is not created).
+            io::ErrorKind::NotFound if create => OpenError::MissingFolder {
+                path: path.to_path_buf(),
+                folder: path.parent().unwrap_or(path).to_path_buf(),
+            },
+            _ => io_error(path, e),
+        })?;
+    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
+    writer(path, backend, create, validate)
+}
+
+/// Opens `backend` as the one writer. Storage that holds nothing, or a redb creation cut
+/// short, counts as missing: created when `create` (after `validate`), else
+/// [`OpenError::NotFound`].
+pub(crate) fn writer(
+    path: &Path,
+    backend: impl StorageBackend,
+    create: bool,
+    validate: impl FnOnce() -> Result<(), OpenError>,
+) -> Result<Database, OpenError> {
+    let found = inspect(&backend).map_err(|e| io_error(path, e))?;
+    if found != Found::Redb {
+        if !create {
+            return Err(OpenError::NotFound(path.to_path_buf()));
+        }
+        validate()?;
+    }
+    let shared = locks_supported(&backend);
+    if found == Found::Unfinished {
+        start_over(path, &backend)?;
+    }
+    // A file damaged outside redb can make a trusting open panic; the integrity check
+    // (every page checksum, about one sequential read of the file) reports it instead.
+    builder(shared)
+        .set_check_integrity_on_open(found == Found::Redb)
+        .create_with_backend(backend)
+        .map_err(|e| open_error(path, e))
+}
+
+/// Opens the file at `path` for reading only, beside the writer if one is live. After a
+/// writer died, redb must recover the file before anyone reads it: when the file is
+/// writable, this opens it once as a writer for that (no table changes) and then reads.
+pub(crate) fn reader_at(path: &Path) -> Result<ReadOnlyDatabase, OpenError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
+    match reader(path, backend) {
+        Err(OpenError::NeedsRecovery { .. }) => {
+            recover(path)?;
+            let file = OpenOptions::new()
+                .read(true)
+                .open(path)
+                .map_err(|e| io_error(path, e))?;
+            reader(
+                path,
+                FileBackend::new(file).map_err(|e| open_error(path, e))?,
+            )
+        }
+        other => other,
+    }
+}
+
+/// Opens `backend` for reading only.
+pub(crate) fn reader(
+    path: &Path,
+    backend: impl StorageBackend,
+) -> Result<ReadOnlyDatabase, OpenError> {
+    if inspect(&backend).map_err(|e| io_error(path, e))? != Found::Redb {
+        return Err(OpenError::NotFound(path.to_path_buf()));
+    }
+    let shared = locks_supported(&backend);
+    builder(shared)
+        .open_read_only_with_backend(backend)
+        .map_err(|e| match e {
+            DatabaseError::RepairAborted => OpenError::NeedsRecovery {
+                path: path.to_path_buf(),
+            },
+            e => open_error(path, e),
+        })
+}
+
+/// redb's recovery of a file whose writer died: an open as the writer, closed at once.
+fn recover(path: &Path) -> Result<(), OpenError> {
+    let file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(file) => file,
+        Err(e) if cannot_write(&e) => {
+            return Err(OpenError::NeedsRecovery {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) => return Err(io_error(path, e)),
+    };
+    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
+    match builder(true).create_with_backend(backend) {
+        // A writer opened it first and recovered it: the reader can go ahead.
+        Ok(_) | Err(DatabaseError::DatabaseAlreadyOpen) => Ok(()),
+        Err(e) => Err(open_error(path, e)),
+    }
+}
+
+fn cannot_write(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+fn builder(shared: bool) -> redb::Builder {
+    let mut builder = Database::builder();
+    builder.set_cache_size(REDB_CACHE_BYTES);
+    // A backend without range locks (an in-memory one, say) is nobody else's to share.
+    if shared {
+        builder.set_concurrency_mode(ConcurrencyMode::SingleWriter);
+    }
+    builder
+}
+
+fn locks_supported(backend: &impl StorageBackend) -> bool {
+    !matches!(
+        backend.query_lock_range(
+            Bound::Included(REDB_WRITER_BYTE),
+            Bound::Included(REDB_WRITER_BYTE)
+        ),
+        Err(BackendError::Unsupported)
+    )
+}
+
+/// What a storage holds before redb opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Nothing.
+    Empty,
+    /// A redb creation cut short (see [`unfinished`]): nothing either.
+    Unfinished,
+    /// A redb file, or something redb will refuse with its own error.
+    Redb,
+}
+
+fn inspect(backend: &impl StorageBackend) -> io::Result<Found> {
+    let len = backend.len()?;
+    if len == 0 {
+        return Ok(Found::Empty);
+    }
+    Ok(if unfinished(backend, len)? {
+        Found::Unfinished
+    } else {
+        Found::Redb
+    })
+}
+
+/// Whether the storage is a redb creation cut short. redb creates a file by sizing it,
+/// writing its header without the magic number, syncing, and only then writing the magic
+/// number, before any commit. So a file without the magic number whose bytes are zero in
+/// its place and past the header holds no data.
+fn unfinished(backend: &impl StorageBackend, len: u64) -> io::Result<bool> {
+    if len > MAX_UNFINISHED_BYTES {
+        return Ok(false);
+    }
+    let mut magic = [0u8; REDB_MAGIC.len()];
+    let head = magic.len().min(len as usize);
+    backend.read(0, &mut magic[..head])?;
+    if magic != [0; REDB_MAGIC.len()] {
+        return Ok(false);
+    }
+    let mut block = vec![0u8; 64 << 10];
+    let mut offset = REDB_HEADER_BYTES;
+    while offset < len {
+        let n = (len - offset).min(block.len() as u64) as usize;
+        backend.read(offset, &mut block[..n])?;
+        if block[..n].iter().any(|b| *b != 0) {
+            return Ok(false);
+        }
+        offset += n as u64;
+    }
+    Ok(true)
+}
+
+/// Empties a storage whose redb creation was cut short, under redb's writer byte so no
+/// other process is creating it meanwhile (it may have finished since: then it is kept).
+fn start_over(path: &Path, backend: &impl StorageBackend) -> Result<(), OpenError> {
+    let byte = (
+        Bound::Included(REDB_WRITER_BYTE),
+        Bound::Included(REDB_WRITER_BYTE),
+    );
+    let locked = match backend.try_lock_range(byte.0, byte.1) {
+        Ok(true) => true,
+        Ok(false) => {
+            return Err(OpenError::Locked {
+                path: path.to_path_buf(),
+                waited: Duration::ZERO,
+            })
+        }
+        Err(BackendError::Unsupported) => false,
+        Err(e) => return Err(open_error(path, e.into())),
+    };
+    let emptied = (|| {
+        let len = backend.len()?;
+        if unfinished(backend, len)? {
+            backend.set_len(0)?;
+        }
+        Ok(())
+    })()
+    .map_err(|e| io_error(path, e));
+    if locked {
+        backend
+            .unlock_range(byte.0, byte.1)
+            .map_err(|e| open_error(path, e.into()))?;
+    }
+    emptied
+}
+
+fn io_error(path: &Path, source: io::Error) -> OpenError {
+    match source.kind() {
+        io::ErrorKind::NotFound => OpenError::NotFound(path.to_path_buf()),
+        _ => OpenError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    }
+}
+
+pub(crate) fn open_error(path: &Path, e: DatabaseError) -> OpenError {
+    let path: PathBuf = path.to_path_buf();
+    match e {
+        DatabaseError::DatabaseAlreadyOpen => OpenError::Locked {
+            path,
+            waited: Duration::ZERO,
+        },
+        DatabaseError::UpgradeRequired(v) => OpenError::NotAStore {
+            path,
+            reason: format!("redb file format {v} needs an upgrade"),
+        },
+        other => OpenError::NotAStore {
+            path,
+            reason: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,457 @@
+//! The request log: one record per search (opt-in), with what the application attaches
+//! later by id, retention (trim, size cap), and the review of `crate::review` over it.
+//!
+//! Entries are kept in memory and written [`WRITE_EVERY`] at a time in one durable commit
+//! (and when the store closes, and before an annotation, a trim or a file compaction): a
+//! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
+//! phases and refuses commits without one. A crash loses at most the entries not written
+//! yet. This handle's [`crate::Store::log_entries`] includes them; other processes see them once
+//! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
+//! entries' lock, so other searches go on logging; it waits only for another log write or
+//! a commit's short write transaction (a commit builds its graphs before taking it). Letting
+//! searches skip the write while another was under way made the batches, and the file,
+//! wander under a concurrent trim.
+//!
+//! Trimming deletes at most [`TRIM_BATCH`] entries per write transaction, so the writes
+//! that share the file wait at most one short commit; searches read snapshots and never
+//! wait.
+
+use parking_lot::Mutex;
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+
+use crate::review::{
+    Annotation, Feedback, GroupBy, LogEntry, LogReport, LoggedRequest, Rating, Selection,
+};
+use crate::storage::error::{ReadError, StorageError, WriteError};
+use crate::storage::file::open::Db;
+use crate::storage::file::records::now_ms;
+use crate::storage::file::records::{decode, encode};
+use crate::storage::file::tables::{META, REQUEST_LOG};
+use crate::storage::read::catalog::{Catalog, States};
+
+/// Log entries are written this many at a time.
+const WRITE_EVERY: usize = 64;
+
+/// At most this many entries are deleted per write transaction (trim, size cap).
+pub const TRIM_BATCH: usize = 256;
+
+/// Logged requests not written yet, and who writes them.
+#[derive(Default)]
+pub(crate) struct RequestLog {
+    pending: Mutex<Pending>,
+    /// Held (before `pending`) by whoever writes or removes pending entries, so the
+    /// entries a write took are still the oldest pending ones when it has committed.
+    writing: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// The id the next entry gets, once known (read from `meta.next_request` at the first).
+    next: Option<u64>,
+    entries: Vec<(u64, LoggedRequest)>,
+}
+
+impl Pending {
+    /// The entries as written, with the next id.
+    fn encoded(&self) -> (Option<u64>, Vec<(u64, Vec<u8>)>) {
+        let entries = self.entries.iter().map(|(id, r)| (*id, encode(r)));
+        (self.next, entries.collect())
+    }
+
+    /// Writes every entry in one durable commit and forgets them.
+    fn write_all(&mut self, db: &Db) -> Result<(), StorageError> {
+        let (next, entries) = self.encoded();
+        commit_entries(db, next, &entries)?;
+        self.entries.clear();
+        Ok(())
+    }
+}
+
+impl RequestLog {
+    /// Writes every pending entry now (a close, a trim, a file compaction).
+    pub fn flush(&self, db: &Db) -> Result<(), StorageError> {
+        let _writing = self.writing.lock();
+        self.pending.lock().write_all(db)
+    }
+}
+
+/// The request log of one open store: its pending entries and the file they go to.
+#[derive(Clone, Copy)]
+pub(crate) struct Logbook<'s> {
+    log: &'s RequestLog,
+    catalog: &'s Catalog,
+}
+
+impl<'s> Logbook<'s> {
+    pub(crate) fn new(log: &'s RequestLog, catalog: &'s Catalog) -> Self {
+        Logbook { log, catalog }
+    }
+
+    fn db(&self) -> &'s Db {
+        self.catalog.db()
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.catalog.is_read_only()
+    }
+
+    fn snapshot(&self) -> Result<(redb::ReadTransaction, States), StorageError> {
+        self.catalog.snapshot()
+    }
+}
+
+/// Which logged requests [`crate::Store::trim_log`] deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Trim {
+    /// Those logged before this time (Unix milliseconds).
+    Before(u64),
+    /// All but the newest this many.
+    Keep(u64),
+}
+
+/// What a trim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TrimReport {
+    /// Entries deleted.
+    pub removed: u64,
+    /// Entries left.
+    pub kept: u64,
+    /// Write transactions it took.
+    pub commits: u64,
+}
+
+/// The request log's size and cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LogSize {
+    /// Entries written.
+    pub entries: u64,
+    /// Bytes of their records (`meta.log_bytes`).
+    pub bytes: u64,
+    /// The size cap in record bytes, if set.
+    pub cap: Option<u64>,
+}
+
+impl Logbook<'_> {
+    /// Appends `request` to the request log; returns its request id.
+    pub(crate) fn log_request(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly);
+        }
+        let log = &self.log;
+        let mut pending = log.pending.lock();
+        let id = match pending.next {
+            Some(id) => id,
+            None => {
+                read_u64(&self.db().begin_read()?.open_table(META)?, "next_request")?.unwrap_or(1)
+            }
+        };
+        pending.next = Some(id.saturating_add(1));
+        pending.entries.push((id, request.clone()));
+        let waiting = pending.entries.len();
+        if waiting < WRITE_EVERY {
+            return Ok(id);
+        }
+        // Written outside the entries' lock, so other searches keep logging meanwhile; one
+        // write at a time, and none if another write took them first.
+        drop(pending);
+        let _writing = log.writing.lock();
+        let pending = log.pending.lock();
+        if pending.entries.len() < WRITE_EVERY {
+            return Ok(id);
+        }
+        let (next, entries) = pending.encoded();
+        drop(pending);
+        commit_entries(self.db(), next, &entries)?;
+        // Only holders of `writing` remove entries, and new ones go at the end.
+        log.pending.lock().entries.drain(..entries.len());
+        Ok(id)
+    }
+
+    /// Sets (replaces) the rating and note on logged request `request_id`; writes the log
+    /// entries not written yet too.
+    pub(crate) fn feedback(
+        &self,
+        request_id: u64,
+        rating: Option<Rating>,
+        note: Option<String>,
+    ) -> Result<(), WriteError> {
+        self.update_request(request_id, |request| {
+            let time_ms = now_ms();
+            let feedback = request.feedback.get_or_insert_with(Feedback::default);
+            feedback.rating = rating;
+            feedback.note = note;
+            feedback.time_ms = time_ms;
+        })
+    }
+
+    /// Attaches `annotation` (session, answer, prompt tokens, rerank scores, feedback,
+    /// verdict, gold evidence) to logged request `request_id`, at any time after it; writes
+    /// the log entries not written yet too.
+    pub(crate) fn annotate(
+        &self,
+        request_id: u64,
+        annotation: &Annotation,
+    ) -> Result<(), WriteError> {
+        self.update_request(request_id, |request| annotation.apply(request, now_ms()))
+    }
+
+    fn update_request(
+        &self,
+        request_id: u64,
+        change: impl FnOnce(&mut LoggedRequest),
+    ) -> Result<(), WriteError> {
+        let log = &self.log;
+        let _writing = log.writing.lock();
+        let mut pending = log.pending.lock();
+        if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
+            change(request);
+            return Ok(pending.write_all(self.db())?);
+        }
+        let txn = self.db().begin_write()?;
+        {
+            let mut log = txn.open_table(REQUEST_LOG)?;
+            let (old, mut request): (usize, LoggedRequest) = match log.get(request_id)? {
+                Some(v) => (v.value().len(), decode(v.value(), "logged request")?),
+                None => return Err(WriteError::UnknownRequest { id: request_id }),
+            };
+            change(&mut request);
+            let bytes = encode(&request);
+            log.insert(request_id, bytes.as_slice())?;
+            drop(log);
+            add_bytes(&txn, bytes.len() as i64 - old as i64)?;
+        }
+        let (next, entries) = pending.encoded();
+        write_pending(&txn, next, &entries)?;
+        txn.commit()?;
+        pending.entries.clear();
+        Ok(())
+    }
+
+    /// Every logged request, oldest first.
+    pub(crate) fn log_entries(&self) -> Result<Vec<LogEntry>, ReadError> {
+        // The pending entries copied with the snapshot taken: a write of them that commits
+        // in between is in both (and told by its ids), one that commits after in neither
+        // but the copy.
+        let (txn, pending) = {
+            let pending = self.log.pending.lock();
+            (self.snapshot()?.0, pending.entries.clone())
+        };
+        let mut out = Vec::new();
+        for entry in txn.open_table(REQUEST_LOG)?.iter()? {
+            let (id, value) = entry?;
+            out.push(LogEntry {
+                request_id: id.value(),
+                request: decode(value.value(), "logged request")?,
+            });
+        }
+        // Ids grow, so those not written yet are newer than every written one.
+        let written = out.last().map_or(0, |e| e.request_id);
+        out.extend(pending.into_iter().filter(|(id, _)| *id > written).map(
+            |(request_id, request)| LogEntry {
+                request_id,
+                request,
+            },
+        ));
+        Ok(out)
+    }
+
+    /// The logged requests `selection` picks (failures, a window), oldest first.
+    pub(crate) fn log_select(&self, selection: &Selection) -> Result<Vec<LogEntry>, ReadError> {
+        let entries = self.log_entries()?;
+        Ok(selection.apply(&entries).into_iter().cloned().collect())
+    }
+
+    /// Online metrics of the log's requests by `by`, with 95% intervals; `compare` names
+    /// the groups A and B to set side by side (two versions by version are compared
+    /// without it). A follow-up is a next request of the same session within
+    /// `follow_up_secs`.
+    pub(crate) fn log_report(
+        &self,
+        by: GroupBy,
+        follow_up_secs: u64,
+        compare: Option<(&str, &str)>,
+    ) -> Result<LogReport, ReadError> {
+        let entries = self.log_entries()?;
+        Ok(crate::review::report(&entries, by, follow_up_secs, compare))
+    }
+
+    /// Deletes logged requests by `trim`, oldest first, in commits of at most
+    /// [`TRIM_BATCH`] deletions (searches never wait; other writes wait one short commit).
+    pub(crate) fn trim_log(&self, trim: Trim) -> Result<TrimReport, WriteError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly.into());
+        }
+        self.log.flush(self.db())?;
+        let mut report = TrimReport {
+            removed: 0,
+            kept: 0,
+            commits: 0,
+        };
+        loop {
+            let txn = self.db().begin_write()?;
+            let (removed, left) = {
+                let log = txn.open_table(REQUEST_LOG)?;
+                let len = log.len()?;
+                let limit = match trim {
+                    Trim::Keep(keep) => len.saturating_sub(keep).min(TRIM_BATCH as u64),
+                    Trim::Before(_) => TRIM_BATCH as u64,
+                };
+                drop(log);
+                let removed = delete_oldest(&txn, limit, |request, _| match trim {
+                    Trim::Before(t) => request.time_ms < t,
+                    Trim::Keep(_) => true,
+                })?;
+                (removed, len - removed)
+            };
+            report.kept = left;
+            if removed == 0 {
+                return Ok(report);
+            }
+            txn.commit()?;
+            report.removed += removed;
+            report.commits += 1;
+        }
+    }
+
+    /// Sets the request log's size cap in record bytes (`None` removes it). Each write of
+    /// log entries then deletes the oldest, at most [`TRIM_BATCH`] per commit, while the
+    /// log is larger.
+    pub(crate) fn set_log_cap(&self, cap: Option<u64>) -> Result<(), WriteError> {
+        if self.is_read_only() {
+            return Err(StorageError::ReadOnly.into());
+        }
+        let log = &self.log;
+        let _writing = log.writing.lock();
+        let mut pending = log.pending.lock();
+        let txn = self.db().begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            match cap {
+                Some(cap) => meta.insert("log_cap", cap.to_le_bytes().as_slice())?,
+                None => meta.remove("log_cap")?,
+            };
+        }
+        let (next, entries) = pending.encoded();
+        write_pending(&txn, next, &entries)?;
+        txn.commit()?;
+        pending.entries.clear();
+        Ok(())
+    }
+
+    /// The log's entries and record bytes as written, and its cap.
+    pub(crate) fn log_size(&self) -> Result<LogSize, ReadError> {
+        let (txn, _) = self.snapshot()?;
+        let meta = txn.open_table(META)?;
+        Ok(LogSize {
+            entries: txn.open_table(REQUEST_LOG)?.len()?,
+            bytes: read_u64(&meta, "log_bytes")?.unwrap_or(0),
+            cap: read_u64(&meta, "log_cap")?,
+        })
+    }
+}
+
+/// Writes encoded entries (see [`Pending::encoded`]) in one durable commit.
+fn commit_entries(
+    db: &Db,
+    next: Option<u64>,
+    entries: &[(u64, Vec<u8>)],
+) -> Result<(), StorageError> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let txn = db.begin_write()?;
+    write_pending(&txn, next, entries)?;
+    txn.commit()?;
+    Ok(())
+}
+
+/// Writes encoded entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
+fn write_pending(
+    txn: &WriteTransaction,
+    next: Option<u64>,
+    entries: &[(u64, Vec<u8>)],
+) -> Result<(), StorageError> {
+    let Some(next) = next.filter(|_| !entries.is_empty()) else {
+        return Ok(());
+    };
+    let mut added = 0i64;
+    {
+        let mut log = txn.open_table(REQUEST_LOG)?;
+        for (id, bytes) in entries {
+            added += bytes.len() as i64;
+            if let Some(old) = log.insert(*id, bytes.as_slice())? {
+                added -= old.value().len() as i64;
+            }
+        }
+    }
+    let total = add_bytes(txn, added)?;
+    let mut meta = txn.open_table(META)?;
+    meta.insert("next_request", next.to_le_bytes().as_slice())?;
+    if let Some(cap) = read_u64(&meta, "log_cap")? {
+        drop(meta);
+        let mut over = total.saturating_sub(cap);
+        if over > 0 {
+            delete_oldest(txn, TRIM_BATCH as u64, |_, size| {
+                let take = over > 0;
+                over = over.saturating_sub(size);
+                take
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes up to `limit` of the oldest entries while `take` (given an entry and its stored
+/// size in bytes) says so; returns how many, keeping `meta.log_bytes` up to date.
+fn delete_oldest(
+    txn: &WriteTransaction,
+    limit: u64,
+    mut take: impl FnMut(&LoggedRequest, u64) -> bool,
+) -> Result<u64, StorageError> {
+    let mut doomed = Vec::new();
+    let mut freed = 0i64;
+    {
+        let log = txn.open_table(REQUEST_LOG)?;
+        for entry in log.iter()?.take(limit as usize) {
+            let (id, value) = entry?;
+            let request: LoggedRequest = decode(value.value(), "logged request")?;
+            let size = value.value().len();
+            if !take(&request, size as u64) {
+                break;
+            }
+            freed += size as i64;
+            doomed.push(id.value());
+        }
+    }
+    let mut log = txn.open_table(REQUEST_LOG)?;
+    for id in &doomed {
+        log.remove(id)?;
+    }
+    drop(log);
+    add_bytes(txn, -freed)?;
+    Ok(doomed.len() as u64)
+}
+
+/// Adds `delta` to `meta.log_bytes`; returns the new total.
+fn add_bytes(txn: &WriteTransaction, delta: i64) -> Result<u64, StorageError> {
+    let mut meta = txn.open_table(META)?;
+    let total = read_u64(&meta, "log_bytes")?
+        .unwrap_or(0)
+        .saturating_add_signed(delta);
+    meta.insert("log_bytes", total.to_le_bytes().as_slice())?;
+    Ok(total)
+}
+
+/// A `u64` LE value of `meta`, if present.
+fn read_u64(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<u64>, StorageError> {
+    match meta.get(key)? {
+        Some(v) => Ok(Some(u64::from_le_bytes(v.value().try_into().map_err(
+            |_| StorageError::corrupt(format!("meta {key} is not 8 bytes")),
+        )?))),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,229 @@
+//! How a store is opened: [`StoreBuilder`] (start from [`crate::store::Store::builder`]) and the
+//! merge policy, each default a named constant.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::chunk::ChunkSpec;
+use crate::embed::{default_embedder, Embedder, Truncation, DEFAULT_TRUNCATION};
+use crate::limits::{check, InvalidParameter, DIMENSION};
+use crate::storage::file::records::{GraphParams, VectorStorage};
+
+/// How to open or create a store: start from [`crate::Store::builder`](crate::store::Store::builder),
+/// change what you need, then [`open`](StoreBuilder::open) a path.
+///
+/// ```
+/// use folio::{MergePolicy, Store};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let store = Store::builder()
+///     .create(true)
+///     .merge(MergePolicy::never())
+///     .open(dir.path().join("kb.folio"))?;
+/// assert_eq!(store.index_names(), ["default"]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Defaults
+///
+/// The settings a store is created with unless changed here, and the constants that hold
+/// them (`tests/defaults.rs` keeps this table equal to the constants):
+///
+/// | setting | default | constant |
+/// |---|---|---|
+/// | embedder: the built-in hashing embedder, dimensions | 512 | [`DEFAULT_DIMENSION`](crate::embed::DEFAULT_DIMENSION) |
+/// | `default` index: child chunk target, characters | 300 | [`DEFAULT_CHILD_TARGET`](crate::chunk::DEFAULT_CHILD_TARGET) |
+/// | `default` index: child overlap, characters | 0 | [`DEFAULT_CHILD_OVERLAP`](crate::chunk::DEFAULT_CHILD_OVERLAP) |
+/// | `default` index: section parents of at most, characters | 2000 | [`DEFAULT_SECTION_MAX`](crate::chunk::DEFAULT_SECTION_MAX) |
+/// | `default` index: heading levels in `embed_text` | 6 | [`DEFAULT_HEADING_DEPTH`](crate::chunk::DEFAULT_HEADING_DEPTH) |
+/// | graph: links per node (`m`) | 16 | [`DEFAULT_M`](crate::index::DEFAULT_M) |
+/// | graph: construction candidates (`ef_construction`) | 200 | [`DEFAULT_EF_CONSTRUCTION`](crate::index::DEFAULT_EF_CONSTRUCTION) |
+/// | graph: smallest segment with a graph | 4096 | [`DEFAULT_MIN_GRAPH_SIZE`](crate::store::DEFAULT_MIN_GRAPH_SIZE) |
+/// | compressed vectors: candidates re-scored | 40 | [`DEFAULT_RESCORE`](crate::store::DEFAULT_RESCORE) |
+/// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
+/// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
+/// | writes: chunks longer than the model reads | `Split` | [`DEFAULT_TRUNCATION`](crate::embed::DEFAULT_TRUNCATION) |
+/// | open: wait for another process that writes the store, seconds | 0 | [`DEFAULT_WAIT`] |
+///
+/// The file is not created unless [`create`](StoreBuilder::create) says so, searches
+/// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so, and the
+/// store is opened for writing unless [`read_only`](StoreBuilder::read_only) says so.
+#[derive(Clone)]
+pub struct StoreBuilder {
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) spec: ChunkSpec,
+    pub(crate) graph: GraphParams,
+    pub(crate) vectors: VectorStorage,
+    pub(crate) create: bool,
+    pub(crate) merge: MergePolicy,
+    pub(crate) log_requests: bool,
+    pub(crate) truncation: Truncation,
+    pub(crate) read_only: bool,
+    pub(crate) wait: Duration,
+}
+
+impl Default for StoreBuilder {
+    fn default() -> Self {
+        StoreBuilder {
+            embedder: Arc::new(default_embedder()),
+            spec: ChunkSpec::default(),
+            graph: GraphParams::default(),
+            vectors: VectorStorage::Resident,
+            create: false,
+            merge: MergePolicy::default(),
+            log_requests: false,
+            truncation: DEFAULT_TRUNCATION,
+            read_only: false,
+            wait: DEFAULT_WAIT,
+        }
+    }
+}
+
+impl StoreBuilder {
+    /// The embedder for text queries and for ingest into indexes built with an embedder of
+    /// the same name; a new store's `default` index is built with it.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = embedder;
+        self
+    }
+
+    /// The chunking of the `default` index, when the store is created.
+    pub fn spec(mut self, spec: ChunkSpec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// The graph parameters of the `default` index, when the store is created.
+    pub fn graph(mut self, graph: GraphParams) -> Self {
+        self.graph = graph;
+        self
+    }
+
+    /// Where the `default` index keeps its vectors, when the store is created.
+    pub fn vectors(mut self, vectors: VectorStorage) -> Self {
+        self.vectors = vectors;
+        self
+    }
+
+    /// Whether to create the file when it does not exist.
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
+        self
+    }
+
+    /// When segments are merged after a commit.
+    pub fn merge(mut self, merge: MergePolicy) -> Self {
+        self.merge = merge;
+        self
+    }
+
+    /// Whether to record every search in the file's request log (see
+    /// [`crate::Store::log_entries`](crate::store::Store::log_entries)). The log is written, so a
+    /// read-only store cannot keep one ([`OpenError::ReadOnlyLog`](crate::store::OpenError::ReadOnlyLog)).
+    pub fn log_requests(mut self, log: bool) -> Self {
+        self.log_requests = log;
+        self
+    }
+
+    /// What writes do with a chunk longer than its index's model reads (in the model's own
+    /// tokens): split it, embed it truncated and report it, or refuse the commit.
+    pub fn truncation(mut self, truncation: Truncation) -> Self {
+        self.truncation = truncation;
+        self
+    }
+
+    /// Whether to open for reading only: searches and every other read work, every write
+    /// fails with [`StorageError::ReadOnly`](crate::store::StorageError::ReadOnly), and the file is
+    /// opened read-only, so a file the user may only read, or one on a read-only mount,
+    /// opens. Any number of processes may read a store while one process writes it, and a
+    /// read-only store sees each commit of that writer at its next read, without
+    /// reopening. The file is never written, except that after a writer died without
+    /// closing it, redb must recover it before it can be read: when the file is writable
+    /// this open runs that recovery (it changes no table), otherwise it fails with
+    /// [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// How long an open waits while another process has the store open for writing (one
+    /// may at a time) before it fails with [`OpenError::Locked`](crate::store::OpenError::Locked).
+    /// Read-only opens read beside the writer and do not wait for it.
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// Refuses what a new store would record but could not load back (checked before a
+    /// store is created): the `default` index's chunking, graph and embedder dimension.
+    pub(crate) fn validate(&self) -> Result<(), InvalidParameter> {
+        self.spec.validate()?;
+        self.graph.validate()?;
+        check_dimension(self.embedder.as_ref())
+    }
+}
+
+/// An embedder's dimension must be one the store can decode (see [`crate::limits::DIMENSION`]).
+impl StoreBuilder {
+    /// The embedder new indexes and text queries use (see [`StoreBuilder::embedder`]).
+    pub fn embedder_in_use(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// Whether the store is to be opened for reading only.
+    pub fn opens_read_only(&self) -> bool {
+        self.read_only
+    }
+}
+
+pub(crate) fn check_dimension(embedder: &dyn Embedder) -> Result<(), InvalidParameter> {
+    let allowed = *DIMENSION.start() as usize..=*DIMENSION.end() as usize;
+    check("dimension", embedder.dimension(), &allowed).map(drop)
+}
+
+/// How long an open waits for another process that writes the store, by default: not at
+/// all, so a second writer learns at once (see [`StoreBuilder::wait`]).
+pub const DEFAULT_WAIT: Duration = Duration::ZERO;
+
+/// When the store merges segments right after a commit.
+///
+/// The defaults ([`DEFAULT_MAX_SEGMENTS`], [`DEFAULT_MAX_DEAD_FRACTION`]) were measured in
+/// `tests/versions_merge.rs` under a steady update load: at most 8 segments per version,
+/// each row rewritten about 2 times over its life, and a head whose rows are at least
+/// ~70% live.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MergePolicy {
+    /// More segments than this in the head: the smallest are merged until half remain.
+    pub max_segments: usize,
+    /// A segment with a larger fraction of dead rows is rewritten with its live rows only.
+    pub max_dead_fraction: f32,
+}
+
+/// More segments than this in a head make the smallest merge, by default.
+pub const DEFAULT_MAX_SEGMENTS: usize = 8;
+
+/// A segment with a larger fraction of dead rows is rewritten, by default.
+pub const DEFAULT_MAX_DEAD_FRACTION: f32 = 0.3;
+
+/// [`DEFAULT_MAX_SEGMENTS`] and [`DEFAULT_MAX_DEAD_FRACTION`].
+impl Default for MergePolicy {
+    fn default() -> Self {
+        MergePolicy {
+            max_segments: DEFAULT_MAX_SEGMENTS,
+            max_dead_fraction: DEFAULT_MAX_DEAD_FRACTION,
+        }
+    }
+}
+
+impl MergePolicy {
+    /// Never merges after commits ([`crate::Store::compact`](crate::store::Store::compact) still does, on
+    /// demand).
+    pub fn never() -> Self {
+        MergePolicy {
+            max_segments: usize::MAX,
+            max_dead_fraction: f32::INFINITY,
+        }
+    }
+}

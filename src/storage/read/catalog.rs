@@ -1,0 +1,244 @@
+//! The open file and what is loaded from it: the registered embedders and, per index, the
+//! loaded segments of the versions in use. A new `IndexState` is swapped in atomically
+//! after each commit, so readers on other threads always see a whole version.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use redb::{ReadTransaction, WriteTransaction};
+
+use crate::embed::identity_of;
+use crate::embed::Embedder;
+use crate::storage::error::{OpenError, ReadError, StorageError, WriteError};
+use crate::storage::file::open::Db;
+use crate::storage::read::follow::{self, Follow};
+use crate::storage::read::snapshot::Snapshot;
+use crate::storage::read::state::IndexState;
+use crate::storage::read::targets::read_alias;
+use crate::storage::read::unavailable::UnavailableIndex;
+
+/// The index states that go with one read transaction.
+pub(crate) type States = BTreeMap<String, Arc<IndexState>>;
+
+/// The open file, its embedders and its loaded index states.
+pub(crate) struct Catalog {
+    db: Db,
+    path: PathBuf,
+    embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
+    /// Readers take this lock only to pair a read transaction with the index states (see
+    /// [`Catalog::snapshot`]); writers that delete records commit while holding it for writing.
+    indexes: RwLock<States>,
+    /// Indexes that failed to load: the store still opens, to drop them or use the others.
+    unavailable: RwLock<BTreeMap<String, UnavailableIndex>>,
+    /// A read-only store's record of the file state its index states were loaded from.
+    follow: Option<Follow>,
+}
+
+impl Catalog {
+    /// Loads the index states of an open file (this build's format) and registers `embedder`.
+    pub(crate) fn load(
+        db: Db,
+        path: PathBuf,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Catalog, OpenError> {
+        let txn = db.begin_read()?;
+        let loaded = follow::load(&txn, &BTreeMap::new())?;
+        drop(txn);
+        let follow = db.is_reader().then(|| Follow::new(loaded.seen));
+        let catalog = Catalog {
+            db,
+            path,
+            embedders: RwLock::new(HashMap::new()),
+            indexes: RwLock::new(loaded.states),
+            unavailable: RwLock::new(loaded.unavailable),
+            follow,
+        };
+        catalog.register_embedder(embedder)?;
+        Ok(catalog)
+    }
+
+    /// Refuses an embedder whose name matches an index's but whose vectors would differ.
+    fn check_embedder(&self, embedder: &Arc<dyn Embedder>) -> Result<(), OpenError> {
+        let given = identity_of(embedder.as_ref());
+        for (name, index) in self.indexes.read().iter() {
+            let stored = &index.record().embedder;
+            if stored.name == given.name && *stored != given {
+                return Err(OpenError::EmbedderMismatch {
+                    index: name.clone(),
+                    stored: Box::new(stored.clone()),
+                    given: Box::new(given),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
+        self.check_embedder(&embedder)?;
+        self.embedders
+            .write()
+            .insert(embedder.name().to_string(), embedder);
+        Ok(())
+    }
+
+    pub(crate) fn embedder_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.embedders.read().keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    pub(crate) fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
+        self.embedders.read().get(name).cloned()
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The writer's redb handle, for what needs the file to itself (redb's check,
+    /// compaction); `None` on a read-only store.
+    pub(crate) fn db_mut(&mut self) -> Option<&mut redb::Database> {
+        self.db.writer()
+    }
+
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.db.is_reader()
+    }
+
+    pub(crate) fn index_names(&self) -> Vec<String> {
+        self.indexes.read().keys().cloned().collect()
+    }
+
+    /// The current state of index `name` (its newest version and loaded segments); on a
+    /// read-only store, as of its last read.
+    pub(crate) fn index(&self, name: &str) -> Option<Arc<IndexState>> {
+        self.indexes.read().get(name).cloned()
+    }
+
+    pub(crate) fn indexes(&self) -> States {
+        self.indexes.read().clone()
+    }
+
+    pub(crate) fn unavailable_indexes(&self) -> Vec<UnavailableIndex> {
+        self.unavailable.read().values().cloned().collect()
+    }
+
+    pub(crate) fn unavailable(&self, name: &str) -> Option<UnavailableIndex> {
+        self.unavailable.read().get(name).cloned()
+    }
+
+    pub(crate) fn forget_unavailable(&self, name: &str) {
+        self.unavailable.write().remove(name);
+    }
+
+    /// A read transaction and the index states that go with it. Taken under the states'
+    /// lock, so the transaction never predates the states: a commit that adds records is
+    /// installed after it commits (its new versions are simply not used yet), and one that
+    /// deletes records commits and installs under the write lock ([`Catalog::commit_deleting`]).
+    /// A read-only store whose writer (another process) committed since its states were
+    /// loaded brings them up to the transaction first ([`follow`]).
+    pub(crate) fn snapshot(&self) -> Result<(ReadTransaction, States), StorageError> {
+        {
+            let indexes = self.indexes.read();
+            let txn = self.db.begin_read()?;
+            match &self.follow {
+                Some(follow) if follow.moved(&txn)? => {}
+                _ => return Ok((txn, indexes.clone())),
+            }
+        }
+        self.catch_up()
+    }
+
+    /// Loads what the writer committed since this read-only store's states were loaded:
+    /// new versions of the indexes (only their new segments are read), new indexes, and
+    /// drops what is gone.
+    fn catch_up(&self) -> Result<(ReadTransaction, States), StorageError> {
+        let Some(follow) = &self.follow else {
+            return Err(StorageError::corrupt(
+                "only a read-only store follows a writer",
+            ));
+        };
+        // One catch-up at a time, each on a transaction begun after the previous one
+        // installed: the installed states only ever move forward.
+        let _one = follow.lock();
+        let txn = self.db.begin_read()?;
+        let loaded = follow::load(&txn, &self.indexes())?;
+        let mut indexes = self.indexes.write();
+        *indexes = loaded.states.clone();
+        *self.unavailable.write() = loaded.unavailable;
+        follow.saw(loaded.seen);
+        Ok((txn, loaded.states))
+    }
+
+    pub(crate) fn install(&self, states: Vec<Arc<IndexState>>) {
+        let mut indexes = self.indexes.write();
+        for state in states {
+            indexes.insert(state.name().to_string(), state);
+        }
+    }
+
+    /// Commits a transaction that deletes records, and applies `update` to the in-memory
+    /// states, with no reader able to pair the new file state with the old states between.
+    pub(crate) fn commit_deleting(
+        &self,
+        txn: WriteTransaction,
+        update: impl FnOnce(&mut States),
+    ) -> Result<(), StorageError> {
+        let mut indexes = self.indexes.write();
+        txn.commit()?;
+        update(&mut indexes);
+        Ok(())
+    }
+
+    /// Refuses a write that must update every index while one could not be loaded.
+    pub(crate) fn check_writable(&self) -> Result<(), WriteError> {
+        match self.unavailable_indexes().into_iter().next() {
+            Some(bad) => Err(WriteError::IndexUnavailable {
+                index: bad.name,
+                reason: bad.reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Explains a failed resolution of `target` (`index`, `index@version`, `index@tag` or an
+    /// alias) when what it names is an unavailable index; otherwise returns `error`.
+    pub(crate) fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
+        let unavailable = self.unavailable_indexes();
+        if unavailable.is_empty() {
+            return error;
+        }
+        let name = target.rsplit_once('@').map_or(target, |(name, _)| name);
+        let found = unavailable
+            .iter()
+            .find(|u| u.name == name)
+            .cloned()
+            .or_else(|| {
+                let txn = self.db().begin_read().ok()?;
+                let alias = read_alias(&txn, target).ok()??;
+                unavailable
+                    .iter()
+                    .find(|u| alias.routes.iter().any(|r| r.index == u.id))
+                    .cloned()
+            });
+        match found {
+            Some(bad) => ReadError::IndexUnavailable {
+                index: bad.name,
+                reason: bad.reason,
+            },
+            None => error,
+        }
+    }
+
+    /// Begins a read: everything read through it comes from one committed state.
+    pub(crate) fn reader(&self) -> Result<Snapshot<'_>, ReadError> {
+        let (txn, indexes) = self.snapshot()?;
+        Snapshot::new(txn, indexes)
+    }
+}

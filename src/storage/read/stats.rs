@@ -1,0 +1,113 @@
+//! The store as a whole: its summary (`folio stats`) and giving the file back its free
+//! space.
+
+use std::path::{Path, PathBuf};
+
+use redb::ReadableTableMetadata;
+
+use crate::chunk::ChunkSpec;
+use crate::embed::EmbedderIdentity;
+use crate::storage::error::{CompactFileError, ReadError, StorageError};
+use crate::storage::file::tables::{DOCS, FORMAT_VERSION};
+use crate::storage::read::catalog::Catalog;
+use crate::storage::read::state;
+use crate::storage::read::unavailable::UnavailableIndex;
+
+/// A summary of a store, as `folio stats` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreStats {
+    /// The store's path.
+    pub path: PathBuf,
+    /// The file's store format version.
+    pub format_version: u32,
+    /// The file's size in bytes (0 when the store is not a file).
+    pub file_bytes: u64,
+    /// Documents stored.
+    pub documents: u64,
+    /// Each loaded index, by name.
+    pub indexes: Vec<IndexStats>,
+    /// Indexes that could not be loaded (see [`crate::Store::unavailable_indexes`]).
+    pub unavailable: Vec<UnavailableIndex>,
+}
+
+/// What [`crate::Store::compact_file`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FileCompaction {
+    /// Whether redb moved or released any page (`false`: nothing to give back).
+    pub compacted: bool,
+    /// The file's size before and after (0 when the store is not a file, see
+    /// [`StoreBuilder::open_with_backend`](crate::store::StoreBuilder::open_with_backend)).
+    pub bytes_before: u64,
+    /// The file's size after.
+    pub bytes_after: u64,
+}
+
+/// One index in [`StoreStats`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IndexStats {
+    /// Its name.
+    pub name: String,
+    /// Its newest version.
+    pub version: u64,
+    /// Who made its vectors.
+    pub embedder: EmbedderIdentity,
+    /// How it chunks documents.
+    pub spec: ChunkSpec,
+    /// Children live in its newest version.
+    pub live_children: u64,
+    /// Segments in its newest version.
+    pub segments: usize,
+    /// Those of them with a graph.
+    pub graph_segments: usize,
+    /// Principals named by the ACLs of its documents.
+    pub principals: Vec<String>,
+}
+
+impl Catalog {
+    /// Counts and settings, for `folio stats`.
+    pub(crate) fn stats(&self) -> Result<StoreStats, ReadError> {
+        let (txn, states) = self.snapshot()?;
+        let documents = txn.open_table(DOCS)?.len()?;
+        let mut indexes = Vec::new();
+        for (name, state) in states {
+            let view = state.head();
+            indexes.push(IndexStats {
+                name,
+                version: view.version(),
+                embedder: state.record().embedder.clone(),
+                spec: state.record().spec,
+                live_children: view.live().len(),
+                segments: view.segments().len(),
+                graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
+                principals: state::principals(&txn, state.id())?,
+            });
+        }
+        let file_bytes = file_len(self.path());
+        Ok(StoreStats {
+            path: self.path().to_path_buf(),
+            format_version: FORMAT_VERSION,
+            file_bytes,
+            documents,
+            indexes,
+            unavailable: self.unavailable_indexes(),
+        })
+    }
+
+    /// Gives the file back its free space (see [`crate::Store::compact_file`]): needs the
+    /// writer's handle, held by no one else.
+    pub(crate) fn compact_file(&mut self) -> Result<FileCompaction, CompactFileError> {
+        let bytes_before = file_len(self.path());
+        let db = self.db_mut().ok_or(StorageError::ReadOnly)?;
+        let compacted = db.compact()?;
+        Ok(FileCompaction {
+            compacted,
+            bytes_before,
+            bytes_after: file_len(self.path()),
+        })
+    }
+}
+
+/// The size of the file at `path`, or 0 (the store may live on another backend).
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}

@@ -1,0 +1,618 @@
+//! The [`Store`] handle: every operation on a store, each delegating to the layer that does
+//! it (`storage::read`, `storage::write`, `storage::log`, `query`). Types an application
+//! meets through it are re-exported here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use crate::embed::EmbedderIdentity;
+pub use crate::ingest::{DocumentProblem, Piece};
+pub use crate::progress::{NoProgress, Progress};
+pub use crate::review::{
+    Annotation, Feedback, GoldEvidence, LogEntry, LoggedQuery, LoggedRequest, Outcome, Rating,
+    Verdict,
+};
+pub use crate::storage::error::{
+    CompactFileError, IndexError, NameKind, NameRule, OpenError, ReadError, StorageError,
+    WriteError,
+};
+pub use crate::storage::file::open::StorageBackend;
+pub use crate::storage::file::records::{
+    GraphParams, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
+};
+pub use crate::storage::file::tables::{DEFAULT_INDEX, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+pub use crate::storage::log::{LogSize, Trim, TrimReport, TRIM_BATCH};
+pub use crate::storage::options::{
+    MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS, DEFAULT_WAIT,
+};
+pub use crate::storage::read::check::{IntegrityReport, RedbCheck};
+pub use crate::storage::read::docs::ChunkInfo;
+pub use crate::storage::read::export::{Audience, Export, ExportedChild};
+pub use crate::storage::read::snapshot::{
+    ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
+};
+pub use crate::storage::read::state::{Access, ChildSearch, IndexState, VersionView};
+pub use crate::storage::read::stats::{FileCompaction, IndexStats, StoreStats};
+pub use crate::storage::read::targets::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
+pub use crate::storage::read::unavailable::UnavailableIndex;
+pub use crate::storage::write::batch::{Batch, CommitReceipt, DryRun};
+pub use crate::storage::write::compact::Compaction;
+pub use crate::storage::write::gc::GcReport;
+pub use crate::storage::write::indexes::{IndexConfig, IndexEmbedder, IndexInfo};
+pub use crate::storage::write::plan::PlannedChunk;
+
+use roaring::RoaringBitmap;
+
+use crate::document::Document;
+use crate::embed::identity_of;
+use crate::embed::{Embedder, TruncationReport};
+use crate::query::{self, ChildSource, QueryError, SearchRequest, SearchResponse};
+use crate::review::{GroupBy, LogReport, Selection};
+use crate::storage::file::format::{self, FirstIndex};
+use crate::storage::file::open::{self, Db};
+use crate::storage::log::{Logbook, RequestLog};
+use crate::storage::read::catalog::Catalog;
+use crate::storage::write::writer::{WriteLocks, Writer};
+
+/// A handle on an open store. Cheap to clone; share it across threads.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    catalog: Catalog,
+    writes: WriteLocks,
+    /// Request-log entries not written yet (see `storage/log`).
+    log: RequestLog,
+    log_requests: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Writes the last request-log entries; a failure here cannot be reported and
+        // loses only those entries (see storage-format.md, "Request log").
+        let _ = self.log.flush(self.catalog.db());
+    }
+}
+
+impl StoreBuilder {
+    /// Opens the store at `path` (creates it, when [`StoreBuilder::create`] says so).
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::open_with(path.as_ref(), self)
+    }
+
+    /// Opens (or creates, when its storage is empty) a store on a redb storage backend of
+    /// your own: a wrapper that injects faults or counts bytes, say. `path` only labels the
+    /// store (errors, [`Store::path`], the file size in [`Store::stats`]).
+    pub fn open_with_backend(
+        self,
+        path: impl AsRef<Path>,
+        backend: impl StorageBackend,
+    ) -> Result<Store, OpenError> {
+        Store::open_with_backend(path.as_ref(), backend, self)
+    }
+
+    /// Creates a store that lives in memory only and is gone when dropped (a dry run of a
+    /// new store, or a test): every setting applies as for a file.
+    pub fn open_in_memory(self) -> Result<Store, OpenError> {
+        let options = StoreBuilder {
+            create: true,
+            read_only: false,
+            ..self
+        };
+        Store::open_with_backend(Path::new(":memory:"), open::in_memory_backend(), options)
+    }
+}
+
+impl Store {
+    /// How to open or create a store, with every setting at its default (see
+    /// [`StoreBuilder`]'s "Defaults").
+    pub fn builder() -> StoreBuilder {
+        StoreBuilder::default()
+    }
+
+    /// Opens the store at `path` with the default settings; the file must exist.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::builder().open(path)
+    }
+
+    /// Opens the store at `path`, creating it with the default settings when missing.
+    pub fn open_or_create(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::builder().create(true).open(path)
+    }
+
+    /// Opens the store at `path` for reading only (see [`StoreBuilder::read_only`]).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, OpenError> {
+        Store::builder().read_only(true).open(path)
+    }
+
+    /// Opens (or, with `options.create`, creates) the store at `path`.
+    ///
+    /// One process at a time may have a store open for writing; any number may open it
+    /// with [`StoreBuilder::read_only`] meanwhile. A writing open that finds another writer
+    /// waits up to [`StoreBuilder::wait`], then fails with [`OpenError::Locked`]. Creation
+    /// is crash safe: a file whose creation was cut short holds no store, and the next
+    /// open with `create` makes one in it.
+    fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
+        let path = path.to_path_buf();
+        open::waiting(&path, options.wait, || {
+            let db = if options.read_only {
+                Db::Reader(open::reader_at(&path)?)
+            } else {
+                let validate = || Ok(options.validate()?);
+                Db::Writer(open::writer_at(&path, options.create, validate)?)
+            };
+            Store::from_db(db, path.clone(), options.clone())
+        })
+    }
+
+    /// A backend that supports redb's range locks is shared with other processes as a
+    /// file is; one that does not is this handle's alone. The wait setting does not apply:
+    /// the backend is used once.
+    fn open_with_backend(
+        path: &Path,
+        backend: impl StorageBackend,
+        options: StoreBuilder,
+    ) -> Result<Store, OpenError> {
+        let path = path.to_path_buf();
+        let db = if options.read_only {
+            Db::Reader(open::reader(&path, backend)?)
+        } else {
+            let validate = || Ok(options.validate()?);
+            Db::Writer(open::writer(&path, backend, options.create, validate)?)
+        };
+        Store::from_db(db, path, options)
+    }
+
+    fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+        if options.read_only && options.log_requests {
+            return Err(OpenError::ReadOnlyLog { path });
+        }
+        match &db {
+            Db::Writer(writer) => format::prepare(writer, &path, options.create, || {
+                options.validate()?;
+                Ok(FirstIndex {
+                    spec: options.spec,
+                    embedder: identity_of(options.embedder.as_ref()),
+                    graph: options.graph,
+                    vectors: options.vectors,
+                })
+            })?,
+            Db::Reader(_) => format::check_readable(&db, &path)?,
+        }
+        Ok(Store {
+            inner: Arc::new(Inner {
+                catalog: Catalog::load(db, path, options.embedder.clone())?,
+                writes: WriteLocks::new(options.merge, options.truncation),
+                log: RequestLog::default(),
+                log_requests: options.log_requests,
+            }),
+        })
+    }
+
+    /// Makes `embedder` available to the indexes built with its name.
+    pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
+        self.inner.catalog.register_embedder(embedder)
+    }
+
+    /// The names of the registered embedders, sorted: what text queries and ingest can use.
+    pub fn embedder_names(&self) -> Vec<String> {
+        self.inner.catalog.embedder_names()
+    }
+
+    /// The path the store was opened at.
+    pub fn path(&self) -> &Path {
+        self.inner.catalog.path()
+    }
+
+    /// Whether the store was opened for reading only ([`StoreBuilder::read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.catalog.is_read_only()
+    }
+
+    /// The names of the indexes, sorted. A read-only store reports them as of its last
+    /// read (a search, [`Store::stats`], …), each of which follows the writer's commits.
+    pub fn index_names(&self) -> Vec<String> {
+        self.inner.catalog.index_names()
+    }
+
+    /// Whether searches are recorded in the request log.
+    pub fn logs_requests(&self) -> bool {
+        self.inner.log_requests
+    }
+
+    /// Searches: children by vector, grouped into reading units, best first.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
+        let response = query::search(&self.inner.catalog, request)?;
+        self.logged(request, None, response)
+    }
+
+    /// Searches with the children ranked by `source` (a copy of the version elsewhere):
+    /// folio resolves the target and embeds the query, asks `source` for the best visible
+    /// children, drops any the caller may not see now or that the version does not hold,
+    /// then groups, expands, budgets and removes near-duplicates as [`Store::search`]
+    /// does, asking again for more when the units fall short. The response names the
+    /// version that answered; the request log records the target as `NAME:TARGET`.
+    pub fn search_through(
+        &self,
+        request: &SearchRequest,
+        source: &mut dyn ChildSource,
+    ) -> Result<SearchResponse, QueryError> {
+        let response = query::search_through(&self.inner.catalog, request, source)?;
+        let name = source.name().to_string();
+        self.logged(request, Some(&name), response)
+    }
+
+    /// Records a search in the request log when the store logs requests.
+    fn logged(
+        &self,
+        request: &SearchRequest,
+        source: Option<&str>,
+        mut response: SearchResponse,
+    ) -> Result<SearchResponse, QueryError> {
+        if self.logs_requests() {
+            let entry = query::logged(request, source, &response);
+            response.request_id = Some(
+                self.logbook()
+                    .log_request(&entry)
+                    .map_err(ReadError::from)?,
+            );
+        }
+        Ok(response)
+    }
+
+    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
+    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
+    /// input limit. `over` names chunks by their position in the document as stored.
+    pub fn token_report(&self, index: &str) -> Result<Option<TruncationReport>, ReadError> {
+        self.inner
+            .catalog
+            .token_report(index, self.writer().truncation())
+    }
+
+    /// Gives the file back its free space: redb's compaction, which moves the pages in use
+    /// towards the start of the file and truncates the free tail. redb grows the file ahead
+    /// of its allocations and keeps pages freed by deletions (`gc`, merges) for reuse, so
+    /// after a large ingest the file can be a third larger than the data it holds
+    /// (measured: 272 MiB for 206 MiB of pages in use, 200k x 128 vectors in one batch).
+    /// Every stored byte reads the same afterwards, so searches answer identically.
+    ///
+    /// It needs the store to itself: it takes `&mut self` and fails with
+    /// [`CompactFileError::InUse`] while other clones of this handle exist (drop them,
+    /// or let their threads finish). It is crash safe (a sequence of ordinary durable redb
+    /// commits that move pages but change no table; see `storage-format.md`), and it
+    /// writes pending request-log entries first. It needs the writer's handle
+    /// ([`StorageError::ReadOnly`] otherwise), and redb refuses it while a reader in
+    /// another process is in the middle of a read. After a storage error the file still
+    /// holds the same store, but redb may refuse further work on this handle: reopen it.
+    pub fn compact_file(&mut self) -> Result<crate::store::FileCompaction, CompactFileError> {
+        let others = Arc::strong_count(&self.inner).saturating_sub(1);
+        let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
+        inner.log.flush(inner.catalog.db())?;
+        // Only this handle is left, so no writer holds the write lock and no reader holds
+        // a transaction (a snapshot borrows the store).
+        inner.catalog.compact_file()
+    }
+
+    /// Checks the whole store: redb's check (when this is the only handle), then that every
+    /// version's segments load (graphs decode with every link in range and one node per
+    /// row), the segments cover the live children, each live child has its record, parent,
+    /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
+    /// tag, alias and serving pin names a retained version.
+    pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
+        let exclusive = Arc::get_mut(&mut self.inner).map(|inner| &mut inner.catalog);
+        let report = Catalog::redb_check(exclusive);
+        self.inner.catalog.check_integrity(report)
+    }
+
+    /// Begins a read: everything read through the snapshot comes from one committed state
+    /// (the query path, tools that inspect versions). A read-only handle first follows the
+    /// writer's commits.
+    pub fn snapshot(&self) -> Result<Snapshot<'_>, ReadError> {
+        self.inner.catalog.reader()
+    }
+
+    pub(crate) fn writer(&self) -> Writer<'_> {
+        Writer::new(&self.inner.catalog, &self.inner.writes)
+    }
+
+    pub(crate) fn logbook(&self) -> Logbook<'_> {
+        Logbook::new(&self.inner.log, &self.inner.catalog)
+    }
+
+    /// Checks the whole store: redb's check (when this is the only handle), then that every
+    /// version's segments load (graphs decode with every link in range and one node per
+    /// row), the segments cover the live children, each live child has its record, parent,
+    /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
+    /// Merges every segment of `index`'s head into one holding only its live children, as
+    /// a new version; `None` when there is nothing to gain (one segment, no dead rows) or
+    /// the index was dropped and created again while the merge was built.
+    pub fn compact(&self, index: &str) -> Result<Option<Compaction>, IndexError> {
+        self.writer().compact(index)
+    }
+
+    /// Like [`Store::compact`], reporting the graph build. The merged segment (its graph
+    /// included) is built without the writer lock, so searches, request-log writes,
+    /// feedback, alias switches, rollbacks and batches never wait for it; it waits for a
+    /// merge of the same index already under way.
+    pub fn compact_with(
+        &self,
+        index: &str,
+        progress: &dyn Progress,
+    ) -> Result<Option<Compaction>, IndexError> {
+        self.writer().compact_with(index, progress)
+    }
+
+    /// The ids of the stored documents, sorted.
+    pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
+        self.inner.catalog.document_ids()
+    }
+
+    /// The stored document `doc_id` (current revision), or `None`.
+    pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
+        self.inner.catalog.document(doc_id)
+    }
+
+    /// The child chunks of `doc_id` in index `index` (newest version), with their
+    /// `embed_text`: what an application embeds itself to bring its own vectors.
+    pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
+        self.inner.catalog.chunks(index, doc_id)
+    }
+
+    /// How index `index` would cut `doc` into parents and children, as a commit would store
+    /// it (chunks longer than the index's model reads split, see
+    /// [`super::StoreBuilder::truncation`]).
+    pub fn plan_chunked(
+        &self,
+        index: &str,
+        doc: &crate::document::Document,
+    ) -> Result<crate::chunk::Chunked, ReadError> {
+        self.writer().plan_chunked(index, doc)
+    }
+
+    /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
+    /// order [`Batch::upsert_with_vectors`](crate::Batch::upsert_with_vectors) expects vectors
+    /// (chunks longer than the index's model reads already split). Nothing is written.
+    pub fn plan(
+        &self,
+        index: &str,
+        doc: &crate::document::Document,
+    ) -> Result<Vec<PlannedChunk>, ReadError> {
+        self.writer().plan(index, doc)
+    }
+
+    /// Reads `target`'s version (`index`, `index@version`, `index@tag` or an alias) for
+    /// export. Its children are the live ones whose document still exists, what an
+    /// unrestricted search of the version sees.
+    pub fn export(&self, target: &str) -> Result<Export<'_>, ReadError> {
+        self.inner.catalog.export(target)
+    }
+
+    /// Counts and settings, for `folio stats`.
+    pub fn stats(&self) -> Result<StoreStats, ReadError> {
+        self.inner.catalog.stats()
+    }
+
+    /// Gives the file back its free space: redb's [`Database::compact`](redb::Database::compact), which moves the
+    /// pages in use towards the start of the file and truncates the free tail. redb grows
+    /// the file ahead of its allocations and keeps pages freed by deletions (`gc`, merges)
+    /// for reuse, so after a large ingest the file can be a third larger than the data it
+    /// holds (measured: 272 MiB for 206 MiB of pages in use, 200k x 128 vectors in one
+    /// batch). Every stored byte reads the same afterwards, so searches answer identically.
+    ///
+    /// It needs the store to itself: it takes `&mut self` and fails with
+    /// [`CompactFileError::InUse`] while other clones of this handle exist (drop them,
+    /// or let their threads finish). It is crash safe (a sequence of ordinary durable redb
+    /// commits that move pages but change no table; see `storage-format.md`), and it
+    /// writes pending request-log entries first. It needs the writer's handle
+    /// ([`StorageError::ReadOnly`] otherwise), and redb refuses it while a reader in
+    /// another process is in the middle of a read. After a storage error the file still
+    /// Deletes every version of every index except the newest `keep_newest` and those a
+    /// tag, alias or serving pin names, and everything only the deleted versions used. A
+    /// retained version answers exactly as before.
+    pub fn gc(&self, keep_newest: usize) -> Result<GcReport, IndexError> {
+        self.writer().gc(keep_newest)
+    }
+
+    /// Creates index `name` and builds it over every stored document as its version 1.
+    pub fn create_index(&self, name: &str, config: IndexConfig) -> Result<u64, IndexError> {
+        self.writer().create_index(name, config)
+    }
+
+    /// Like [`Store::create_index`], reporting chunking, embedding and graph building.
+    pub fn create_index_with(
+        &self,
+        name: &str,
+        config: IndexConfig,
+        progress: &dyn Progress,
+    ) -> Result<u64, IndexError> {
+        self.writer().create_index_with(name, config, progress)
+    }
+
+    /// Like [`Store::create_index_with`], also returning the token counts of the build (for
+    /// an embedder with a tokenizer and an input limit).
+    ///
+    /// The documents are chunked and embedded before the writer lock is taken, so other
+    /// writers, rollbacks and alias switches do not wait for the model; when a commit changed
+    /// the documents meanwhile, the build runs again (the last time under the lock), so the
+    /// index covers exactly the stored documents.
+    pub fn create_index_reporting(
+        &self,
+        name: &str,
+        config: IndexConfig,
+        progress: &dyn Progress,
+    ) -> Result<(u64, Option<TruncationReport>), IndexError> {
+        self.writer().create_index_reporting(name, config, progress)
+    }
+
+    /// Deletes index `name` and everything only it holds (chunks, segments, versions,
+    /// bitmaps, tags, its serving pin). Documents stay; revisions only its versions used
+    /// go at the next `gc`. Refused for `default` and while an alias routes to it.
+    pub fn drop_index(&self, name: &str) -> Result<(), IndexError> {
+        self.writer().drop_index(name)
+    }
+
+    /// Every index with its settings, head and number of retained versions, by name.
+    pub fn list_indexes(&self) -> Result<Vec<IndexInfo>, ReadError> {
+        self.writer().list_indexes()
+    }
+
+    /// Appends `request` to the request log; returns its request id.
+    pub fn log_request(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
+        self.logbook().log_request(request)
+    }
+
+    /// Sets (replaces) the rating and note on logged request `request_id`; writes the log
+    /// entries not written yet too.
+    pub fn feedback(
+        &self,
+        request_id: u64,
+        rating: Option<Rating>,
+        note: Option<String>,
+    ) -> Result<(), WriteError> {
+        self.logbook().feedback(request_id, rating, note)
+    }
+
+    /// Attaches `annotation` (session, answer, prompt tokens, rerank scores, feedback,
+    /// verdict, gold evidence) to logged request `request_id`, at any time after it; writes
+    /// the log entries not written yet too.
+    pub fn annotate(&self, request_id: u64, annotation: &Annotation) -> Result<(), WriteError> {
+        self.logbook().annotate(request_id, annotation)
+    }
+
+    /// Every logged request, oldest first.
+    pub fn log_entries(&self) -> Result<Vec<LogEntry>, ReadError> {
+        self.logbook().log_entries()
+    }
+
+    /// The logged requests `selection` picks (failures, a window), oldest first.
+    pub fn log_select(&self, selection: &Selection) -> Result<Vec<LogEntry>, ReadError> {
+        self.logbook().log_select(selection)
+    }
+
+    /// Online metrics of the log's requests by `by`, with 95% intervals; `compare` names
+    /// the groups A and B to set side by side (two versions by version are compared
+    /// without it). A follow-up is a next request of the same session within
+    /// `follow_up_secs`.
+    pub fn log_report(
+        &self,
+        by: GroupBy,
+        follow_up_secs: u64,
+        compare: Option<(&str, &str)>,
+    ) -> Result<LogReport, ReadError> {
+        self.logbook().log_report(by, follow_up_secs, compare)
+    }
+
+    /// Deletes logged requests by `trim`, oldest first, in commits of at most
+    /// [`TRIM_BATCH`] deletions (searches never wait; other writes wait one short commit).
+    pub fn trim_log(&self, trim: Trim) -> Result<TrimReport, WriteError> {
+        self.logbook().trim_log(trim)
+    }
+
+    /// Sets the request log's size cap in record bytes (`None` removes it). Each write of
+    /// log entries then deletes the oldest, at most [`TRIM_BATCH`] per commit, while the
+    /// log is larger.
+    pub fn set_log_cap(&self, cap: Option<u64>) -> Result<(), WriteError> {
+        self.logbook().set_log_cap(cap)
+    }
+
+    /// The log's entries and record bytes as written, and its cap.
+    pub fn log_size(&self) -> Result<LogSize, ReadError> {
+        self.logbook().log_size()
+    }
+
+    /// The names of the indexes, sorted. A read-only store reports them as of its last
+    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
+    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
+    /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
+    /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
+    pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
+        self.inner.catalog.vectors(target)
+    }
+
+    /// The child numbers `access` may see in `target`'s version: what a search of it is
+    /// filtered by (revocations and deletions made since that version included).
+    pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {
+        self.inner.catalog.visible(target, access)
+    }
+
+    /// The indexes that could not be loaded when the store opened, by name.
+    pub fn unavailable_indexes(&self) -> Vec<UnavailableIndex> {
+        self.inner.catalog.unavailable_indexes()
+    }
+
+    /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
+    /// version with a taken tag is refused (remove it first); the same version is a no-op.
+    pub fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), IndexError> {
+        self.writer().tag(index, version, tag)
+    }
+
+    /// Removes a tag; returns the version it named (which a later `gc` may now delete).
+    pub fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, IndexError> {
+        self.writer().remove_tag(index, tag)
+    }
+
+    /// Points `alias` at one version (weight 100) or splits its traffic between several
+    /// (weights 1..=100 summing to 100), atomically: a search sees the old routes or the
+    /// new ones. Routes may name versions of different indexes.
+    pub fn set_alias(&self, alias: &str, routes: &[Route]) -> Result<(), IndexError> {
+        self.writer().set_alias(alias, routes)
+    }
+
+    /// Deletes an alias (the versions it named stay until a `gc` finds them unnamed).
+    pub fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
+        self.writer().remove_alias(alias)
+    }
+
+    /// Every alias and its routes, by name.
+    pub fn aliases(&self) -> Result<Vec<AliasInfo>, ReadError> {
+        self.inner.catalog.aliases()
+    }
+
+    /// Serves an earlier (or any retained) version, in O(1): for an alias, all its traffic
+    /// goes to `version` of its index; for an index name, `version` becomes the version its
+    /// bare name serves (writes still build on the head; [`Store::unpin`] undoes it).
+    pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
+        self.writer().rollback(target, version)
+    }
+
+    /// Makes the bare index name serve the head again; returns the version it was pinned to.
+    pub fn unpin(&self, index: &str) -> Result<Option<u64>, IndexError> {
+        self.writer().unpin(index)
+    }
+
+    /// The route of `alias` that `key` takes (what a search with that route key uses).
+    pub fn route(&self, alias: &str, key: &str) -> Result<Route, ReadError> {
+        self.inner.catalog.route(alias, key)
+    }
+
+    /// The retained versions of `index`, oldest first.
+    pub fn versions(&self, index: &str) -> Result<Vec<VersionInfo>, ReadError> {
+        self.inner.catalog.versions(index)
+    }
+
+    /// An empty batch.
+    pub fn batch(&self) -> Batch<'_> {
+        self.writer().batch()
+    }
+
+    /// Adds or replaces one document (its old chunks and vectors go in the same commit).
+    pub fn upsert(&self, doc: Document) -> Result<CommitReceipt, WriteError> {
+        self.writer().upsert(doc)
+    }
+
+    /// Deletes one document and its chunks.
+    pub fn delete(&self, doc_id: &str) -> Result<CommitReceipt, WriteError> {
+        self.writer().delete(doc_id)
+    }
+
+    /// Changes who may see a document, without re-chunking or re-embedding it.
+    pub fn set_acl<S: Into<String>>(
+        &self,
+        doc_id: &str,
+        acl: impl IntoIterator<Item = S>,
+    ) -> Result<CommitReceipt, WriteError> {
+        self.writer().set_acl(doc_id, acl)
+    }
+}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The filtered-ANN measurements of README "Filtered ANN benchmark": per dataset a full run
+# The filtered-ANN measurements of docs/benchmarks/ann.md: per dataset a full run
 # (peers, then folio, merged report), back-to-back rounds with ratios, then builds back to
 # back (hnswlib first, then folio first). Needs the kit's venv and data:
 #   python3 -m venv /tmp/annvenv && /tmp/annvenv/bin/pip install numpy==2.4.6 faiss-cpu==1.15.1 hnswlib==0.8.0 usearch==2.26.6

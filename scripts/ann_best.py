@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""folio against the best peer per filter, round by round (README "Filtered ANN benchmark").
+"""folio against the best peer per filter, round by round (docs/benchmarks/ann.md).
 
 Usage: ann_best.py ROUND_DIR [ROUND_DIR ...]; each holds results.json (faiss, hnswlib,
 usearch), exact/results.json and folio.json, as scripts/ann_bench.sh writes them. Prints a

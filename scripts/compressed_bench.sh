@@ -1,5 +1,5 @@
 #!/bin/bash
-# README "Compressed mode": at one size of the kit's clustered-128 (default 1M), back to back
+# Compressed mode (docs/benchmarks/ann.md): at one size of the kit's clustered-128 (default 1M), back to back
 # in one run: folio default and folio compressed (each built, reopened and swept, with its
 # resident memory over the build, the reopen and the searches), faiss IndexHNSWSQ (SQ8,
 # scripts/faiss_sq8.py) and hnswlib (build memory, scripts/hnswlib_memory.py; QPS,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the README's evaluation tables: folio's strategies and the peers' chunks on the
-# three shared data sets, with the built-in hash embedder (dim 2048).
+# Reproduces docs/benchmarks/chunking.md's tables: folio's strategies and the peers' chunks
+# on the three shared data sets, with the built-in hash embedder (dim 2048).
 #
 #   scripts/eval_chunking.sh [OUT_DIR]      # default: target/eval
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The scale curve of README "Scale curve" (issue 18): per dataset and size, the kit's data
+# The scale curve of docs/benchmarks/ann.md (issue 18): per dataset and size, the kit's data
 # (generated once, reused), one folio build (kept for the rounds, as ann_bench.sh does) and
 # hnswlib's build/reopen memory, then ROUNDS back-to-back rounds of hnswlib, faiss, the exact
 # scan and folio; the ratios per size (ann_ratios.py), one point file per size, and

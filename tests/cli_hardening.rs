@@ -1,6 +1,6 @@
 //! The command line loses no data silently and prints what a script can trust (issue 11,
-//! items 4 and 6). Every argument's help text and the README's command list are checked
-//! by unit tests in `src/cli/mod.rs`, which walk clap's command tree.
+//! items 4 and 6). Every argument's help text and the command list of `docs/cli.md` are
+//! checked by unit tests in `src/cli/mod.rs`, which walk clap's command tree.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::{Path, PathBuf};
@@ -161,7 +161,7 @@ fn file_ids_are_stable_however_the_path_is_spelled() {
         assert_eq!(documents(s), 1, "{spelled} made another document");
         assert!(stdout(&out).contains("0 added"), "{}", stdout(&out));
     }
-    // The rule the README states: the real path relative to the store's folder.
+    // The rule docs/cli.md states: the real path relative to the store's folder.
     let chunks = json(&["chunks", s, "docs/guides/deploy.md"]);
     assert!(!chunks.as_array().expect("chunks").is_empty());
 }

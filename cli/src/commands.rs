@@ -56,7 +56,7 @@ enum Command {
         /// The store file (created when missing or empty; its folder must exist).
         store: PathBuf,
         /// Files and directories to read (directories recursively, each file once). A
-        /// file's id is its path relative to the store's folder (see the README). Files are
+        /// file's id is its path relative to the store's folder (docs/cli.md). Files are
         /// read as their extension says (.md .markdown .txt .html .htm .csv .tsv .jsonl
         /// .ndjson .pdf, source code .rs .py .js .mjs .ts .tsx .go), files named here with
         /// another extension as their content looks;
@@ -509,13 +509,14 @@ mod tests {
         );
     }
 
-    /// The README's command list (the `## Command line` section) names every command, and
-    /// each command's lines (with their indented continuation lines) name every option.
+    /// The manual's command list (the `## Commands` section of `docs/cli.md`) names every
+    /// command, and each command's lines (with their indented continuation lines) name every
+    /// option.
     #[test]
-    fn readme_lists_every_command_and_option() {
-        let readme = include_str!("../../README.md");
-        let section = readme
-            .split("\n## Command line")
+    fn manual_lists_every_command_and_option() {
+        let manual = include_str!("../../docs/cli.md");
+        let section = manual
+            .split("\n## Commands")
             .nth(1)
             .and_then(|rest| rest.split("\n## ").next())
             .unwrap_or_default();
@@ -569,7 +570,7 @@ mod tests {
         }
         assert!(
             missing.is_empty(),
-            "not in the README's command list: {missing:?}"
+            "not in the command list of docs/cli.md: {missing:?}"
         );
     }
 }

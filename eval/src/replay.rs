@@ -1,6 +1,6 @@
 //! Replay: the same questions on two strategies, and for each question where one delivers
-//! evidence the other does not, a label saying why (definitions in the README's
-//! `## Evaluation` section and on [`Label`]).
+//! evidence the other does not, a label saying why (definitions in `docs/evaluation.md`,
+//! "Replay labels", and on [`Label`]).
 
 use serde::Serialize;
 

@@ -262,7 +262,7 @@ pub fn markdown(reports: &[StrategyReport], ks: &[usize], context: &str) -> Stri
     out += "\n## Per group\n\n";
     out += &by_group(reports, k, true);
     out +=
-        "\nColumns: see the `## Evaluation` section of folio's README. `full1` = every gold span \
+        "\nColumns: see folio's docs/evaluation.md, \"Metrics\". `full1` = every gold span \
             inside one single unit, `split` = boundary-split rate of child chunks, `p.split` of parents, `util` = context utilisation, R/P/IoU = \
             Chroma's recall, precision and IoU on code points, `tokens`/`chars` = per question \
             at k, MB = store file size.\n";

@@ -3,7 +3,7 @@
 //! Publishes folio index versions to Milvus (one collection per version) and searches them
 //! through folio, with folio's access rules, versions and small-to-big answers. A member of
 //! folio's workspace on top of the library's public API, so the library's dependency tree
-//! stays without a gRPC client. See the README, "Milvus", for the design.
+//! stays without a gRPC client. See `docs/milvus.md` for the design.
 
 mod alias;
 mod error;

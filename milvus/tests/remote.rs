@@ -353,8 +353,8 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
     assert_eq!(through.results.len(), 5.min(visible.len()));
 }
 
-/// The README's figures: publish throughput and search latency through Milvus beside the
-/// same search in folio (`cargo test --release -p folio-milvus --test remote -- --ignored
+/// The figures of `docs/milvus.md`: publish throughput and search latency through Milvus
+/// beside the same search in folio (`cargo test --release -p folio-milvus --test remote -- --ignored
 /// --nocapture`). Prints; asserts only that the answers agree.
 #[test]
 #[ignore]

@@ -9,9 +9,9 @@
 //! cheapest packing, as `pack.rs` costs chunks), never cut. In [`EmbedForm::Sections`] only
 //! short items (under [`SHORT`] of the target) are: a longer item is a child of its own,
 //! since a vector blending it with its neighbours matched worse for the evidence it
-//! returned (README, "The heading path embedded"). A subsection too long is opened
-//! and its own items packed the same way; a single section too long is cut by
-//! `pack::structure`. So a child holding several sections holds whole sections of one
+//! returned (`docs/benchmarks/chunking.md`, "The heading path embedded"). A subsection
+//! too long is opened and its own items packed the same way; a single section too long is
+//! cut by `pack::structure`. So a child holding several sections holds whole sections of one
 //! parent only: never part of a section, never the end of one subtree with the next one's
 //! start, never across the parent's end.
 //!

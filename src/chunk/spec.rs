@@ -284,8 +284,8 @@ pub enum EmbedForm {
     /// LangChain's header-splitter form: the first `heading_depth` headings as the prefix,
     /// the lines of those headings left out of the text, other headings as their titles
     /// without markup; only sibling sections under 2/5 of the target share a child. On
-    /// conditionalqa with MiniLM it found more evidence (README, "The heading path
-    /// embedded").
+    /// conditionalqa with MiniLM it found more evidence (`docs/benchmarks/chunking.md`, "The
+    /// heading path embedded").
     #[default]
     Sections = 1,
 }
@@ -326,8 +326,8 @@ pub const DEFAULT_CHILD_OVERLAP: usize = 0;
 pub const DEFAULT_SECTION_MAX: usize = 2000;
 
 /// The heading levels prefixed to a child's `embed_text`, by default: all of Markdown's six.
-/// On conditionalqa with MiniLM every level found more than 2 (README, "The heading path
-/// embedded").
+/// On conditionalqa with MiniLM every level found more than 2 (`docs/benchmarks/chunking.md`,
+/// "The heading path embedded").
 pub const DEFAULT_HEADING_DEPTH: usize = 6;
 
 /// Structure-aware children of [`DEFAULT_CHILD_TARGET`] characters with

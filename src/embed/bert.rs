@@ -31,7 +31,8 @@ use crate::index::Metric;
 /// Texts in one forward pass at most.
 pub const MAX_BATCH_TEXTS: usize = 32;
 /// Padded tokens (texts x longest) in one forward pass at most: small temporaries run faster
-/// (passages of ~250 tokens: 2,048 ran 1.2x 4,096's texts per second; see the README).
+/// (passages of ~250 tokens: 2,048 ran 1.2x 4,096's texts per second; see
+/// `docs/benchmarks/embedding.md`).
 pub const MAX_BATCH_TOKENS: usize = 2048;
 
 /// A sentence-transformers BERT model loaded from a local folder.

@@ -1,7 +1,7 @@
 //! An oracle for replays between versions: what `VersionReplay` must report, computed from
-//! the test's own searches with the README's definitions ("Replay labels", "Replay between
-//! versions"). Shared by `replay_versions.rs` and `loop_e2e.rs`; both build their indexes
-//! with children that do not overlap (`fixed:500`, `parent-child:1200/300`).
+//! the test's own searches with the definitions of `docs/evaluation.md` ("Replay labels",
+//! "Replay between versions"). Shared by `replay_versions.rs` and `loop_e2e.rs`; both build
+//! their indexes with children that do not overlap (`fixed:500`, `parent-child:1200/300`).
 //!
 //! Included by path: `#[path = "common/version_oracle.rs"] mod version_oracle;`.
 

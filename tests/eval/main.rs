@@ -1,0 +1,17 @@
+//! The evaluation harness and its metrics, replay between versions, issue 15's loop end to
+//! end. One test crate (one binary to link); each module was a test file of its own. The
+//! modules that run the `folio` binary need the `cli` feature too.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+#[cfg(feature = "cli")]
+mod eval_harness;
+mod eval_metrics;
+mod loop_e2e;
+#[cfg(feature = "cli")]
+mod replay_versions;
+
+/// Runs the `folio` binary built for these tests with `args`, and waits for it.
+#[cfg(feature = "cli")]
+fn folio(args: &[&str]) -> std::process::Output {
+    folio_testkit::cli::run(env!("CARGO_BIN_EXE_folio"), args)
+}

@@ -1,0 +1,33 @@
+//! The store through the library: creation, damaged files, file size, properties against
+//! oracles, versions, crashes and faults, errors, defaults, the request log, the fuzz model's
+//! kept histories. One test crate (one binary to link); each module was a test file of its own.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod crash_faults;
+mod crash_kill;
+mod defaults;
+mod errors;
+mod filter_props;
+mod fuzz_regressions;
+mod index_props;
+mod live_acl_props;
+#[cfg(feature = "cli")]
+mod request_log;
+mod search_results;
+mod store_corrupt;
+mod store_create;
+mod store_file_size;
+mod store_props;
+mod versions_api;
+mod versions_concurrency;
+mod versions_format;
+mod versions_gc;
+mod versions_live_acl;
+mod versions_merge;
+mod versions_rollback;
+
+/// Runs the `folio` binary built for these tests with `args`, and waits for it.
+#[cfg(feature = "cli")]
+fn folio(args: &[&str]) -> std::process::Output {
+    folio_testkit::cli::run(env!("CARGO_BIN_EXE_folio"), args)
+}

@@ -382,19 +382,61 @@ fn a_second_writer_waits_then_fails_with_the_typed_error() {
 }
 
 /// Runs `folio` as a user who may only read `dir`'s files: `nobody` when the tests run as
-/// root (which the file mode does not stop), else the current user.
+/// root (which the file mode does not stop), else the current user. `nobody` runs the binary
+/// from a fresh directory anyone may enter ([`reachable_folio`]): the checkout, and the built
+/// binary with it, may be in a folder only root can enter (`/root`, a `mktemp -d` folder).
 fn folio_as_reader(dir: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-    command.args(args).current_dir(dir);
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
-            command.uid(65534).gid(65534);
+            let copy = reachable_folio();
+            let mut command = Command::new(copy.path().join("folio"));
+            command.args(args).current_dir(dir).uid(65534).gid(65534);
+            loop {
+                match command.output() {
+                    // A copy just written may still be open in a child another test forked.
+                    Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    out => return out.expect("run folio"),
+                }
+            }
         }
     }
-    command.output().expect("run folio")
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run folio")
+}
+
+/// A fresh temporary directory (mode 0755, outside the checkout) holding `folio` (0755): a
+/// hard link to the built binary when it is on the same file system and anyone may run it,
+/// else a copy.
+#[cfg(unix)]
+fn reachable_folio() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let open = || std::fs::Permissions::from_mode(0o755);
+    let dir = tempfile::Builder::new()
+        .prefix("folio-reader")
+        .tempdir()
+        .expect("temp dir");
+    std::fs::set_permissions(dir.path(), open()).expect("chmod");
+    let built = Path::new(env!("CARGO_BIN_EXE_folio"));
+    let exe = dir.path().join("folio");
+    let runnable = std::fs::metadata(built)
+        .expect("folio")
+        .permissions()
+        .mode()
+        & 0o005
+        == 0o005;
+    if !(runnable && std::fs::hard_link(built, &exe).is_ok()) {
+        std::fs::copy(built, &exe).expect("copy folio");
+        std::fs::set_permissions(&exe, open()).expect("chmod");
+    }
+    dir
 }
 
 #[cfg(unix)]

@@ -1,9 +1,8 @@
 //! Publishing a version to milvus-lite: every live child one row, acknowledged and counted
 //! before the collection is marked complete; a rerun writes nothing; a server killed in the
 //! middle of a publish, restarted, and the publish rerun, ends complete without duplicates.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -2,7 +2,6 @@
 //! answers with every child of the version (hidden ones, duplicates and all) ranked by
 //! exact score gives the local answer; a source that names a child under another chunk id
 //! is refused.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use folio::retrieve::{Ask, Candidate, ChildSource, SourceError};
 use folio::store::ExportedChild;

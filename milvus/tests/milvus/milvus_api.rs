@@ -5,9 +5,7 @@
 //! created, moved and searched through. milvus-lite 3.2.2 parses no filter templates (nor the
 //! SDK's delete by ids, which sends one), so values go in filters as quoted literals.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
-
-mod common;
+use crate::common;
 
 use folio_milvus::expr::string_list;
 use milvus::v2::prelude::*;

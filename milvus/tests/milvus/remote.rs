@@ -5,9 +5,8 @@
 //! (ids and order), no hidden chunk appears, and every answer holds min(k, visible units).
 //! Then a revocation not synced yet: Milvus still returns the row, folio's check hides it,
 //! and the answer is topped up to the same as the local one.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

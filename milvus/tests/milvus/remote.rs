@@ -353,7 +353,7 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
 }
 
 /// The README's figures: publish throughput and search latency through Milvus beside the
-/// same search in folio (`cargo test --release -p folio-milvus --test remote -- --ignored
+/// same search in folio (`cargo test --release -p folio-milvus --test milvus -- --ignored
 /// --nocapture`). Prints; asserts only that the answers agree.
 #[test]
 #[ignore]

@@ -4,7 +4,7 @@
 //! Corpora: the chunkeval plain-text documents, a Markdown set (the conditionalqa pages
 //! plus the CommonMark spec), Rust source code (this crate's own `src/`, read by
 //! tree-sitter beside text-splitter's `CodeSplitter` with the same grammar) and a generated
-//! two-column PDF paper (`tests/pdf_support`: text extraction, then chunking of the
+//! two-column PDF paper (`folio_testkit::pdf`: text extraction, then chunking of the
 //! extracted text). The `../shared/data` sets are optional: without them only the
 //! CommonMark spec (shipped in `tests/data`), the Rust sources and the PDF are measured.
 //!
@@ -169,14 +169,10 @@ fn rust_code(c: &mut Criterion) {
     group.finish();
 }
 
-#[cfg(feature = "pdf")]
-#[path = "../tests/pdf_support/mod.rs"]
-mod pdf_support;
-
 /// PDF: extracting the text layer (throughput in PDF bytes), then chunking what it gives.
 #[cfg(feature = "pdf")]
 fn pdf(c: &mut Criterion) {
-    let paper = pdf_support::paper(16, 8);
+    let paper = folio_testkit::pdf::paper(16, 8);
     let pages = paper.words.last().map_or(0, |w| w.1);
     let text = folio::input::pdf::extract(&paper.bytes).unwrap();
     eprintln!(

@@ -6,16 +6,13 @@
 
 use std::hint::black_box;
 
-#[path = "../tests/common/vectors.rs"]
-mod test_vectors;
-
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use folio::index::{
     exact_search, exact_search_all, search_with, Graph, HnswParams, Metric, SearchOptions,
     Strategy, VectorSet,
 };
+use folio_testkit::vectors::Blobs;
 use roaring::RoaringBitmap;
-use test_vectors::Blobs;
 
 /// `n` points in 100 Gaussian clusters, plus `queries` more from the same clusters.
 fn clustered(n: usize, queries: usize, dim: usize) -> (Vec<f32>, Vec<Vec<f32>>) {

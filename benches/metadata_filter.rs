@@ -9,9 +9,6 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[path = "../tests/common/vectors.rs"]
-mod test_vectors;
-
 use criterion::{criterion_group, criterion_main, Criterion};
 use folio::chunk::SourceFormat;
 use folio::document::Document;
@@ -21,8 +18,8 @@ use folio::index::{exact_search, Metric, VectorSet};
 use folio::query::SearchRequest;
 use folio::store::{Access, MergePolicy, Store};
 use folio::MetadataValue;
+use folio_testkit::vectors::Blobs;
 use roaring::RoaringBitmap;
-use test_vectors::Blobs;
 
 /// Metadata filters through the whole store: `FOLIO_BENCH_N` (default 100k) one-chunk
 /// documents of 64-d clustered vectors (one segment with its graph), each with a number

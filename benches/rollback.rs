@@ -2,12 +2,9 @@
 //! indexes of 1k and 100k chunks. Both rewrite one small record, so the times match.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../tests/versions_support/mod.rs"]
-mod versions_support;
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use folio::store::Store;
-use versions_support::{rollback_setup, small_options};
+use folio_testkit::versions::{rollback_setup, small_options};
 
 fn build(chunks: usize) -> (tempfile::TempDir, Store, u64) {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -6,16 +6,14 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/chunk_support/mod.rs"]
-mod chunk_support;
-
 use folio::chunk::SourceFormat;
+use folio_testkit::chunks;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for spec in chunk_support::specs() {
+    for spec in chunks::specs() {
         for format in [SourceFormat::Markdown, SourceFormat::Text] {
-            if let Err(e) = chunk_support::chunk_and_check(&text, format, &spec) {
+            if let Err(e) = chunks::chunk_and_check(&text, format, &spec) {
                 panic!("{format:?} {spec:?}: {e}\ninput: {text:?}");
             }
         }

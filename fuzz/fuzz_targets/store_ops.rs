@@ -2,21 +2,13 @@
 //! of upserts, deletes, ACL changes, tags, aliases, rollbacks, compactions, gc, index
 //! creation and drops, reopens and injected write faults, with searches as random
 //! principals at random versions, tags, aliases and routes, checked against a plain model
-//! (`fuzz/model/store_ops.rs`). Crashers become tests in `fuzz/regressions/`.
+//! (`folio_testkit::store_ops`). Crashers become tests in `tests/store/fuzz_regressions.rs`.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-#[allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[path = "../../tests/versions_support/mod.rs"]
-mod versions_support;
-
-#[allow(clippy::panic)]
-#[path = "../model/store_ops.rs"]
-mod store_ops;
-
-use store_ops::{DocOp, Op, DOCS, WORDS};
+use folio_testkit::store_ops::{self, DocOp, Op, DOCS, WORDS};
 
 /// At most this many steps per input: longer runs find little more and slow every run.
 const MAX_OPS: usize = 48;

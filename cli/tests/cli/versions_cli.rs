@@ -1,0 +1,325 @@
+//! The version commands of `folio` end to end: indexes, versions, tags, aliases, routing,
+//! rollback, search through an alias with a route key and the request log, compaction,
+//! gc, and `check` (exit code 0 only when the store is consistent).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use redb::TableDefinition;
+
+fn folio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .args(args)
+        .output()
+        .expect("run folio")
+}
+
+/// Runs folio, requires success, returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = folio(args);
+    assert!(
+        out.status.success(),
+        "folio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn failing(args: &[&str]) -> String {
+    let out = folio(args);
+    assert!(!out.status.success(), "folio {args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn version_commands_end_to_end() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).expect("mkdir");
+    write(
+        &docs.join("deploy.md"),
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n",
+    );
+    write(&docs.join("lunch.txt"), "Lunch is served at noon.");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    write(&docs.join("lunch.txt"), "Lunch is served at one.");
+    write(
+        &docs.join("deploy.md"),
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to undo a bad deploy.\n",
+    );
+    // Version 2 replaces both documents; the merge policy then rewrites the dead segment
+    // as version 3.
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+
+    assert!(
+        ok(&["index", "create", s, "small", "--chunking", "structure:40"]).contains("version 1")
+    );
+    let list = ok(&["index", "list", s]);
+    assert!(
+        list.contains("default: head 3") && list.contains("small: head 1"),
+        "{list}"
+    );
+    assert!(failing(&["index", "create", s, "bad@name"]).contains("invalid name"));
+
+    let versions = ok(&["versions", s, "default"]);
+    assert_eq!(versions.lines().count(), 4, "{versions}");
+    assert!(
+        versions.contains("compact 1 segment: 0 rows kept"),
+        "{versions}"
+    );
+    ok(&["tag", s, "default@1", "first"]);
+    assert!(ok(&["versions", s, "default"]).contains("tag first"));
+
+    ok(&["alias", "set", s, "prod", "default@1:90,default@2:10"]);
+    assert!(failing(&["alias", "set", s, "bad", "default@1:60,default@2:30"]).contains("sum"));
+    assert!(ok(&["alias", "list", s]).contains("prod = default@1:90, default@2:10"));
+    let route = ok(&["route", s, "prod", "alice"]);
+    assert!(route.contains("default@1"), "{route}");
+
+    let out = ok(&[
+        "search",
+        s,
+        "roll back",
+        "--index",
+        "prod",
+        "--route-key",
+        "alice",
+        "--log",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (json["index"].as_str(), json["version"].as_u64()),
+        (Some("default"), Some(1))
+    );
+    let request = json["request_id"].as_u64().expect("logged");
+    let human = ok(&["search", s, "lunch", "--index", "default@first"]);
+    assert!(human.starts_with("default@1:"), "{human}");
+    ok(&[
+        "log",
+        "feedback",
+        s,
+        &request.to_string(),
+        "down",
+        "--note",
+        "stale",
+    ]);
+    let export = dir.path().join("log.jsonl");
+    ok(&["log", "export", s, "--out", export.to_str().expect("utf-8")]);
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&export)
+            .expect("export")
+            .lines()
+            .next()
+            .expect("one line"),
+    )
+    .expect("json line");
+    assert_eq!(line["target"], "prod");
+    assert_eq!(line["feedback"]["rating"], "thumb_down");
+
+    assert!(ok(&["rollback", s, "prod", "2"]).contains("default@2"));
+    assert!(ok(&["rollback", s, "default", "1"]).contains("serves version 1"));
+    assert!(ok(&["search", s, "lunch"]).starts_with("default@1:"));
+    ok(&["rollback", s, "default", "--unpin"]);
+    assert!(ok(&["search", s, "lunch"]).starts_with("default@3:"));
+
+    assert!(ok(&["compact", s]).contains("default: nothing to merge"));
+    let more = dir.path().join("more.txt");
+    write(&more, "Parking is in the basement.");
+    ok(&["ingest", s, more.to_str().expect("utf-8")]);
+    assert!(ok(&["compact", s, "--index", "default"]).contains("merged 2 segments into version 5"));
+    let gc = ok(&["gc", s, "--keep", "1"]);
+    assert!(gc.contains("default: kept versions [1, 2, 5]"), "{gc}");
+    assert!(failing(&["index", "drop", s, "default"]).contains("cannot be dropped"));
+    ok(&["index", "drop", s, "small"]);
+    assert!(ok(&["check", s]).contains("consistent"));
+
+    // A child record deleted behind folio's back: the check names it and exits non-zero.
+    {
+        let db = redb::Database::open(&store).expect("redb");
+        let txn = db.begin_write().expect("write");
+        let children: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+        let removed = txn
+            .open_table(children)
+            .expect("children")
+            .pop_last()
+            .expect("pop")
+            .is_some();
+        assert!(removed);
+        txn.commit().expect("commit");
+    }
+    let out = folio(&["check", s]);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("problem:"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inconsistent"));
+}
+
+/// The issue's scenario, through the command line: `acl secret b` after `alias set prod
+/// default@1` must stop `--as a --index prod` from returning secret's text.
+#[test]
+fn cli_acl_change_reaches_an_alias_of_an_older_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("s.folio");
+    let docs = dir.path().join("d.jsonl");
+    std::fs::write(
+        &docs,
+        "{\"doc_id\": \"secret\", \"text\": \"The falcon budget is twelve million.\", \"acl\": [\"a\"]}\n\
+         {\"doc_id\": \"memo\", \"text\": \"A public memo about the falcon budget meeting.\"}\n",
+    )
+    .expect("write docs");
+    let s = store.to_str().expect("utf-8");
+    let search = |who: &str| {
+        ok(&[
+            "search",
+            s,
+            "falcon budget",
+            "--as",
+            who,
+            "--index",
+            "prod",
+            "--json",
+        ])
+    };
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    ok(&["alias", "set", s, "prod", "default@1"]);
+    assert!(
+        search("a").contains("twelve million"),
+        "a sees secret at first"
+    );
+    ok(&["acl", s, "secret", "b"]);
+    let after = search("a");
+    assert!(
+        !after.contains("twelve million"),
+        "revoked, still served: {after}"
+    );
+    assert!(after.contains("memo"), "{after}");
+    // The grant is not retroactive: version 1 never showed secret to b.
+    assert!(!search("b").contains("twelve million"));
+    ok(&["delete", s, "memo"]);
+    assert!(
+        !search("a").contains("public memo"),
+        "deleted, still served"
+    );
+    ok(&["check", s]);
+}
+
+/// `index list` says which indexes are compressed and with which re-score width.
+#[test]
+fn index_list_shows_compressed_indexes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("deploy.md");
+    write(
+        &doc,
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n",
+    );
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    let create = [
+        "index",
+        "create",
+        s,
+        "packed",
+        "--compressed",
+        "--rescore",
+        "24",
+    ];
+    ok(&[&create[..], &["--min-graph-size", "1"]].concat());
+    let list = ok(&["index", "list", s]);
+    let line = |name: &str| {
+        list.lines()
+            .find(|l| l.starts_with(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {list}"))
+            .to_string()
+    };
+    assert!(
+        line("packed").ends_with("; vectors compressed (rescore 24)"),
+        "{list}"
+    );
+    assert!(line("default").ends_with("; vectors resident"), "{list}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["index", "list", s, "--json"])).expect("json");
+    let vectors = |name: &str| {
+        json.as_array()
+            .expect("array")
+            .iter()
+            .find(|i| i["name"] == name)
+            .map(|i| i["vectors"].clone())
+    };
+    assert_eq!(
+        vectors("packed"),
+        Some(serde_json::json!({ "Compressed": { "rescore": 24 } }))
+    );
+    assert_eq!(vectors("default"), Some(serde_json::json!("Resident")));
+}
+
+/// `search --rescore N` sets a compressed index's re-score width for one search, within
+/// the limits; `index create --rescore` is bounded the same way.
+#[test]
+fn search_takes_a_rescore_width() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("deploy.md");
+    write(
+        &doc,
+        "# Deploys\n\n## Rolling back\n\nRun `release rollback` to roll back a bad deploy.\n\n\
+         ## Lunch\n\nLunch is served at noon.\n",
+    );
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    let create = [
+        "index",
+        "create",
+        s,
+        "packed",
+        "--compressed",
+        "--min-graph-size",
+        "1",
+    ];
+    ok(&create);
+    let search = |rescore: &str| {
+        let args = [
+            "search",
+            s,
+            "roll back",
+            "--index",
+            "packed",
+            "--json",
+            "--rescore",
+            rescore,
+        ];
+        let json: serde_json::Value = serde_json::from_str(&ok(&args)).expect("json");
+        json["results"][0]["doc_id"].clone()
+    };
+    assert_eq!(search("1"), search("500"));
+    assert!(search("1")
+        .as_str()
+        .is_some_and(|d| d.ends_with("deploy.md")));
+    // Resident indexes ignore it.
+    ok(&["search", s, "roll back", "--rescore", "3"]);
+    let refused = failing(&[
+        "search",
+        s,
+        "roll back",
+        "--index",
+        "packed",
+        "--rescore",
+        "0",
+    ]);
+    assert!(refused.contains("rescore 0 is out of range"), "{refused}");
+    let big = failing(
+        &[
+            &create[..2],
+            &[s, "wide", "--compressed", "--rescore", "70000"],
+        ]
+        .concat(),
+    );
+    assert!(big.contains("rescore 70000 is out of range"), "{big}");
+}

@@ -1,0 +1,293 @@
+//! The PDF reader on a generated two-column paper (`folio_testkit::pdf`): reading order (left column
+//! before right), no running header, footer or page number in any chunk, hyphenated line
+//! ends joined, headings in section paths, every content word kept, each chunk's pages;
+//! a table across a page break read as one table, cut in row groups under its head row;
+//! damaged and encrypted files refused with a typed error.
+
+use folio::chunk::tree::BlockKind;
+use folio::chunk::{chunk_document, pages, ChunkSpec, EmbedTexts, SourceFormat};
+use folio::input::pdf::{extract, PdfError};
+use folio_testkit::chunks::{check_any_format, chunk_and_check, specs};
+use folio_testkit::pdf::{self, paper, paper_with, report, FOOTER, HEADER};
+use proptest::prelude::*;
+
+/// The content words of extracted text: heading marks left out.
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter(|w| !w.chars().all(|c| c == '#'))
+        .collect()
+}
+
+#[test]
+fn two_columns_over_pages_read_in_order_without_page_furniture() {
+    let paper = paper(4, 6);
+    let text = extract(&paper.bytes).unwrap();
+    let pages_count = paper.words.last().unwrap().1;
+    assert!(pages_count >= 3, "{pages_count} pages");
+    assert_eq!(text.matches('\u{c}').count() as u32, pages_count - 1);
+
+    // Every content word, in reading order, and nothing else: headers, footers and page
+    // numbers would be words too.
+    let expected: Vec<&str> = paper.words.iter().map(|(w, _)| w.as_str()).collect();
+    let got = words(&text);
+    if std::env::var("PDF_DEBUG").is_ok() {
+        eprintln!("{text}");
+    }
+    if got != expected {
+        let at = got
+            .iter()
+            .zip(&expected)
+            .take_while(|(a, b)| a == b)
+            .count();
+        panic!(
+            "words differ at {at}: got {:?}, expected {:?}",
+            &got[at.saturating_sub(3)..(at + 5).min(got.len())],
+            &expected[at.saturating_sub(3)..(at + 5).min(expected.len())]
+        );
+    }
+    // The left column of each page before its right one.
+    for pair in paper.columns.windows(2) {
+        let (first, second) = (pair[0].2, pair[1].2);
+        if second < paper.words.len() {
+            let find = |i: usize| text.find(paper.words[i].0.as_str()).unwrap();
+            assert!(find(first) < find(second), "columns {pair:?} out of order");
+        }
+    }
+    assert!(!text.contains("Quarterly") && !text.contains(HEADER));
+    assert!(!text.contains(FOOTER.trim_end_matches("2026-03-")));
+    assert!(!paper.hyphenated.is_empty());
+    for word in &paper.hyphenated {
+        let word = word.trim_end_matches('.');
+        assert!(text.contains(word), "{word} not joined");
+    }
+    assert!(!text.contains("- "), "a hyphen left at a line end");
+
+    // Headings, with their levels, in the tree.
+    let tree = folio::chunk::readers::pdf::read(&text);
+    let headings: Vec<(usize, String)> = tree
+        .walk()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Heading { level, title } => Some((*level, title.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(headings, paper.headings);
+}
+
+#[test]
+fn chunks_keep_the_contract_and_know_their_pages() {
+    let paper = paper(3, 6);
+    let text = extract(&paper.bytes).unwrap();
+    // Each word's page (words are unique).
+    let page_of = |word: &str| paper.words.iter().find(|(w, _)| w == word).map(|(_, p)| *p);
+    for spec in specs().into_iter().chain([ChunkSpec::default()]) {
+        let out = chunk_and_check(&text, SourceFormat::Pdf, &spec).unwrap();
+        for c in &out.children {
+            let body = &text[c.span.start..c.span.end];
+            assert!(!body.contains("Quarterly") && !body.contains("Draft for review"));
+            let got = pages(&text, SourceFormat::Pdf, c.span).unwrap();
+            // Fixed windows may cut the words at their ends: look at the others.
+            let all: Vec<&str> = body.split_whitespace().collect();
+            let inner = &all[1.min(all.len())..all.len().saturating_sub(1).max(1)];
+            let (Some(first), Some(last)) = (
+                inner.iter().find_map(|w| page_of(w)),
+                inner.iter().rev().find_map(|w| page_of(w)),
+            ) else {
+                continue;
+            };
+            assert!(
+                got.first <= first && last <= got.last,
+                "{got:?} for {body:?}"
+            );
+        }
+    }
+    // Structure chunks: the section path names the section heading, pages exact.
+    let out = chunk_document(&text, SourceFormat::Pdf, &ChunkSpec::default());
+    let (_, section) = &paper.headings[1];
+    assert!(out
+        .children
+        .iter()
+        .any(|c| c.section_path.last() == Some(section)));
+    for c in &out.children {
+        let body = &text[c.span.start..c.span.end];
+        let ws: Vec<&str> = words(body);
+        let first = page_of(ws[0]).unwrap();
+        let last = page_of(ws[ws.len() - 1]).unwrap();
+        let got = pages(&text, SourceFormat::Pdf, c.span).unwrap();
+        assert_eq!((got.first, got.last), (first, last), "{body:?}");
+    }
+    let last_page = paper.words.last().unwrap().1;
+    let spanned = out
+        .children
+        .iter()
+        .filter_map(|c| pages(&text, SourceFormat::Pdf, c.span))
+        .any(|p| p.first < p.last);
+    assert!(
+        last_page >= 2 && spanned,
+        "no chunk runs on to the next page"
+    );
+}
+
+#[test]
+fn a_table_across_a_page_break_is_one_table_with_its_head_row_once() {
+    for repeat in [false, true] {
+        let report = report(70, repeat);
+        let text = extract(&report.bytes).unwrap();
+        let row = |cells: &[String]| cells.join("\t");
+        let head = row(&report.head);
+        assert_eq!(report.rows[0].1, 1);
+        assert_eq!(report.rows.last().unwrap().1, 2);
+        assert_eq!(
+            text.matches("Quantity").count(),
+            1,
+            "repeat {repeat}: {text}"
+        );
+        assert!(!text.contains(HEADER) && !text.contains(FOOTER.trim_end_matches("2026-03-")));
+
+        // One table: the head row, then every row in order, a page break among them.
+        let tree = folio::chunk::readers::pdf::read(&text);
+        let tables: Vec<_> = tree
+            .blocks
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::Table { .. }))
+            .collect();
+        assert_eq!(tables.len(), 1, "repeat {repeat}: {text}");
+        let table = tables[0];
+        let BlockKind::Table { header: Some(h) } = table.kind else {
+            panic!("no head row: {:?}", table.kind);
+        };
+        assert_eq!(&text[h.start..h.end], head);
+        let rows: Vec<&str> = table
+            .children
+            .iter()
+            .filter(|b| b.kind == BlockKind::Row)
+            .map(|b| &text[b.span.start..b.span.end])
+            .collect();
+        let expected: Vec<String> = std::iter::once(head.clone())
+            .chain(report.rows.iter().map(|(cells, _)| row(cells)))
+            .collect();
+        assert_eq!(rows, expected);
+        let breaks: Vec<_> = table
+            .children
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::PageBreak { page: 2 }))
+            .collect();
+        let first_on_2 = report.rows.iter().find(|(_, p)| *p == 2).unwrap();
+        assert_eq!(breaks.len(), 1);
+        assert_eq!(breaks[0].span.end, text.find(&row(&first_on_2.0)).unwrap());
+        // The paragraphs around it are not in it.
+        let before = report.before.join(" ");
+        let after = report.after.join(" ");
+        assert!(text[..table.span.start].contains(&before), "{text}");
+        assert!(text[table.span.end..].contains(&after), "{text}");
+
+        // Cut in row groups: whole rows, each group under the head row, pages known.
+        let title = report.head.join(" | ");
+        let out = chunk_and_check(&text, SourceFormat::Pdf, &ChunkSpec::default()).unwrap();
+        let embed = EmbedTexts::new(&text, SourceFormat::Pdf);
+        let groups: Vec<_> = out
+            .children
+            .iter()
+            .filter(|c| table.span.start <= c.span.start && c.span.end <= table.span.end)
+            .collect();
+        assert!(groups.len() >= 3, "{} groups", groups.len());
+        let mut seen = Vec::new();
+        for c in &groups {
+            assert_eq!(c.section_path.last(), Some(&title));
+            let shown = &text[c.span.start..c.span.end];
+            assert!(!shown.contains(HEADER) && !shown.contains("Draft for review"));
+            for line in shown.split('\n') {
+                let line = line.trim_start_matches('\u{c}');
+                assert!(expected.iter().any(|r| r == line), "a cut row {line:?}");
+                seen.push(line.to_string());
+            }
+            let embedded = embed.get(&c.section_path, c.span, 2);
+            if c.span.start == h.start {
+                assert!(embedded.contains(&head));
+            } else {
+                assert!(
+                    embedded.contains(&format!("{title}\n{shown}")),
+                    "{embedded}"
+                );
+            }
+            let got = pages(&text, SourceFormat::Pdf, c.span).unwrap();
+            let on = |r: &str| {
+                report
+                    .rows
+                    .iter()
+                    .find(|(cells, _)| row(cells) == r)
+                    .map(|(_, p)| *p)
+            };
+            let lines: Vec<&str> = shown
+                .split('\n')
+                .map(|l| l.trim_start_matches('\u{c}'))
+                .collect();
+            let first = lines.iter().find_map(|l| on(l)).unwrap_or(1);
+            let last = lines.iter().rev().find_map(|l| on(l)).unwrap();
+            assert_eq!((got.first, got.last), (first, last), "{shown:?}");
+        }
+        assert_eq!(
+            seen, expected,
+            "every row once, in order, the head row once"
+        );
+    }
+}
+
+#[test]
+fn damaged_and_encrypted_files_are_typed_errors() {
+    assert!(matches!(
+        extract(b"%PDF-1.7\nnothing else"),
+        Err(PdfError::Malformed { .. })
+    ));
+    assert!(matches!(extract(b""), Err(PdfError::Malformed { .. })));
+    assert_eq!(extract(&pdf::encrypted()), Err(PdfError::Encrypted));
+    // Cut anywhere, a file gives text or an error, never a panic.
+    let bytes = paper(1, 3).bytes;
+    for cut in (0..bytes.len()).step_by(97) {
+        let _ = extract(&bytes[..cut]);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Extracted text with tables (tab-separated cells, page breaks between rows, ragged
+    /// rows) keeps the chunking contract with every spec.
+    #[test]
+    fn text_with_tables_keeps_the_contract(
+        lines in prop::collection::vec(
+            prop::collection::vec("[a-zé ]{0,6}", 1..5).prop_map(|cells| cells.join("\t")),
+            0..30,
+        ),
+        seps in prop::collection::vec(prop::sample::select(vec!["\n", "\n\n", "\n\u{c}", "\n\n\u{c}", "\t\n"]), 30),
+    ) {
+        let mut text = String::new();
+        for (line, sep) in lines.iter().zip(&seps) {
+            text.push_str(line);
+            text.push_str(sep);
+        }
+        check_any_format(&text, SourceFormat::Pdf).map_err(TestCaseError::fail)?;
+    }
+
+    /// A file damaged anywhere (bytes overwritten, cut short) gives text that keeps the
+    /// chunking contract, or a typed error; never a panic.
+    #[test]
+    fn damaged_files_never_panic(
+        compress in any::<bool>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
+        cut in any::<prop::sample::Index>(),
+        shorten in any::<bool>(),
+    ) {
+        let mut bytes = paper_with(1, 2, compress).bytes;
+        for (at, byte) in edits {
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+        }
+        if shorten {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        if let Ok(text) = extract(&bytes) {
+            check_any_format(&text, SourceFormat::Pdf).map_err(TestCaseError::fail)?;
+        }
+    }
+}

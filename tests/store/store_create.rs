@@ -1,0 +1,185 @@
+//! Store creation is atomic, and names are checked under the writer lock.
+//!
+//! Creating a store takes several writes: redb sizes the file, writes its header, then its
+//! magic number, and folio's first transaction writes its tables. A fault at each of them
+//! (every write, sync and resize after it fails too, as after a kill) leaves a file that
+//! holds no store (an open that may create makes one) or a whole empty store, never a file
+//! every open refuses.
+
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use folio::chunk::ChunkSpec;
+use folio::store::{IndexError, NameKind, OpenError, Progress, StoreBuilder};
+use folio_testkit::versions::{config_like_default, doc, route, small_options, TestBackend};
+
+fn no_create() -> StoreBuilder {
+    small_options().create(false)
+}
+
+#[test]
+fn a_fault_at_every_step_of_creation_leaves_no_store_or_a_whole_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("new.folio");
+    let (mut empty, mut whole) = (0, 0);
+    for n in 0.. {
+        let _ = std::fs::remove_file(&path);
+        let backend = TestBackend::open(&path);
+        let (budget, failed) = (backend.budget.clone(), backend.failed.clone());
+        budget.store(n, Ordering::SeqCst);
+        let result = small_options().open_with_backend(&path, backend);
+        let hit = failed.load(Ordering::SeqCst);
+        if let Ok(store) = result {
+            drop(store);
+            if hit == 0 {
+                assert!(empty + whole > 3, "creation took only {n} steps");
+                break;
+            }
+        } else {
+            assert_ne!(
+                hit,
+                0,
+                "creation failed without a fault: {:?}",
+                result.err()
+            );
+        }
+        // What the fault left: no store at all, or the whole empty one.
+        let len = std::fs::metadata(&path).map_or(0, |m| m.len());
+        match no_create().open(&path) {
+            Ok(store) => {
+                assert_eq!(store.index_names(), ["default"]);
+                whole += 1;
+            }
+            Err(OpenError::NotFound(_)) => empty += 1,
+            Err(e) => panic!("fault at step {n} (kind {hit}, {len} bytes left): {e}"),
+        }
+        let read_only = no_create().read_only(true);
+        match read_only.open(&path) {
+            Ok(_) | Err(OpenError::NotFound(_)) => {}
+            Err(e) => panic!("fault at step {n}: a read-only open says {e}"),
+        }
+        // An open that may create makes (or opens) the store in that file.
+        let mut store = small_options()
+            .open(&path)
+            .unwrap_or_else(|e| panic!("fault at step {n} (kind {hit}): create: {e}"));
+        let report = store.check_integrity().expect("check");
+        assert!(report.is_consistent(), "step {n}: {:?}", report.problems);
+        let mut batch = store.batch();
+        batch.upsert(doc("d", "A document after the interrupted creation."));
+        assert_eq!(batch.commit().expect("commit").versions["default"], 1);
+    }
+    println!("creation faults: {empty} left no store, {whole} a whole one");
+    assert!(empty > 0 && whole > 0);
+}
+
+#[test]
+fn an_empty_file_or_an_unfinished_redb_creation_becomes_a_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    std::fs::write(&path, b"").expect("empty file");
+    assert!(matches!(
+        no_create().open(&path),
+        Err(OpenError::NotFound(_))
+    ));
+    drop(
+        small_options()
+            .open(&path)
+            .expect("an empty file becomes a store"),
+    );
+    no_create().open(&path).expect("and stays one");
+
+    // What redb leaves when it stops before its magic number: a header without it, zeros.
+    let mut unfinished = vec![0u8; 1 << 20];
+    unfinished[9..40].fill(0x5A);
+    std::fs::write(&path, &unfinished).expect("write");
+    assert!(matches!(
+        no_create().open(&path),
+        Err(OpenError::NotFound(_))
+    ));
+    drop(small_options().open(&path).expect("creation starts over"));
+
+    // A file with data in it is never taken for one.
+    let mut data = unfinished.clone();
+    data[4096] = 1;
+    std::fs::write(&path, &data).expect("write");
+    assert!(matches!(
+        small_options().open(&path),
+        Err(OpenError::NotAStore { .. })
+    ));
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        data,
+        "and it is not touched"
+    );
+    std::fs::write(&path, b"# Notes\n\nA Markdown file given as the store.\n").expect("write");
+    assert!(matches!(
+        small_options().open(&path),
+        Err(OpenError::NotAStore { .. })
+    ));
+}
+
+/// Runs `during` once, while `create_index` builds.
+struct DuringBuild {
+    during: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Progress for DuringBuild {
+    fn stage(&self, _: &str, _: u64) {
+        if let Some(during) = self.during.lock().expect("lock").take() {
+            during();
+        }
+    }
+    fn advance(&self, _: u64) {}
+    fn set_done(&self, _: u64) {}
+}
+
+#[test]
+fn an_alias_cannot_take_the_name_of_an_index_created_meanwhile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = small_options()
+        .open(dir.path().join("s.folio"))
+        .expect("create");
+    let mut batch = store.batch();
+    batch.upsert(doc("d1", "Deploys and rollbacks."));
+    batch.commit().expect("commit");
+    let (send, result) = mpsc::channel();
+    let other = store.clone();
+    let progress = DuringBuild {
+        during: Mutex::new(Some(Box::new(move || {
+            // While the index is being built: an alias of the same name.
+            std::thread::spawn(move || {
+                let _ = send.send(other.set_alias("twin", &[route("default", 1, 100)]));
+            });
+            // Long enough for the alias to be checked and wait for the writer lock.
+            std::thread::sleep(Duration::from_millis(300));
+        }))),
+    };
+    let config = config_like_default(&store, ChunkSpec::default());
+    let index = store.create_index_with("twin", config, &progress);
+    let alias = result.recv().expect("alias result");
+    // Whichever takes the writer lock first gets the name; the other is refused.
+    let aliases = store.aliases().expect("aliases");
+    let indexed = store.index_names().iter().any(|n| n == "twin");
+    match (&index, &alias) {
+        (
+            Ok(_),
+            Err(IndexError::NameTaken {
+                name,
+                other: NameKind::Index,
+            }),
+        ) => {
+            assert!(name == "twin" && aliases.is_empty() && indexed);
+        }
+        (
+            Err(IndexError::NameTaken {
+                name,
+                other: NameKind::Alias,
+            }),
+            Ok(()),
+        ) => {
+            assert!(name == "twin" && aliases.len() == 1 && !indexed);
+        }
+        _ => panic!("exactly one may have the name: index {index:?}, alias {alias:?}"),
+    }
+}

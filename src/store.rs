@@ -111,22 +111,18 @@ impl Store {
     pub fn builder() -> StoreBuilder {
         StoreBuilder::default()
     }
-
     /// Opens the store at `path` with the default settings; the file must exist.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, OpenError> {
         Store::builder().open(path)
     }
-
     /// Opens the store at `path`, creating it with the default settings when missing.
     pub fn open_or_create(path: impl AsRef<Path>) -> Result<Store, OpenError> {
         Store::builder().create(true).open(path)
     }
-
     /// Opens the store at `path` for reading only (see [`StoreBuilder::read_only`]).
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, OpenError> {
         Store::builder().read_only(true).open(path)
     }
-
     /// Opens (or, with `options.create`, creates) the store at `path`.
     ///
     /// One process at a time may have a store open for writing; any number may open it
@@ -146,7 +142,6 @@ impl Store {
             Store::from_db(db, path.clone(), options.clone())
         })
     }
-
     /// A backend that supports redb's range locks is shared with other processes as a
     /// file is; one that does not is this handle's alone. The wait setting does not apply:
     /// the backend is used once.
@@ -164,7 +159,6 @@ impl Store {
         };
         Store::from_db(db, path, options)
     }
-
     fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
         if options.read_only && options.log_requests {
             return Err(OpenError::ReadOnlyLog { path });
@@ -190,44 +184,36 @@ impl Store {
             }),
         })
     }
-
     /// Makes `embedder` available to the indexes built with its name.
     pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
         self.inner.catalog.register_embedder(embedder)
     }
-
     /// The names of the registered embedders, sorted: what text queries and ingest can use.
     pub fn embedder_names(&self) -> Vec<String> {
         self.inner.catalog.embedder_names()
     }
-
     /// The path the store was opened at.
     pub fn path(&self) -> &Path {
         self.inner.catalog.path()
     }
-
     /// Whether the store was opened for reading only ([`StoreBuilder::read_only`]).
     pub fn is_read_only(&self) -> bool {
         self.inner.catalog.is_read_only()
     }
-
     /// The names of the indexes, sorted. A read-only store reports them as of its last
     /// read (a search, [`Store::stats`], …), each of which follows the writer's commits.
     pub fn index_names(&self) -> Vec<String> {
         self.inner.catalog.index_names()
     }
-
     /// Whether searches are recorded in the request log.
     pub fn logs_requests(&self) -> bool {
         self.inner.log_requests
     }
-
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
         let response = query::search(&self.inner.catalog, request)?;
         self.logged(request, None, response)
     }
-
     /// Searches with the children ranked by `source` (a copy of the version elsewhere):
     /// folio resolves the target and embeds the query, asks `source` for the best visible
     /// children, drops any the caller may not see now or that the version does not hold,
@@ -243,7 +229,6 @@ impl Store {
         let name = source.name().to_string();
         self.logged(request, Some(&name), response)
     }
-
     /// Records a search in the request log when the store logs requests.
     fn logged(
         &self,
@@ -261,16 +246,6 @@ impl Store {
         }
         Ok(response)
     }
-
-    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
-    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
-    /// input limit. `over` names chunks by their position in the document as stored.
-    pub fn token_report(&self, index: &str) -> Result<Option<TruncationReport>, ReadError> {
-        self.inner
-            .catalog
-            .token_report(index, self.writer().truncation())
-    }
-
     /// Gives the file back its free space: redb's compaction, which moves the pages in use
     /// towards the start of the file and truncates the free tail. redb grows the file ahead
     /// of its allocations and keeps pages freed by deletions (`gc`, merges) for reuse, so
@@ -294,7 +269,6 @@ impl Store {
         // a transaction (a snapshot borrows the store).
         inner.catalog.compact_file()
     }
-
     /// Checks the whole store: redb's check (when this is the only handle), then that every
     /// version's segments load (graphs decode with every link in range and one node per
     /// row), the segments cover the live children, each live child has its record, parent,
@@ -305,61 +279,31 @@ impl Store {
         let report = Catalog::redb_check(exclusive);
         self.inner.catalog.check_integrity(report)
     }
-
     /// Begins a read: everything read through the snapshot comes from one committed state
     /// (the query path, tools that inspect versions). A read-only handle first follows the
     /// writer's commits.
     pub fn snapshot(&self) -> Result<Snapshot<'_>, ReadError> {
         self.inner.catalog.reader()
     }
-
     pub(crate) fn writer(&self) -> Writer<'_> {
         Writer::new(&self.inner.catalog, &self.inner.writes)
     }
-
     pub(crate) fn logbook(&self) -> Logbook<'_> {
         Logbook::new(&self.inner.log, &self.inner.catalog)
     }
-
-    /// Checks the whole store: redb's check (when this is the only handle), then that every
-    /// version's segments load (graphs decode with every link in range and one node per
-    /// row), the segments cover the live children, each live child has its record, parent,
-    /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
-    /// Merges every segment of `index`'s head into one holding only its live children, as
-    /// a new version; `None` when there is nothing to gain (one segment, no dead rows) or
-    /// the index was dropped and created again while the merge was built.
-    pub fn compact(&self, index: &str) -> Result<Option<Compaction>, IndexError> {
-        self.writer().compact(index)
-    }
-
-    /// Like [`Store::compact`], reporting the graph build. The merged segment (its graph
-    /// included) is built without the writer lock, so searches, request-log writes,
-    /// feedback, alias switches, rollbacks and batches never wait for it; it waits for a
-    /// merge of the same index already under way.
-    pub fn compact_with(
-        &self,
-        index: &str,
-        progress: &dyn Progress,
-    ) -> Result<Option<Compaction>, IndexError> {
-        self.writer().compact_with(index, progress)
-    }
-
     /// The ids of the stored documents, sorted.
     pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
         self.inner.catalog.document_ids()
     }
-
     /// The stored document `doc_id` (current revision), or `None`.
     pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
         self.inner.catalog.document(doc_id)
     }
-
     /// The child chunks of `doc_id` in index `index` (newest version), with their
     /// `embed_text`: what an application embeds itself to bring its own vectors.
     pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
         self.inner.catalog.chunks(index, doc_id)
     }
-
     /// How index `index` would cut `doc` into parents and children, as a commit would store
     /// it (chunks longer than the index's model reads split, see
     /// [`super::StoreBuilder::truncation`]).
@@ -370,7 +314,6 @@ impl Store {
     ) -> Result<crate::chunk::Chunked, ReadError> {
         self.writer().plan_chunked(index, doc)
     }
-
     /// How index `index` would chunk `doc`: its child chunks with their `embed_text`, in the
     /// order [`Batch::upsert_with_vectors`](crate::Batch::upsert_with_vectors) expects vectors
     /// (chunks longer than the index's model reads already split). Nothing is written.
@@ -381,19 +324,16 @@ impl Store {
     ) -> Result<Vec<PlannedChunk>, ReadError> {
         self.writer().plan(index, doc)
     }
-
     /// Reads `target`'s version (`index`, `index@version`, `index@tag` or an alias) for
     /// export. Its children are the live ones whose document still exists, what an
     /// unrestricted search of the version sees.
     pub fn export(&self, target: &str) -> Result<Export<'_>, ReadError> {
         self.inner.catalog.export(target)
     }
-
     /// Counts and settings, for `folio stats`.
     pub fn stats(&self) -> Result<StoreStats, ReadError> {
         self.inner.catalog.stats()
     }
-
     /// Gives the file back its free space: redb's [`Database::compact`](redb::Database::compact), which moves the
     /// pages in use towards the start of the file and truncates the free tail. redb grows
     /// the file ahead of its allocations and keeps pages freed by deletions (`gc`, merges)
@@ -414,53 +354,230 @@ impl Store {
     pub fn gc(&self, keep_newest: usize) -> Result<GcReport, IndexError> {
         self.writer().gc(keep_newest)
     }
-
-    /// Creates index `name` and builds it over every stored document as its version 1.
-    pub fn create_index(&self, name: &str, config: IndexConfig) -> Result<u64, IndexError> {
-        self.writer().create_index(name, config)
+    /// The names of the indexes, sorted. A read-only store reports them as of its last
+    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
+    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
+    /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
+    /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
+    pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
+        self.inner.catalog.vectors(target)
+    }
+    /// The child numbers `access` may see in `target`'s version: what a search of it is
+    /// filtered by (revocations and deletions made since that version included).
+    pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {
+        self.inner.catalog.visible(target, access)
+    }
+    /// The indexes that could not be loaded when the store opened, by name.
+    pub fn unavailable_indexes(&self) -> Vec<UnavailableIndex> {
+        self.inner.catalog.unavailable_indexes()
+    }
+    /// Serves an earlier (or any retained) version, in O(1): for an alias, all its traffic
+    /// goes to `version` of its index; for an index name, `version` becomes the version its
+    /// bare name serves (writes still build on the head; [`Versions::unpin`] undoes it).
+    pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
+        self.writer().rollback(target, version)
+    }
+    /// An empty batch.
+    pub fn batch(&self) -> Batch<'_> {
+        self.writer().batch()
+    }
+    /// Adds or replaces one document (its old chunks and vectors go in the same commit).
+    pub fn upsert(&self, doc: Document) -> Result<CommitReceipt, WriteError> {
+        self.writer().upsert(doc)
+    }
+    /// Deletes one document and its chunks.
+    pub fn delete(&self, doc_id: &str) -> Result<CommitReceipt, WriteError> {
+        self.writer().delete(doc_id)
+    }
+    /// Changes who may see a document, without re-chunking or re-embedding it.
+    pub fn set_acl<S: Into<String>>(
+        &self,
+        doc_id: &str,
+        acl: impl IntoIterator<Item = S>,
+    ) -> Result<CommitReceipt, WriteError> {
+        self.writer().set_acl(doc_id, acl)
     }
 
-    /// Like [`Store::create_index`], reporting chunking, embedding and graph building.
-    pub fn create_index_with(
+    /// The named indexes: create, drop, list, merge segments, count tokens.
+    pub fn indexes(&self) -> Indexes<'_> {
+        Indexes { store: self }
+    }
+
+    /// The retained versions of index `index`: list them, tag them, pin the bare name.
+    pub fn versions<'s>(&'s self, index: &'s str) -> Versions<'s> {
+        Versions { store: self, index }
+    }
+
+    /// The aliases: list, set (one version or a traffic split), remove, route a key.
+    pub fn aliases(&self) -> Aliases<'_> {
+        Aliases { store: self }
+    }
+
+    /// The request log: record, annotate, read, select, report, trim.
+    pub fn log(&self) -> Log<'_> {
+        Log { store: self }
+    }
+}
+
+/// The named indexes of a store ([`Store::indexes`]).
+#[derive(Clone, Copy)]
+pub struct Indexes<'s> {
+    store: &'s Store,
+}
+
+impl Indexes<'_> {
+    /// Creates index `name` and builds it over every stored document as its version 1.
+    pub fn create(&self, name: &str, config: IndexConfig) -> Result<u64, IndexError> {
+        self.store.writer().create_index(name, config)
+    }
+
+    /// Like [`Indexes::create`], reporting chunking, embedding and graph building.
+    pub fn create_with(
         &self,
         name: &str,
         config: IndexConfig,
         progress: &dyn Progress,
     ) -> Result<u64, IndexError> {
-        self.writer().create_index_with(name, config, progress)
+        self.store
+            .writer()
+            .create_index_with(name, config, progress)
     }
 
-    /// Like [`Store::create_index_with`], also returning the token counts of the build (for
+    /// Like [`Indexes::create_with`], also returning the token counts of the build (for
     /// an embedder with a tokenizer and an input limit).
     ///
     /// The documents are chunked and embedded before the writer lock is taken, so other
     /// writers, rollbacks and alias switches do not wait for the model; when a commit changed
     /// the documents meanwhile, the build runs again (the last time under the lock), so the
     /// index covers exactly the stored documents.
-    pub fn create_index_reporting(
+    pub fn create_reporting(
         &self,
         name: &str,
         config: IndexConfig,
         progress: &dyn Progress,
     ) -> Result<(u64, Option<TruncationReport>), IndexError> {
-        self.writer().create_index_reporting(name, config, progress)
+        self.store
+            .writer()
+            .create_index_reporting(name, config, progress)
     }
 
     /// Deletes index `name` and everything only it holds (chunks, segments, versions,
     /// bitmaps, tags, its serving pin). Documents stay; revisions only its versions used
     /// go at the next `gc`. Refused for `default` and while an alias routes to it.
-    pub fn drop_index(&self, name: &str) -> Result<(), IndexError> {
-        self.writer().drop_index(name)
+    pub fn drop(&self, name: &str) -> Result<(), IndexError> {
+        self.store.writer().drop_index(name)
     }
 
     /// Every index with its settings, head and number of retained versions, by name.
-    pub fn list_indexes(&self) -> Result<Vec<IndexInfo>, ReadError> {
-        self.writer().list_indexes()
+    pub fn list(&self) -> Result<Vec<IndexInfo>, ReadError> {
+        self.store.writer().list_indexes()
     }
 
+    /// Checks the whole store: redb's check (when this is the only handle), then that every
+    /// version's segments load (graphs decode with every link in range and one node per
+    /// row), the segments cover the live children, each live child has its record, parent,
+    /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
+    /// Merges every segment of `index`'s head into one holding only its live children, as
+    /// a new version; `None` when there is nothing to gain (one segment, no dead rows) or
+    /// the index was dropped and created again while the merge was built.
+    pub fn compact(&self, index: &str) -> Result<Option<Compaction>, IndexError> {
+        self.store.writer().compact(index)
+    }
+
+    /// Like [`Indexes::compact`], reporting the graph build. The merged segment (its graph
+    /// included) is built without the writer lock, so searches, request-log writes,
+    /// feedback, alias switches, rollbacks and batches never wait for it; it waits for a
+    /// merge of the same index already under way.
+    pub fn compact_with(
+        &self,
+        index: &str,
+        progress: &dyn Progress,
+    ) -> Result<Option<Compaction>, IndexError> {
+        self.store.writer().compact_with(index, progress)
+    }
+
+    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
+    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
+    /// input limit. `over` names chunks by their position in the document as stored.
+    pub fn token_report(&self, index: &str) -> Result<Option<TruncationReport>, ReadError> {
+        self.store
+            .inner
+            .catalog
+            .token_report(index, self.store.writer().truncation())
+    }
+}
+
+/// The retained versions of one index ([`Store::versions`]).
+#[derive(Clone, Copy)]
+pub struct Versions<'s> {
+    store: &'s Store,
+    index: &'s str,
+}
+
+impl Versions<'_> {
+    /// The retained versions of `index`, oldest first.
+    pub fn list(&self) -> Result<Vec<VersionInfo>, ReadError> {
+        self.store.inner.catalog.versions(self.index)
+    }
+
+    /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
+    /// version with a taken tag is refused (remove it first); the same version is a no-op.
+    pub fn tag(&self, version: u64, tag: &str) -> Result<(), IndexError> {
+        self.store.writer().tag(self.index, version, tag)
+    }
+
+    /// Removes a tag; returns the version it named (which a later `gc` may now delete).
+    pub fn remove_tag(&self, tag: &str) -> Result<u64, IndexError> {
+        self.store.writer().remove_tag(self.index, tag)
+    }
+
+    /// Makes the bare index name serve the head again; returns the version it was pinned to.
+    pub fn unpin(&self) -> Result<Option<u64>, IndexError> {
+        self.store.writer().unpin(self.index)
+    }
+}
+
+/// The aliases of a store ([`Store::aliases`]).
+#[derive(Clone, Copy)]
+pub struct Aliases<'s> {
+    store: &'s Store,
+}
+
+impl Aliases<'_> {
+    /// Every alias and its routes, by name.
+    pub fn list(&self) -> Result<Vec<AliasInfo>, ReadError> {
+        self.store.inner.catalog.aliases()
+    }
+
+    /// Points `alias` at one version (weight 100) or splits its traffic between several
+    /// (weights 1..=100 summing to 100), atomically: a search sees the old routes or the
+    /// new ones. Routes may name versions of different indexes.
+    pub fn set(&self, alias: &str, routes: &[Route]) -> Result<(), IndexError> {
+        self.store.writer().set_alias(alias, routes)
+    }
+
+    /// Deletes an alias (the versions it named stay until a `gc` finds them unnamed).
+    pub fn remove(&self, alias: &str) -> Result<(), IndexError> {
+        self.store.writer().remove_alias(alias)
+    }
+
+    /// The route of `alias` that `key` takes (what a search with that route key uses).
+    pub fn route(&self, alias: &str, key: &str) -> Result<Route, ReadError> {
+        self.store.inner.catalog.route(alias, key)
+    }
+}
+
+/// The request log of a store ([`Store::log`]): opt-in ([`StoreBuilder::log_requests`]),
+/// one record per search, what the application attaches later by id, retention.
+#[derive(Clone, Copy)]
+pub struct Log<'s> {
+    store: &'s Store,
+}
+
+impl Log<'_> {
     /// Appends `request` to the request log; returns its request id.
-    pub fn log_request(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
-        self.logbook().log_request(request)
+    pub fn record(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
+        self.store.logbook().log_request(request)
     }
 
     /// Sets (replaces) the rating and note on logged request `request_id`; writes the log
@@ -471,148 +588,54 @@ impl Store {
         rating: Option<Rating>,
         note: Option<String>,
     ) -> Result<(), WriteError> {
-        self.logbook().feedback(request_id, rating, note)
+        self.store.logbook().feedback(request_id, rating, note)
     }
 
     /// Attaches `annotation` (session, answer, prompt tokens, rerank scores, feedback,
     /// verdict, gold evidence) to logged request `request_id`, at any time after it; writes
     /// the log entries not written yet too.
     pub fn annotate(&self, request_id: u64, annotation: &Annotation) -> Result<(), WriteError> {
-        self.logbook().annotate(request_id, annotation)
+        self.store.logbook().annotate(request_id, annotation)
     }
 
     /// Every logged request, oldest first.
-    pub fn log_entries(&self) -> Result<Vec<LogEntry>, ReadError> {
-        self.logbook().log_entries()
+    pub fn entries(&self) -> Result<Vec<LogEntry>, ReadError> {
+        self.store.logbook().log_entries()
     }
 
     /// The logged requests `selection` picks (failures, a window), oldest first.
-    pub fn log_select(&self, selection: &Selection) -> Result<Vec<LogEntry>, ReadError> {
-        self.logbook().log_select(selection)
+    pub fn select(&self, selection: &Selection) -> Result<Vec<LogEntry>, ReadError> {
+        self.store.logbook().log_select(selection)
     }
 
     /// Online metrics of the log's requests by `by`, with 95% intervals; `compare` names
     /// the groups A and B to set side by side (two versions by version are compared
     /// without it). A follow-up is a next request of the same session within
     /// `follow_up_secs`.
-    pub fn log_report(
+    pub fn report(
         &self,
         by: GroupBy,
         follow_up_secs: u64,
         compare: Option<(&str, &str)>,
     ) -> Result<LogReport, ReadError> {
-        self.logbook().log_report(by, follow_up_secs, compare)
+        self.store.logbook().log_report(by, follow_up_secs, compare)
     }
 
     /// Deletes logged requests by `trim`, oldest first, in commits of at most
     /// [`TRIM_BATCH`] deletions (searches never wait; other writes wait one short commit).
-    pub fn trim_log(&self, trim: Trim) -> Result<TrimReport, WriteError> {
-        self.logbook().trim_log(trim)
+    pub fn trim(&self, trim: Trim) -> Result<TrimReport, WriteError> {
+        self.store.logbook().trim_log(trim)
     }
 
     /// Sets the request log's size cap in record bytes (`None` removes it). Each write of
     /// log entries then deletes the oldest, at most [`TRIM_BATCH`] per commit, while the
     /// log is larger.
-    pub fn set_log_cap(&self, cap: Option<u64>) -> Result<(), WriteError> {
-        self.logbook().set_log_cap(cap)
+    pub fn set_cap(&self, cap: Option<u64>) -> Result<(), WriteError> {
+        self.store.logbook().set_log_cap(cap)
     }
 
     /// The log's entries and record bytes as written, and its cap.
-    pub fn log_size(&self) -> Result<LogSize, ReadError> {
-        self.logbook().log_size()
-    }
-
-    /// The names of the indexes, sorted. A read-only store reports them as of its last
-    /// Every live chunk of `index`'s newest version counted in its embedder's own tokens
-    /// (`folio stats`): `None` when the embedder is not registered, has no tokenizer or no
-    /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
-    /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
-    pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
-        self.inner.catalog.vectors(target)
-    }
-
-    /// The child numbers `access` may see in `target`'s version: what a search of it is
-    /// filtered by (revocations and deletions made since that version included).
-    pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {
-        self.inner.catalog.visible(target, access)
-    }
-
-    /// The indexes that could not be loaded when the store opened, by name.
-    pub fn unavailable_indexes(&self) -> Vec<UnavailableIndex> {
-        self.inner.catalog.unavailable_indexes()
-    }
-
-    /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
-    /// version with a taken tag is refused (remove it first); the same version is a no-op.
-    pub fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), IndexError> {
-        self.writer().tag(index, version, tag)
-    }
-
-    /// Removes a tag; returns the version it named (which a later `gc` may now delete).
-    pub fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, IndexError> {
-        self.writer().remove_tag(index, tag)
-    }
-
-    /// Points `alias` at one version (weight 100) or splits its traffic between several
-    /// (weights 1..=100 summing to 100), atomically: a search sees the old routes or the
-    /// new ones. Routes may name versions of different indexes.
-    pub fn set_alias(&self, alias: &str, routes: &[Route]) -> Result<(), IndexError> {
-        self.writer().set_alias(alias, routes)
-    }
-
-    /// Deletes an alias (the versions it named stay until a `gc` finds them unnamed).
-    pub fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
-        self.writer().remove_alias(alias)
-    }
-
-    /// Every alias and its routes, by name.
-    pub fn aliases(&self) -> Result<Vec<AliasInfo>, ReadError> {
-        self.inner.catalog.aliases()
-    }
-
-    /// Serves an earlier (or any retained) version, in O(1): for an alias, all its traffic
-    /// goes to `version` of its index; for an index name, `version` becomes the version its
-    /// bare name serves (writes still build on the head; [`Store::unpin`] undoes it).
-    pub fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
-        self.writer().rollback(target, version)
-    }
-
-    /// Makes the bare index name serve the head again; returns the version it was pinned to.
-    pub fn unpin(&self, index: &str) -> Result<Option<u64>, IndexError> {
-        self.writer().unpin(index)
-    }
-
-    /// The route of `alias` that `key` takes (what a search with that route key uses).
-    pub fn route(&self, alias: &str, key: &str) -> Result<Route, ReadError> {
-        self.inner.catalog.route(alias, key)
-    }
-
-    /// The retained versions of `index`, oldest first.
-    pub fn versions(&self, index: &str) -> Result<Vec<VersionInfo>, ReadError> {
-        self.inner.catalog.versions(index)
-    }
-
-    /// An empty batch.
-    pub fn batch(&self) -> Batch<'_> {
-        self.writer().batch()
-    }
-
-    /// Adds or replaces one document (its old chunks and vectors go in the same commit).
-    pub fn upsert(&self, doc: Document) -> Result<CommitReceipt, WriteError> {
-        self.writer().upsert(doc)
-    }
-
-    /// Deletes one document and its chunks.
-    pub fn delete(&self, doc_id: &str) -> Result<CommitReceipt, WriteError> {
-        self.writer().delete(doc_id)
-    }
-
-    /// Changes who may see a document, without re-chunking or re-embedding it.
-    pub fn set_acl<S: Into<String>>(
-        &self,
-        doc_id: &str,
-        acl: impl IntoIterator<Item = S>,
-    ) -> Result<CommitReceipt, WriteError> {
-        self.writer().set_acl(doc_id, acl)
+    pub fn size(&self) -> Result<LogSize, ReadError> {
+        self.store.logbook().log_size()
     }
 }

@@ -316,7 +316,7 @@ fn run(command: Command) -> CliResult {
             let stats = store.stats().map_err(err)?;
             let mut reports = Vec::new();
             for index in &stats.indexes {
-                reports.extend(store.token_report(&index.name).map_err(err)?);
+                reports.extend(store.indexes().token_report(&index.name).map_err(err)?);
             }
             if json {
                 // The stats as before, plus the token reports (empty without a model).

@@ -107,7 +107,7 @@ pub(crate) fn registered(store: &Store) -> String {
 
 /// Every index of `store` must have its embedder registered; the message names both.
 pub(crate) fn check_embedders(store: &Store) -> CliResult {
-    for index in store.list_indexes().map_err(err)? {
+    for index in store.indexes().list().map_err(err)? {
         if !store.embedder_names().contains(&index.embedder.name) {
             return Err(format!(
                 "index `{}` was built with embedder {}, but this command has {}: pass \

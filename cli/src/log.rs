@@ -159,7 +159,7 @@ pub(crate) struct Cap(Option<u64>);
 pub(crate) fn run(command: LogCommand) -> CliResult {
     match command {
         LogCommand::Export { store, out } => {
-            let entries = open_reader(&store)?.log_entries().map_err(err)?;
+            let entries = open_reader(&store)?.log().entries().map_err(err)?;
             let lines = entries
                 .iter()
                 .map(serde_json::to_string)
@@ -190,6 +190,7 @@ pub(crate) fn run(command: LogCommand) -> CliResult {
             annotation.prompt_tokens = prompt_tokens;
             annotation.rerank_scores = rerank;
             open(&store)?
+                .log()
                 .annotate(request_id, &annotation)
                 .map_err(err)?;
             if json {
@@ -216,7 +217,7 @@ pub(crate) fn run(command: LogCommand) -> CliResult {
                 (None, Some(n)) => Trim::Keep(n),
                 (None, None) => return Err("give --older-than or --keep".into()),
             };
-            let report = open(&store)?.trim_log(trim).map_err(err)?;
+            let report = open(&store)?.log().trim(trim).map_err(err)?;
             if json {
                 return print_json(&report);
             }
@@ -231,10 +232,10 @@ pub(crate) fn run(command: LogCommand) -> CliResult {
             let size = match cap {
                 Some(Cap(cap)) => {
                     let store = open(&store)?;
-                    store.set_log_cap(cap).map_err(err)?;
-                    store.log_size().map_err(err)?
+                    store.log().set_cap(cap).map_err(err)?;
+                    store.log().size().map_err(err)?
                 }
-                None => open_reader(&store)?.log_size().map_err(err)?,
+                None => open_reader(&store)?.log().size().map_err(err)?,
             };
             if json {
                 return print_json(&size);
@@ -281,7 +282,7 @@ pub(crate) fn run(command: LogCommand) -> CliResult {
             selection.since_ms = since;
             selection.until_ms = until;
             let store = open_reader(&store)?;
-            let picked = store.log_select(&selection).map_err(err)?;
+            let picked = store.log().select(&selection).map_err(err)?;
             let mut lines = Vec::new();
             let (mut vectors, mut dropped) = (0, 0);
             for entry in &picked {
@@ -316,7 +317,8 @@ pub(crate) fn run(command: LogCommand) -> CliResult {
                 _ => None,
             });
             let report = open_reader(&store)?
-                .log_report(by, follow_up, compare)
+                .log()
+                .report(by, follow_up, compare)
                 .map_err(err)?;
             if let Some(path) = &plot {
                 folio_eval::plot::write_log_png(&report, path).map_err(err)?;

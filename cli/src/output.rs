@@ -41,7 +41,8 @@ fn needs_escape(c: char) -> bool {
 /// after any automatic merge, or the version a rollback pinned.
 pub(crate) fn serving_versions(store: &Store) -> Result<BTreeMap<String, u64>, String> {
     Ok(store
-        .list_indexes()
+        .indexes()
+        .list()
         .map_err(err)?
         .into_iter()
         .map(|i| (i.name, i.serving))

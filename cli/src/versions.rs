@@ -224,7 +224,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
     match command {
         VersionsCommand::Index(command) => index(command),
         VersionsCommand::Versions { store, index, json } => {
-            let versions = open_reader(&store)?.versions(&index).map_err(err)?;
+            let versions = open_reader(&store)?.versions(&index).list().map_err(err)?;
             if json {
                 return print_json(&versions);
             }
@@ -242,11 +242,11 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
         } => {
             let store = open(&store)?;
             let (index, version) = if remove {
-                let version = store.remove_tag(&target, &tag).map_err(err)?;
+                let version = store.versions(&target).remove_tag(&tag).map_err(err)?;
                 (target, version)
             } else {
                 let (index, version) = index_at(&target)?;
-                store.tag(&index, version, &tag).map_err(err)?;
+                store.versions(&index).tag(version, &tag).map_err(err)?;
                 (index, version)
             };
             if json {
@@ -290,7 +290,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                     }
                 }
                 _ => {
-                    let was = store.unpin(&target).map_err(err)?;
+                    let was = store.versions(&target).unpin().map_err(err)?;
                     if json {
                         let serving = crate::output::serving_versions(&store)?;
                         return print_json(&serde_json::json!({
@@ -311,7 +311,10 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             key,
             json,
         } => {
-            let route = open_reader(&store)?.route(&alias, &key).map_err(err)?;
+            let route = open_reader(&store)?
+                .aliases()
+                .route(&alias, &key)
+                .map_err(err)?;
             if json {
                 return print_json(&route);
             }
@@ -395,7 +398,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             let mut merged = std::collections::BTreeMap::new();
             for name in names {
                 let bar = progress::Bar::new();
-                let done = store.compact_with(&name, &bar).map_err(err)?;
+                let done = store.indexes().compact_with(&name, &bar).map_err(err)?;
                 bar.finish();
                 if !json {
                     match &done {
@@ -508,7 +511,8 @@ fn index(command: IndexCommand) -> CliResult {
             };
             let bar = progress::Bar::new();
             let (version, report) = store
-                .create_index_reporting(&name, config, &bar)
+                .indexes()
+                .create_reporting(&name, config, &bar)
                 .map_err(err)?;
             bar.finish();
             for line in report.iter().flat_map(crate::common::report_lines) {
@@ -524,7 +528,7 @@ fn index(command: IndexCommand) -> CliResult {
         }
         IndexCommand::List { store, json } => {
             let store = open_reader(&store)?;
-            let indexes = store.list_indexes().map_err(err)?;
+            let indexes = store.indexes().list().map_err(err)?;
             if json {
                 return print_json(&indexes);
             }
@@ -556,7 +560,7 @@ fn index(command: IndexCommand) -> CliResult {
             Ok(())
         }
         IndexCommand::Drop { store, name, json } => {
-            open(&store)?.drop_index(&name).map_err(err)?;
+            open(&store)?.indexes().drop(&name).map_err(err)?;
             if json {
                 return print_json(&serde_json::json!({ "dropped": name }));
             }
@@ -575,7 +579,7 @@ fn alias(command: AliasCommand) -> CliResult {
             json,
         } => {
             let routes = parse_routes(&routes)?;
-            open(&store)?.set_alias(&alias, &routes).map_err(err)?;
+            open(&store)?.aliases().set(&alias, &routes).map_err(err)?;
             if json {
                 return print_json(&serde_json::json!({ "alias": alias, "routes": routes }));
             }
@@ -583,7 +587,7 @@ fn alias(command: AliasCommand) -> CliResult {
             Ok(())
         }
         AliasCommand::List { store, json } => {
-            let aliases = open_reader(&store)?.aliases().map_err(err)?;
+            let aliases = open_reader(&store)?.aliases().list().map_err(err)?;
             if json {
                 return print_json(&aliases);
             }
@@ -593,7 +597,7 @@ fn alias(command: AliasCommand) -> CliResult {
             Ok(())
         }
         AliasCommand::Remove { store, alias, json } => {
-            open(&store)?.remove_alias(&alias).map_err(err)?;
+            open(&store)?.aliases().remove(&alias).map_err(err)?;
             if json {
                 return print_json(&serde_json::json!({ "removed": alias }));
             }

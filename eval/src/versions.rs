@@ -174,7 +174,8 @@ impl Documents {
 /// Whether index `name`'s consecutive children share text.
 fn overlaps(store: &Store, name: &str) -> Result<bool, EvalError> {
     Ok(store
-        .list_indexes()?
+        .indexes()
+        .list()?
         .iter()
         .find(|i| i.name == name)
         .is_some_and(|i| i.spec.child.overlap() > 0))

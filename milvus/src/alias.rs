@@ -55,7 +55,7 @@ impl Remote {
         prefix: &str,
     ) -> Result<AliasReport, Error> {
         let collection = self.require_complete(prefix, index, version)?;
-        store.set_alias(
+        store.aliases().set(
             alias,
             &[Route {
                 index: index.to_string(),
@@ -76,7 +76,8 @@ impl Remote {
         prefix: &str,
     ) -> Result<AliasReport, Error> {
         let info = store
-            .aliases()?
+            .aliases()
+            .list()?
             .into_iter()
             .find(|a| a.name == alias)
             .ok_or_else(|| folio::ReadError::UnknownAlias {
@@ -99,7 +100,7 @@ impl Remote {
     pub fn sync_aliases(&self, store: &Store, prefix: &str) -> Result<Vec<AliasReport>, Error> {
         let mut existing = self.milvus_aliases(store, prefix)?;
         let mut out = Vec::new();
-        for info in store.aliases()? {
+        for info in store.aliases().list()? {
             let milvus_alias = alias_name(prefix, &info.name);
             let [route] = info.routes.as_slice() else {
                 out.push(AliasReport {
@@ -222,8 +223,8 @@ impl Remote {
     /// which names to look for).
     pub fn published(&self, store: &Store, prefix: &str) -> Result<Vec<String>, Error> {
         let mut out = Vec::new();
-        for index in store.list_indexes()? {
-            for version in store.versions(&index.name)? {
+        for index in store.indexes().list()? {
+            for version in store.versions(&index.name).list()? {
                 let name = collection_name(prefix, &index.name, version.version);
                 if self.has_collection(&name)? {
                     out.push(name);

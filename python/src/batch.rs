@@ -98,7 +98,7 @@ fn vectors(store: &folio::Store, value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<
     } else {
         arrays.push((folio::store::DEFAULT_INDEX.to_owned(), value.clone()));
     }
-    let indexes = store.list_indexes().map_err(errors::to_py)?;
+    let indexes = store.indexes().list().map_err(errors::to_py)?;
     let mut out = BTreeMap::new();
     for (name, array) in arrays {
         let dimension = indexes

@@ -297,7 +297,7 @@ impl Store {
 
     /// Every index as a dict (name, chunking spec, embedder, head and serving versions, …).
     fn indexes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let indexes = run(py, &self.get()?, |s| s.list_indexes())?;
+        let indexes = run(py, &self.get()?, |s| s.indexes().list())?;
         to_py(py, &indexes)
     }
 
@@ -310,7 +310,8 @@ impl Store {
         let embedder = match embedder {
             Some(e) => e,
             None => store
-                .list_indexes()
+                .indexes()
+                .list()
                 .map_err(errors::to_py)?
                 .into_iter()
                 .find(|i| i.name == folio::store::DEFAULT_INDEX)
@@ -323,30 +324,30 @@ impl Store {
             graph: folio::GraphParams::default(),
             vectors: Default::default(),
         };
-        run(py, &store, |s| s.create_index(name, config))
+        run(py, &store, |s| s.indexes().create(name, config))
     }
 
     /// Drops index `name` and every version of it.
     fn drop_index(&self, py: Python<'_>, name: &str) -> PyResult<()> {
-        run(py, &self.get()?, |s| s.drop_index(name))
+        run(py, &self.get()?, |s| s.indexes().drop(name))
     }
 
     /// The retained versions of `index`, oldest first, as dicts (`version`, `change`,
     /// `documents`, `live_children`, `tags`, `aliases`, `head`, `serving`, …).
     #[pyo3(signature = (index="default"))]
     fn versions<'py>(&self, py: Python<'py>, index: &str) -> PyResult<Bound<'py, PyAny>> {
-        let versions = run(py, &self.get()?, |s| s.versions(index))?;
+        let versions = run(py, &self.get()?, |s| s.versions(index).list())?;
         to_py(py, &versions)
     }
 
     /// Names `version` of `index` `tag` (searchable as "index@tag"); tags are permanent.
     fn tag(&self, py: Python<'_>, index: &str, version: u64, tag: &str) -> PyResult<()> {
-        run(py, &self.get()?, |s| s.tag(index, version, tag))
+        run(py, &self.get()?, |s| s.versions(index).tag(version, tag))
     }
 
     /// Removes a tag; returns the version it named.
     fn remove_tag(&self, py: Python<'_>, index: &str, tag: &str) -> PyResult<u64> {
-        run(py, &self.get()?, |s| s.remove_tag(index, tag))
+        run(py, &self.get()?, |s| s.versions(index).remove_tag(tag))
     }
 
     /// Points `alias` at "index@version", or splits its traffic between routes given as
@@ -382,23 +383,23 @@ impl Store {
                 })
                 .collect(),
         };
-        run(py, &self.get()?, |s| s.set_alias(alias, &routes))
+        run(py, &self.get()?, |s| s.aliases().set(alias, &routes))
     }
 
     /// Deletes an alias.
     fn remove_alias(&self, py: Python<'_>, alias: &str) -> PyResult<()> {
-        run(py, &self.get()?, |s| s.remove_alias(alias))
+        run(py, &self.get()?, |s| s.aliases().remove(alias))
     }
 
     /// Every alias and its routes, as dicts (`name`, `routes`: `index`, `version`, `weight`).
     fn aliases<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let aliases = run(py, &self.get()?, |s| s.aliases())?;
+        let aliases = run(py, &self.get()?, |s| s.aliases().list())?;
         to_py(py, &aliases)
     }
 
     /// The route of `alias` that `key` takes (what a search with `route_key=key` uses).
     fn route<'py>(&self, py: Python<'py>, alias: &str, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        let route = run(py, &self.get()?, |s| s.route(alias, key))?;
+        let route = run(py, &self.get()?, |s| s.aliases().route(alias, key))?;
         to_py(py, &route)
     }
 
@@ -417,7 +418,7 @@ impl Store {
 
     /// Makes the bare index name serve its head again; returns the version it was pinned to.
     fn unpin(&self, py: Python<'_>, index: &str) -> PyResult<Option<u64>> {
-        run(py, &self.get()?, |s| s.unpin(index))
+        run(py, &self.get()?, |s| s.versions(index).unpin())
     }
 
     /// Checks the whole store (every retained version's segments, records, ACL bitmaps and
@@ -435,7 +436,7 @@ impl Store {
 
     /// The request log (searches of a store opened with `log_requests=True`), as dicts.
     fn log_entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let entries = run(py, &self.get()?, |s| s.log_entries())?;
+        let entries = run(py, &self.get()?, |s| s.log().entries())?;
         to_py(py, &entries)
     }
 
@@ -459,7 +460,9 @@ impl Store {
                 )))
             }
         };
-        run(py, &self.get()?, |s| s.feedback(request_id, rating, note))
+        run(py, &self.get()?, |s| {
+            s.log().feedback(request_id, rating, note)
+        })
     }
 }
 

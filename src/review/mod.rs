@@ -1,6 +1,6 @@
 //! The request log's records and their review: which requests failed, and the online
 //! metrics per version with their confidence intervals. Pure functions over records (no
-//! storage): `storage/log/` keeps the records, `Store::log_select` and `Store::log_report` call
+//! storage): `storage/log/` keeps the records, `Store::log().select` and `Store::log().report` call
 //! these.
 
 pub mod record;

@@ -120,7 +120,7 @@ impl StoreBuilder {
     }
 
     /// Whether to record every search in the file's request log (see
-    /// [`crate::Store::log_entries`](crate::store::Store::log_entries)). The log is written, so a
+    /// [`Log::entries`](crate::store::Log::entries)). The log is written, so a
     /// read-only store cannot keep one ([`OpenError::ReadOnlyLog`](crate::store::OpenError::ReadOnlyLog)).
     pub fn log_requests(mut self, log: bool) -> Self {
         self.log_requests = log;
@@ -218,7 +218,7 @@ impl Default for MergePolicy {
 }
 
 impl MergePolicy {
-    /// Never merges after commits ([`crate::Store::compact`](crate::store::Store::compact) still does, on
+    /// Never merges after commits ([`Indexes::compact`](crate::store::Indexes::compact) still does, on
     /// demand).
     pub fn never() -> Self {
         MergePolicy {

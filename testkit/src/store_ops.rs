@@ -244,6 +244,7 @@ impl Run {
     fn retained(&self, index: &str) -> Vec<u64> {
         self.store()
             .versions(index)
+            .list()
             .expect("versions")
             .iter()
             .map(|v| v.version)
@@ -339,7 +340,7 @@ impl Run {
                 let v = pick(&self.retained(name), *version);
                 self.tags += 1;
                 let tag = format!("t{}", self.tags);
-                self.guarded(|s| s.tag(name, v, &tag).map_err(|e| e.to_string()));
+                self.guarded(|s| s.versions(name).tag(v, &tag).map_err(|e| e.to_string()));
             }
             Op::Alias {
                 alias,
@@ -353,14 +354,14 @@ impl Run {
                     _ => vec![route("default", v, 100)],
                 };
                 let name = format!("al{}", alias % 2);
-                self.guarded(|s| s.set_alias(&name, &routes).map_err(|e| e.to_string()));
+                self.guarded(|s| s.aliases().set(&name, &routes).map_err(|e| e.to_string()));
             }
             Op::Pin { version } => {
                 let v = version.map(|i| pick(&self.retained("default"), i));
                 self.guarded(|s| {
                     match v {
                         Some(v) => s.rollback("default", v).map(drop),
-                        None => s.unpin("default").map(drop),
+                        None => s.versions("default").unpin().map(drop),
                     }
                     .map_err(|e| e.to_string())
                 });
@@ -370,6 +371,7 @@ impl Run {
                 let exists = self
                     .store()
                     .aliases()
+                    .list()
                     .expect("aliases")
                     .iter()
                     .any(|a| a.name == name);
@@ -381,7 +383,12 @@ impl Run {
             Op::Compact { index } => {
                 let name = INDEXES[index % 2];
                 if self.has_index(name) {
-                    self.guarded(|s| s.compact(name).map(drop).map_err(|e| e.to_string()));
+                    self.guarded(|s| {
+                        s.indexes()
+                            .compact(name)
+                            .map(drop)
+                            .map_err(|e| e.to_string())
+                    });
                 }
             }
             Op::Gc { keep } => {
@@ -391,7 +398,8 @@ impl Run {
                 if !self.has_index("second") {
                     self.guarded(|s| {
                         let config = config_like_default(s, ChunkSpec::default());
-                        s.create_index("second", config)
+                        s.indexes()
+                            .create("second", config)
                             .map(drop)
                             .map_err(|e| e.to_string())
                     });
@@ -399,7 +407,7 @@ impl Run {
             }
             Op::DropIndex => {
                 if self.has_index("second") {
-                    self.guarded(|s| s.drop_index("second").map_err(|e| e.to_string()));
+                    self.guarded(|s| s.indexes().drop("second").map_err(|e| e.to_string()));
                 }
             }
             Op::Reopen => self.reopen(),
@@ -424,7 +432,7 @@ impl Run {
 
     /// The newest version of `index`, if it exists.
     fn head_of(&self, index: &str) -> Option<u64> {
-        let indexes = self.store().list_indexes().expect("list indexes");
+        let indexes = self.store().indexes().list().expect("list indexes");
         indexes
             .into_iter()
             .find(|i| i.name == index)
@@ -439,12 +447,12 @@ impl Run {
                 continue;
             }
             targets.push(name.to_string());
-            for v in store.versions(name).expect("versions") {
+            for v in store.versions(name).list().expect("versions") {
                 targets.push(format!("{name}@{}", v.version));
                 targets.extend(v.tags.iter().map(|tag| format!("{name}@{tag}")));
             }
         }
-        for alias in store.aliases().expect("aliases") {
+        for alias in store.aliases().list().expect("aliases") {
             targets.push(alias.name);
         }
         let target = &targets[t % targets.len()];

@@ -26,16 +26,18 @@ pub fn ingest_kb_and_kb_pc(store: &Store, docs: impl IntoIterator<Item = Documen
     }
     batch.commit().unwrap();
     store
-        .create_index("kb", config(store, "fixed:500"))
+        .indexes()
+        .create("kb", config(store, "fixed:500"))
         .unwrap();
     store
-        .create_index("kb_pc", config(store, "parent-child:1200/300"))
+        .indexes()
+        .create("kb_pc", config(store, "parent-child:1200/300"))
         .unwrap();
 }
 
 /// An index of `strategy` with the store's registered embedder.
 pub fn config(store: &Store, strategy: &str) -> IndexConfig {
-    let embedder = store.list_indexes().unwrap()[0].embedder.name.clone();
+    let embedder = store.indexes().list().unwrap()[0].embedder.name.clone();
     IndexConfig {
         spec: spec(strategy),
         embedder: IndexEmbedder::Registered(embedder),

@@ -33,7 +33,8 @@ pub fn route(index: &str, version: u64, weight: u32) -> Route {
 /// A new index cut by `spec`, embedded like the `default` index.
 pub fn config_like_default(store: &Store, spec: ChunkSpec) -> IndexConfig {
     let embedder = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .find(|i| i.name == "default")
@@ -116,7 +117,8 @@ pub fn version_of(store: &Store, target: &str) -> u64 {
 /// The newest version of `index`.
 pub fn head(store: &Store, index: &str) -> u64 {
     store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .find(|i| i.name == index)
@@ -166,7 +168,8 @@ pub fn rollback_setup(store: &Store, chunks: usize) -> u64 {
     bulk_with_vectors(store, "extra", 1, 8, 1);
     let head = head(store, "default");
     store
-        .set_alias("prod", &[route("default", head, 100)])
+        .aliases()
+        .set("prod", &[route("default", head, 100)])
         .expect("alias");
     head
 }

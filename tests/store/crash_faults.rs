@@ -35,29 +35,33 @@ const OPERATIONS: &[(&str, Operation)] = &[
         batch.set_acl("d3", ["eng"]);
         batch.commit().map(drop).map_err(err)
     }),
-    ("alias", |s| s.set_alias("prod", &prod(1)).map_err(err)),
+    ("alias", |s| s.aliases().set("prod", &prod(1)).map_err(err)),
     ("rollback", |s| {
         s.rollback("default", 2).map(drop).map_err(err)
     }),
-    ("tag", |s| s.tag("default", 2, "t2").map_err(err)),
-    ("compact", |s| s.compact("default").map(drop).map_err(err)),
+    ("tag", |s| s.versions("default").tag(2, "t2").map_err(err)),
+    ("compact", |s| {
+        s.indexes().compact("default").map(drop).map_err(err)
+    }),
     ("gc", |s| s.gc(1).map(drop).map_err(err)),
     ("create_index", |s| {
         let config = config_like_default(s, ChunkSpec::default());
-        s.create_index("second", config).map(drop).map_err(err)
+        s.indexes().create("second", config).map(drop).map_err(err)
     }),
-    ("drop_index", |s| s.drop_index("extra").map_err(err)),
+    ("drop_index", |s| s.indexes().drop("extra").map_err(err)),
 ];
 
 /// What must survive a failed operation unchanged (no timestamps).
 fn state(store: &Store) -> String {
     let versions: Vec<_> = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .iter()
         .map(|i| {
             let v: Vec<_> = store
                 .versions(&i.name)
+                .list()
                 .expect("versions")
                 .into_iter()
                 .map(|v| (v.version, v.change, v.documents, v.live_children, v.tags))
@@ -69,7 +73,7 @@ fn state(store: &Store) -> String {
         "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
         store.document_ids().expect("ids"),
         versions,
-        store.aliases().expect("aliases"),
+        store.aliases().list().expect("aliases"),
         answer(store, "default", "document hotels printers"),
         answer(store, "prod", "document hotels printers"),
         // gc deletes version 1: what a search of it says is part of the state.
@@ -93,8 +97,8 @@ fn base(path: &Path) {
         batch.commit().expect("base batch");
     }
     let config = config_like_default(&store, ChunkSpec::default());
-    store.create_index("extra", config).expect("extra");
-    store.set_alias("prod", &prod(2)).expect("prod");
+    store.indexes().create("extra", config).expect("extra");
+    store.aliases().set("prod", &prod(2)).expect("prod");
 }
 
 #[test]

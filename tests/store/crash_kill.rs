@@ -71,12 +71,14 @@ fn crash_child() {
         let version = receipt.versions["default"];
         println!("COMMIT {b}");
         store
-            .set_alias("live", &[route("default", version, 100)])
+            .aliases()
+            .set("live", &[route("default", version, 100)])
             .expect("alias");
         println!("ALIAS {version}");
         if version > 1 {
             store
-                .set_alias(
+                .aliases()
+                .set(
                     "split",
                     &[
                         route("default", version - 1, 50),
@@ -89,7 +91,7 @@ fn crash_child() {
             .search(&SearchRequest::text(format!("batch {b}")).route_key("child"))
             .expect("logged search");
         if b % 5 == 0 {
-            store.compact("default").expect("compact");
+            store.indexes().compact("default").expect("compact");
         }
         if b % 7 == 0 {
             store.gc(3).expect("gc");
@@ -193,7 +195,7 @@ fn killed_writers_leave_whole_batches() {
             );
         }
         for target in ["live", "split", "default"] {
-            if target != "default" && store.route(target, "").is_err() {
+            if target != "default" && store.aliases().route(target, "").is_err() {
                 continue;
             }
             let (version, batches) = batches_at(&store, target);

@@ -158,7 +158,8 @@ fn a_default_store_records_the_defaults() {
         .open(dir.path().join("d.folio"))
         .expect("create");
     let info = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .find(|i| i.name == "default")

@@ -36,7 +36,8 @@ fn vectors_only(dimension: u32) -> IndexConfig {
 fn a_query_vector_of_the_wrong_dimension_names_both_dimensions() {
     let (_dir, store) = store();
     let dimension = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .find(|i| i.name == "default")
@@ -62,7 +63,10 @@ fn a_query_vector_of_the_wrong_dimension_names_both_dimensions() {
 #[test]
 fn document_vectors_that_are_not_one_row_per_chunk_are_refused() {
     let (_dir, store) = store();
-    store.create_index("app", vectors_only(4)).expect("create");
+    store
+        .indexes()
+        .create("app", vectors_only(4))
+        .expect("create");
     let doc = Document::new("d", SourceFormat::Text, "One short paragraph.");
     let chunks = store.plan("app", &doc).expect("plan").len();
     let mut batch = store.batch();
@@ -140,7 +144,7 @@ fn invalid_parameters_and_names_say_which_and_why() {
         }
         other => panic!("{other:?}"),
     }
-    let e = store.create_index("12", vectors_only(4)).unwrap_err();
+    let e = store.indexes().create("12", vectors_only(4)).unwrap_err();
     assert!(
         matches!(
             &e,
@@ -149,7 +153,7 @@ fn invalid_parameters_and_names_say_which_and_why() {
         ),
         "{e:?}"
     );
-    let e = folio::Error::from(store.create_index("app", vectors_only(0)).unwrap_err());
+    let e = folio::Error::from(store.indexes().create("app", vectors_only(0)).unwrap_err());
     assert!(
         matches!(&e, folio::Error::InvalidParameter(p) if p.name == "dimension"),
         "{e}"
@@ -159,7 +163,10 @@ fn invalid_parameters_and_names_say_which_and_why() {
 #[test]
 fn an_unregistered_embedder_is_named_with_its_index() {
     let (_dir, store) = store();
-    store.create_index("app", vectors_only(4)).expect("create");
+    store
+        .indexes()
+        .create("app", vectors_only(4))
+        .expect("create");
     let e = store
         .search(&SearchRequest::text("anything").target("app"))
         .unwrap_err();
@@ -181,7 +188,7 @@ fn an_unregistered_embedder_is_named_with_its_index() {
         embedder: IndexEmbedder::Registered("nobody".into()),
         ..vectors_only(4)
     };
-    let e = folio::Error::from(store.create_index("other", config).unwrap_err());
+    let e = folio::Error::from(store.indexes().create("other", config).unwrap_err());
     assert!(
         matches!(&e, folio::Error::EmbedderNotRegistered { index, embedder }
             if index == "other" && embedder == "nobody"),
@@ -195,8 +202,8 @@ fn question_mark_converts_every_family() {
     fn run(store: &Store) -> Result<(), folio::Error> {
         store.upsert(Document::new("a", SourceFormat::Text, "Text."))?;
         store.search(&SearchRequest::text("text"))?;
-        store.tag("default", 0, "first")?;
-        store.tag("default", 1, "first")?;
+        store.versions("default").tag(0, "first")?;
+        store.versions("default").tag(1, "first")?;
         Ok(())
     }
     let (_dir, store) = store();

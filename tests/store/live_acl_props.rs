@@ -149,6 +149,7 @@ impl Model {
 fn retained(store: &Store) -> Vec<u64> {
     store
         .versions("default")
+        .list()
         .expect("versions")
         .iter()
         .map(|v| v.version)
@@ -198,7 +199,8 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let v = pick(&retained(&store), i);
                 model.tags += 1;
                 store
-                    .tag("default", v, &format!("t{}", model.tags))
+                    .versions("default")
+                    .tag(v, &format!("t{}", model.tags))
                     .expect("tag");
             }
             Op::Alias(a, v, w) => {
@@ -208,7 +210,10 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     Some(w) if w != v => vec![route("default", v, 60), route("default", w, 40)],
                     _ => vec![route("default", v, 100)],
                 };
-                store.set_alias(&format!("al{a}"), &routes).expect("alias");
+                store
+                    .aliases()
+                    .set(&format!("al{a}"), &routes)
+                    .expect("alias");
                 aliases[a] = true;
             }
             Op::Pin(Some(i)) => {
@@ -216,7 +221,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 store.rollback("default", v).expect("pin");
             }
             Op::Pin(None) => {
-                store.unpin("default").expect("unpin");
+                store.versions("default").unpin().expect("unpin");
             }
             Op::RollbackAlias(a, i) => {
                 if aliases[a] {
@@ -226,7 +231,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Compact => {
                 let head = head(&store, "default");
-                if let Some(done) = store.compact("default").expect("compact") {
+                if let Some(done) = store.indexes().compact("default").expect("compact") {
                     let same = model.versions[&head].clone();
                     model.versions.insert(done.version, same);
                 }

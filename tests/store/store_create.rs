@@ -149,17 +149,17 @@ fn an_alias_cannot_take_the_name_of_an_index_created_meanwhile() {
         during: Mutex::new(Some(Box::new(move || {
             // While the index is being built: an alias of the same name.
             std::thread::spawn(move || {
-                let _ = send.send(other.set_alias("twin", &[route("default", 1, 100)]));
+                let _ = send.send(other.aliases().set("twin", &[route("default", 1, 100)]));
             });
             // Long enough for the alias to be checked and wait for the writer lock.
             std::thread::sleep(Duration::from_millis(300));
         }))),
     };
     let config = config_like_default(&store, ChunkSpec::default());
-    let index = store.create_index_with("twin", config, &progress);
+    let index = store.indexes().create_with("twin", config, &progress);
     let alias = result.recv().expect("alias result");
     // Whichever takes the writer lock first gets the name; the other is refused.
-    let aliases = store.aliases().expect("aliases");
+    let aliases = store.aliases().list().expect("aliases");
     let indexed = store.index_names().iter().any(|n| n == "twin");
     match (&index, &alias) {
         (

@@ -234,7 +234,8 @@ fn own_vectors_are_validated_and_nothing_is_written_on_refusal() {
     );
     let plan = store.plan("default", &doc).expect("plan");
     let dim = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .find(|i| i.name == "default")

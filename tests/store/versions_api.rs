@@ -53,17 +53,20 @@ fn named_indexes_share_one_document_set() {
     seed(&store);
     let config = config_like_default(&store, small_spec());
     assert_eq!(
-        store.create_index("small", config.clone()).expect("create"),
+        store
+            .indexes()
+            .create("small", config.clone())
+            .expect("create"),
         1
     );
     assert!(matches!(
-        store.create_index("small", config.clone()),
+        store.indexes().create("small", config.clone()),
         Err(IndexError::IndexExists { .. })
     ));
     for bad in ["", "a@b", "x:y", "12", "has space"] {
         assert!(
             matches!(
-                store.create_index(bad, config.clone()),
+                store.indexes().create(bad, config.clone()),
                 Err(IndexError::InvalidName { .. })
             ),
             "{bad:?}"
@@ -89,7 +92,7 @@ fn named_indexes_share_one_document_set() {
     assert_eq!(receipt.versions.get("small"), Some(&2));
     assert_eq!(store.chunks("small", "parking").expect("chunks").len(), 1);
 
-    let list = store.list_indexes().expect("list");
+    let list = store.indexes().list().expect("list");
     assert_eq!(
         list.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
         ["default", "small"]
@@ -101,19 +104,20 @@ fn named_indexes_share_one_document_set() {
 
     // Dropping is refused while an alias routes to the index.
     store
-        .set_alias("exp", &[route("small", 2, 100)])
+        .aliases()
+        .set("exp", &[route("small", 2, 100)])
         .expect("alias");
     assert!(matches!(
-        store.drop_index("small"),
+        store.indexes().drop("small"),
         Err(IndexError::IndexInUse { .. })
     ));
     assert!(matches!(
-        store.create_index("exp", config.clone()),
+        store.indexes().create("exp", config.clone()),
         Err(IndexError::NameTaken { .. })
     ));
-    store.remove_alias("exp").expect("remove alias");
-    store.drop_index("small").expect("drop");
-    assert!(store.drop_index("default").is_err());
+    store.aliases().remove("exp").expect("remove alias");
+    store.indexes().drop("small").expect("drop");
+    assert!(store.indexes().drop("default").is_err());
     assert!(matches!(
         store.search(&SearchRequest::text("x").target("small")),
         Err(QueryError::Read(ReadError::UnknownTarget { .. }))
@@ -139,7 +143,8 @@ fn vectors_only_indexes_need_an_empty_store_or_vectors() {
         vectors: Default::default(),
     };
     store
-        .create_index("byo", config.clone())
+        .indexes()
+        .create("byo", config.clone())
         .expect("empty store");
     // An upsert without vectors for `byo` cannot be embedded there.
     assert!(store.upsert(doc("a", "Alpha.")).is_err());
@@ -150,7 +155,7 @@ fn vectors_only_indexes_need_an_empty_store_or_vectors() {
     );
     batch.commit().expect("with vectors");
     assert!(
-        store.create_index("byo2", config).is_err(),
+        store.indexes().create("byo2", config).is_err(),
         "documents exist"
     );
     let hit = store
@@ -214,7 +219,7 @@ fn versions_never_change_and_are_listed() {
         .expect("search");
     assert!(public_v4.results.iter().all(|h| h.doc_id != "runbook"));
 
-    let versions = store.versions("default").expect("versions");
+    let versions = store.versions("default").list().expect("versions");
     let rows: Vec<(u64, &str, u64)> = versions
         .iter()
         .map(|v| (v.version, v.change.as_str(), v.documents))
@@ -246,16 +251,20 @@ fn tags_aliases_rollback_and_pins() {
     store
         .upsert(doc("parking", "Parking is in the basement."))
         .expect("v2");
-    store.tag("default", 1, "release-2026-11").expect("tag");
     store
-        .tag("default", 1, "release-2026-11")
+        .versions("default")
+        .tag(1, "release-2026-11")
+        .expect("tag");
+    store
+        .versions("default")
+        .tag(1, "release-2026-11")
         .expect("same tag again");
     assert!(matches!(
-        store.tag("default", 2, "release-2026-11"),
+        store.versions("default").tag(2, "release-2026-11"),
         Err(IndexError::TagExists { version: 1, .. })
     ));
     assert!(matches!(
-        store.tag("default", 7, "later"),
+        store.versions("default").tag(7, "later"),
         Err(IndexError::UnknownVersion { .. })
     ));
     assert_eq!(
@@ -264,15 +273,21 @@ fn tags_aliases_rollback_and_pins() {
     );
 
     store
-        .set_alias("prod", &[route("default", 2, 100)])
+        .aliases()
+        .set("prod", &[route("default", 2, 100)])
         .expect("prod");
     assert!(store
-        .set_alias("default", &[route("default", 2, 100)])
+        .aliases()
+        .set("default", &[route("default", 2, 100)])
         .is_err());
     assert!(store
-        .set_alias("bad", &[route("default", 1, 60), route("default", 2, 30)])
+        .aliases()
+        .set("bad", &[route("default", 1, 60), route("default", 2, 30)])
         .is_err());
-    assert!(store.set_alias("bad", &[route("default", 9, 100)]).is_err());
+    assert!(store
+        .aliases()
+        .set("bad", &[route("default", 9, 100)])
+        .is_err());
     assert_eq!(everything(&store, "prod", "parking").version, 2);
 
     // Rollback of an alias: O(1), to an earlier version.
@@ -288,17 +303,17 @@ fn tags_aliases_rollback_and_pins() {
     assert_eq!(receipt.versions["default"], 3);
     assert_eq!(everything(&store, "default", "garden").version, 1);
     assert_eq!(everything(&store, "default@3", "garden").version, 3);
-    assert_eq!(store.unpin("default").expect("unpin"), Some(1));
+    assert_eq!(store.versions("default").unpin().expect("unpin"), Some(1));
     assert_eq!(everything(&store, "default", "garden").version, 3);
     assert!(matches!(
         store.rollback("nothing", 1),
         Err(IndexError::UnknownTarget { .. })
     ));
 
-    let versions = store.versions("default").expect("versions");
+    let versions = store.versions("default").list().expect("versions");
     assert_eq!(versions[1].tags, ["release-2026-11"]);
     assert_eq!(versions[1].aliases, ["prod"]);
-    let aliases = store.aliases().expect("aliases");
+    let aliases = store.aliases().list().expect("aliases");
     assert_eq!(aliases[0].routes, [route("default", 1, 100)]);
 }
 
@@ -310,7 +325,8 @@ fn split_aliases_route_by_a_stable_key() {
         .upsert(doc("parking", "Parking is in the basement."))
         .expect("v2");
     store
-        .set_alias("prod", &[route("default", 1, 90), route("default", 2, 10)])
+        .aliases()
+        .set("prod", &[route("default", 1, 90), route("default", 2, 10)])
         .expect("split");
     let mut to_v2 = 0;
     for user in 0..1000 {
@@ -323,7 +339,10 @@ fn split_aliases_route_by_a_stable_key() {
         let version = store.search(&request).expect("search").version;
         // Same key, same version, and `route` agrees with the search.
         assert_eq!(store.search(&request).expect("again").version, version);
-        assert_eq!(store.route("prod", &key).expect("route").version, version);
+        assert_eq!(
+            store.aliases().route("prod", &key).expect("route").version,
+            version
+        );
         assert_eq!(version == 2, route_bucket("prod", key.as_bytes()) >= 90);
         to_v2 += usize::from(version == 2);
     }
@@ -352,7 +371,7 @@ fn compaction_renumbers_but_answers_the_same() {
         }
         batch.commit().expect("round");
     }
-    store.tag("default", 3, "old").expect("tag");
+    store.versions("default").tag(3, "old").expect("tag");
     let head = store.vectors("default").expect("vectors");
     assert_eq!(head.segments.len(), 6);
     let before = answer(&store, "default", "deploys budgets hotels item");
@@ -372,7 +391,11 @@ fn compaction_renumbers_but_answers_the_same() {
             .collect::<Vec<_>>()
     };
     let windows_before = windows("default");
-    let done = store.compact("default").expect("compact").expect("merged");
+    let done = store
+        .indexes()
+        .compact("default")
+        .expect("compact")
+        .expect("merged");
     assert_eq!(done.segments_merged, 6);
     assert_eq!(done.rows_dropped, done.rows_kept * 5);
     let head = store.vectors("default").expect("vectors");
@@ -397,9 +420,17 @@ fn compaction_renumbers_but_answers_the_same() {
         .results
         .iter()
         .all(|h| h.doc_id != "doc1" && h.doc_id != "doc2"));
-    assert!(store.compact("default").expect("compact").is_some());
+    assert!(store
+        .indexes()
+        .compact("default")
+        .expect("compact")
+        .is_some());
     assert!(
-        store.compact("default").expect("compact").is_none(),
+        store
+            .indexes()
+            .compact("default")
+            .expect("compact")
+            .is_none(),
         "nothing left to do"
     );
     let mut store = store;
@@ -435,9 +466,10 @@ fn gc_keeps_named_versions_and_their_answers() {
             .upsert(doc("lunch", &format!("Lunch is at {i} o'clock.")))
             .expect("update");
     }
-    store.tag("default", 2, "kept").expect("tag");
+    store.versions("default").tag(2, "kept").expect("tag");
     store
-        .set_alias("prod", &[route("default", 4, 100)])
+        .aliases()
+        .set("prod", &[route("default", 4, 100)])
         .expect("alias");
     let kept = answer(&store, "default@2", "lunch deploy");
     let aliased = answer(&store, "prod", "lunch deploy");
@@ -480,16 +512,17 @@ fn the_request_log_records_searches_and_feedback() {
         .expect("search");
     assert_eq!(second.request_id, Some(id + 1));
     store
+        .log()
         .feedback(id, Some(Rating::Down), Some("stale answer".into()))
         .expect("feedback");
     assert!(matches!(
-        store.feedback(999, Some(Rating::Up), None),
+        store.log().feedback(999, Some(Rating::Up), None),
         Err(WriteError::UnknownRequest { id: 999 })
     ));
     drop(store);
     // Closing the store made the unsynced entries durable.
     let store = options.open(&path).expect("reopen");
-    let log = store.log_entries().expect("log");
+    let log = store.log().entries().expect("log");
     assert_eq!(log.len(), 2);
     let first = &log[0];
     assert_eq!(first.request_id, id);

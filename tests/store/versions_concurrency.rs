@@ -29,7 +29,7 @@ fn readers_see_whole_versions_while_a_writer_commits() {
     let made: Arc<Mutex<HashMap<u64, usize>>> = Arc::new(Mutex::new(HashMap::from([(0, 0)])));
     let done = Arc::new(AtomicBool::new(false));
     let prod = |version| [route("default", version, 100)];
-    store.set_alias("prod", &prod(0)).expect("alias");
+    store.aliases().set("prod", &prod(0)).expect("alias");
 
     let observed = std::thread::scope(|scope| {
         let readers: Vec<_> = (0..4)
@@ -84,10 +84,11 @@ fn readers_see_whole_versions_while_a_writer_commits() {
                 }
             }
             store
-                .set_alias("prod", &prod(receipt.versions["default"]))
+                .aliases()
+                .set("prod", &prod(receipt.versions["default"]))
                 .expect("move alias");
             if b % 10 == 0 {
-                if let Some(c) = store.compact("default").expect("compact") {
+                if let Some(c) = store.indexes().compact("default").expect("compact") {
                     made.lock().expect("lock").insert(c.version, b);
                 }
                 store.gc(2).expect("gc");
@@ -171,7 +172,8 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_graph_build() 
             .expect("upsert");
     }
     store
-        .set_alias("prod", &[route("default", 2, 100)])
+        .aliases()
+        .set("prod", &[route("default", 2, 100)])
         .expect("alias");
 
     let (held, started_rx, release) = HeldGraph::new();
@@ -200,14 +202,16 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_graph_build() 
             ids.push(response.request_id.expect("logged"));
         }
         store
+            .log()
             .feedback(ids[7], Some(Rating::Up), Some("during a build".into()))
             .expect("feedback");
         store
-            .set_alias("prod", &[route("default", 1, 100)])
+            .aliases()
+            .set("prod", &[route("default", 1, 100)])
             .expect("alias switch");
         store.rollback("default", 1).expect("rollback");
         assert_eq!(
-            store.log_size().expect("log size").entries,
+            store.log().size().expect("log size").entries,
             searches as u64,
             "every logged search is written before the build ends"
         );
@@ -222,7 +226,8 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_graph_build() 
         "an operation waited for the graph build"
     );
     let rated = store
-        .log_entries()
+        .log()
+        .entries()
         .expect("log")
         .into_iter()
         .find(|e| e.request_id == rated_id)
@@ -279,13 +284,14 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_merge() {
     store.delete("d6").expect("delete");
     let before = head(&store, "default");
     store
-        .set_alias("prod", &[route("default", before, 100)])
+        .aliases()
+        .set("prod", &[route("default", before, 100)])
         .expect("alias");
     let answer_before = answer(&store, &format!("default@{before}"), "words items");
 
     let (held, started, release) = HeldGraph::new();
     let (merged, rated_id) = std::thread::scope(|scope| {
-        let merger = scope.spawn(|| store.compact_with("default", &held));
+        let merger = scope.spawn(|| store.indexes().compact_with("default", &held));
         started.recv().expect("the merge reaches its graph build");
 
         // Past two request-log writes, a feedback, an alias switch and a rollback, all
@@ -301,14 +307,16 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_merge() {
             ids.push(response.request_id.expect("logged"));
         }
         store
+            .log()
             .feedback(ids[7], Some(Rating::Up), Some("during a merge".into()))
             .expect("feedback");
         store
-            .set_alias("prod", &[route("default", 1, 100)])
+            .aliases()
+            .set("prod", &[route("default", 1, 100)])
             .expect("alias switch");
         store.rollback("default", before).expect("rollback");
         assert_eq!(
-            store.log_size().expect("log size").entries,
+            store.log().size().expect("log size").entries,
             searches as u64 + 1,
             "every logged search (and the one before) is written before the merge ends"
         );
@@ -325,7 +333,8 @@ fn logged_searches_feedback_aliases_and_rollback_never_wait_for_a_merge() {
     assert_eq!(merged.segments_merged, 4);
     assert_eq!((merged.rows_kept, merged.rows_dropped), (14, 2));
     let rated = store
-        .log_entries()
+        .log()
+        .entries()
         .expect("log")
         .into_iter()
         .find(|e| e.request_id == rated_id)
@@ -368,7 +377,7 @@ fn a_merge_lands_on_a_head_that_a_commit_changed_while_it_was_built() {
 
     let (held, started, release) = HeldGraph::new();
     let (merged, changed) = std::thread::scope(|scope| {
-        let merger = scope.spawn(|| store.compact_with("default", &held));
+        let merger = scope.spawn(|| store.indexes().compact_with("default", &held));
         started.recv().expect("the merge reaches its graph build");
         // Deletes and a replacement of children the merge copies, an ACL change of
         // another, and a new document, committed while the merge is built.
@@ -424,7 +433,11 @@ fn a_merge_lands_on_a_head_that_a_commit_changed_while_it_was_built() {
     store.set_acl("d4", Vec::<String>::new()).expect("acl");
     assert!(!shown(&store, "default", Access::Unrestricted).contains_key("d3"));
     assert!(shown(&store, "default", Access::public()).contains_key("d4"));
-    let again = store.compact("default").expect("compact").expect("merged");
+    let again = store
+        .indexes()
+        .compact("default")
+        .expect("compact")
+        .expect("merged");
     assert_eq!(again.rows_kept, 10);
     let mut store = store;
     let report = store.check_integrity().expect("check");

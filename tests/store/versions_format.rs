@@ -137,7 +137,7 @@ fn answers(store: &Store) -> String {
         writeln!(out, "{:?}", store.document(id).expect("document")).unwrap();
     }
     let mut targets = Vec::new();
-    for index in store.list_indexes().expect("indexes") {
+    for index in store.indexes().list().expect("indexes") {
         // As the format 1 to 8 builds printed it: `check_fixture_contents` checks the form,
         // and the vectors setting (listed since format 8) is checked apart.
         let form = format!(", embed_form: {:?}", index.spec.embed_form);
@@ -150,7 +150,7 @@ fn answers(store: &Store) -> String {
             }
         }
         targets.push(index.name.clone());
-        for version in store.versions(&index.name).expect("versions") {
+        for version in store.versions(&index.name).list().expect("versions") {
             writeln!(out, "  {version:?}").unwrap();
             targets.push(format!("{}@{}", index.name, version.version));
             for tag in &version.tags {
@@ -158,11 +158,11 @@ fn answers(store: &Store) -> String {
             }
         }
     }
-    for alias in store.aliases().expect("aliases") {
+    for alias in store.aliases().list().expect("aliases") {
         writeln!(out, "{alias:?}").unwrap();
         targets.push(alias.name.clone());
     }
-    for entry in store.log_entries().expect("log") {
+    for entry in store.log().entries().expect("log") {
         writeln!(out, "{}", log_line(&entry)).unwrap();
     }
     for target in targets {
@@ -223,7 +223,8 @@ fn recorded_answers(format: u32) -> String {
 /// Head answers must come through unchanged.
 fn live_answers(recorded: &str, store: &Store) -> String {
     let heads: Vec<(String, u64)> = store
-        .list_indexes()
+        .indexes()
+        .list()
         .expect("indexes")
         .into_iter()
         .map(|i| (i.name, i.head))
@@ -290,7 +291,7 @@ fn a_format1_file_is_upgraded_and_reads_as_before() {
         "version 1 showed the deleted `lunch`"
     );
     assert_eq!(answers(&store), expected);
-    let versions = store.versions("default").expect("versions");
+    let versions = store.versions("default").list().expect("versions");
     let changes: Vec<&str> = versions.iter().map(|v| v.change.as_str()).collect();
     assert_eq!(changes, ["create", "upsert 3", "upsert 1, delete 1"]);
     assert_eq!(store.document_ids().expect("ids"), ["handbook", "runbook"]);
@@ -304,9 +305,13 @@ fn a_format1_file_is_upgraded_and_reads_as_before() {
     let report = store.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
     // Version 2 features work on the upgraded file.
-    store.tag("default", 1, "before-upgrade").expect("tag");
     store
-        .set_alias("prod", &[route("default", 2, 100)])
+        .versions("default")
+        .tag(1, "before-upgrade")
+        .expect("tag");
+    store
+        .aliases()
+        .set("prod", &[route("default", 2, 100)])
         .expect("alias");
     drop(store);
     assert_eq!(stored_format(&path), FORMAT_VERSION);
@@ -387,7 +392,7 @@ fn a_format5_file_is_upgraded_and_its_log_kept() {
     let store = reader_options().open(&path).expect("open v5");
     // Format 6 only extended the logged requests: nothing else changes.
     assert_eq!(answers(&store), recorded_answers(5));
-    let log = store.log_entries().expect("log");
+    let log = store.log().entries().expect("log");
     let request = &log[0].request;
     assert_eq!(request.target, "prod");
     assert_eq!(request.filter, None);
@@ -395,7 +400,7 @@ fn a_format5_file_is_upgraded_and_its_log_kept() {
     let feedback = request.feedback.as_ref().expect("feedback");
     assert_eq!(feedback.note.as_deref(), Some("fixture"));
     assert_eq!((feedback.verdict, feedback.gold.len()), (None, 0));
-    let size = store.log_size().expect("size");
+    let size = store.log().size().expect("size");
     assert_eq!(size.entries, 1);
     assert!(size.bytes > 0, "log_bytes counts the upgraded record");
     check_fixture_contents(store, 5);
@@ -485,7 +490,7 @@ fn faq_metadata() -> std::collections::BTreeMap<String, MetadataValue> {
 /// What `regenerate_format8_fixture` (and, for formats 2 to 7, the same function in those
 /// builds, without the last batches) wrote.
 fn check_fixture_contents(mut store: Store, format: u32) {
-    let indexes = store.list_indexes().expect("indexes");
+    let indexes = store.indexes().list().expect("indexes");
     // Indexes of formats 1 to 6 embed the path as a prefix; the format 7 build gives
     // `default` the new form and every heading level, `small` the old form.
     // (The format 8 build adds `packed`, checked by its names and search below.)
@@ -526,15 +531,15 @@ fn check_fixture_contents(mut store: Store, format: u32) {
         };
         assert_eq!(index.vectors, want, "{}", index.name);
     }
-    let versions = store.versions("default").expect("versions");
+    let versions = store.versions("default").list().expect("versions");
     assert_eq!(versions[1].tags, ["first"]);
     assert_eq!(versions[2].aliases, ["prod", "split"]);
     assert!(versions[3].change.starts_with("compact 2 segments"));
     assert_eq!(versions[3].segments, 1);
-    let aliases = store.aliases().expect("aliases");
+    let aliases = store.aliases().list().expect("aliases");
     assert_eq!(aliases[1].name, "split");
     assert_eq!(aliases[1].routes.len(), 2);
-    let log = store.log_entries().expect("log");
+    let log = store.log().entries().expect("log");
     assert_eq!(log.len(), 1);
     let feedback = log[0].request.feedback.as_ref().expect("feedback");
     assert_eq!(feedback.rating, Some(Rating::Up));
@@ -736,7 +741,8 @@ fn regenerate_format8_fixture() {
         embed_form: EmbedForm::PathPrefix,
     };
     store
-        .create_index("small", config_like_default(&store, spec))
+        .indexes()
+        .create("small", config_like_default(&store, spec))
         .expect("small");
     let mut batch = store.batch();
     batch.upsert(Document::new(
@@ -746,19 +752,26 @@ fn regenerate_format8_fixture() {
     ));
     batch.delete("lunch");
     batch.commit().expect("v2");
-    store.compact("default").expect("compact").expect("merged");
-    store.tag("default", 1, "first").expect("tag");
     store
-        .set_alias("prod", &[route("default", 2, 100)])
+        .indexes()
+        .compact("default")
+        .expect("compact")
+        .expect("merged");
+    store.versions("default").tag(1, "first").expect("tag");
+    store
+        .aliases()
+        .set("prod", &[route("default", 2, 100)])
         .expect("prod");
     store
-        .set_alias("split", &[route("default", 1, 50), route("default", 2, 50)])
+        .aliases()
+        .set("split", &[route("default", 1, 50), route("default", 2, 50)])
         .expect("split");
     store.rollback("small", 1).expect("pin");
     let response = store
         .search(&SearchRequest::text("vacation days").target("prod"))
         .expect("search");
     store
+        .log()
         .feedback(
             response.request_id.expect("logged"),
             Some(Rating::Up),
@@ -794,6 +807,7 @@ fn regenerate_format8_fixture() {
         end_byte: 10,
     }]);
     store
+        .log()
         .annotate(response.request_id.expect("logged"), &annotation)
         .expect("annotate");
     // Format 8: a compressed index (a graph over its one segment, rows left in the file).
@@ -805,7 +819,7 @@ fn regenerate_format8_fixture() {
         vectors: folio::store::VectorStorage::compressed(),
         ..config_like_default(&store, ChunkSpec::default())
     };
-    store.create_index("packed", packed).expect("packed");
+    store.indexes().create("packed", packed).expect("packed");
     let mut store = store;
     store.compact_file().expect("compact the file");
 }

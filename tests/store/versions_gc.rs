@@ -26,7 +26,10 @@ fn the_file_plateaus_and_retained_versions_answer_the_same() {
     }
     batch.commit().expect("initial");
     let baseline = head(&store, "default");
-    store.tag("default", baseline, "baseline").expect("tag");
+    store
+        .versions("default")
+        .tag(baseline, "baseline")
+        .expect("tag");
     let queries = [
         "deploys budgets",
         "hotels printers round 3",
@@ -76,7 +79,7 @@ fn the_file_plateaus_and_retained_versions_answer_the_same() {
         after, before,
         "a retained version answers the same after gc"
     );
-    let versions = store.versions("default").expect("versions");
+    let versions = store.versions("default").list().expect("versions");
     assert!(
         versions.len() <= 3 + 1 + 1,
         "{} versions kept",

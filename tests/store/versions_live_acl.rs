@@ -71,12 +71,14 @@ fn a_revocation_reaches_every_retained_version() {
     store
         .upsert(doc("other", "Other falcon notes."))
         .expect("v2");
-    store.tag("default", 1, "first").expect("tag");
+    store.versions("default").tag(1, "first").expect("tag");
     store
-        .set_alias("prod", &[route("default", 1, 100)])
+        .aliases()
+        .set("prod", &[route("default", 1, 100)])
         .expect("prod");
     store
-        .set_alias("gray", &[route("default", 1, 50), route("default", 2, 50)])
+        .aliases()
+        .set("gray", &[route("default", 1, 50), route("default", 2, 50)])
         .expect("gray");
     let targets = ["default@1", "default@first", "prod", "default@2"];
     for target in targets {
@@ -99,7 +101,7 @@ fn a_revocation_reaches_every_retained_version() {
         assert!(!ids.contains(&"secret".to_string()), "gray, key {key}");
     }
     // The head shows b what the head's ACL says.
-    store.unpin("default").expect("unpin");
+    store.versions("default").unpin().expect("unpin");
     assert!(seen(&store, "default", &["b"]).contains(&"secret".to_string()));
     assert!(!seen(&store, "default", &["a"]).contains(&"secret".to_string()));
     // Rolling back after the revocation re-grants nothing.
@@ -116,7 +118,8 @@ fn deletions_are_live_and_rollback_never_resurrects() {
     let (_dir, store) = temp_store(small_options());
     seed(&store);
     store
-        .set_alias("prod", &[route("default", 1, 100)])
+        .aliases()
+        .set("prod", &[route("default", 1, 100)])
         .expect("prod");
     store.delete("memo").expect("v2");
     for target in ["default@1", "prod", "default"] {
@@ -181,16 +184,21 @@ fn revocations_survive_compaction_gc_and_reopen() {
     store.upsert(secret()).expect("v1");
     store.upsert(memo()).expect("v2");
     let compacted = store
+        .indexes()
         .compact("default")
         .expect("compact")
         .expect("merged")
         .version;
-    store.tag("default", 1, "first").expect("tag");
-    store.tag("default", compacted, "merged").expect("tag");
+    store.versions("default").tag(1, "first").expect("tag");
     store
-        .create_index("second", config_like_default(&store, ChunkSpec::default()))
+        .versions("default")
+        .tag(compacted, "merged")
+        .expect("tag");
+    store
+        .indexes()
+        .create("second", config_like_default(&store, ChunkSpec::default()))
         .expect("second index");
-    store.tag("second", 1, "built").expect("tag");
+    store.versions("second").tag(1, "built").expect("tag");
     for target in ["default@first", "default@merged", "second@built"] {
         assert!(seen(&store, target, &["a"]).contains(&"secret".to_string()));
     }
@@ -212,7 +220,7 @@ fn revocations_survive_compaction_gc_and_reopen() {
         assert!(seen(&store, target, &["a"]).contains(&"secret".to_string()));
     }
     store.delete("secret").expect("delete");
-    store.compact("default").expect("compact");
+    store.indexes().compact("default").expect("compact");
     store.gc(1).expect("gc");
     for (target, left) in [
         ("default@first", &[][..]),

@@ -67,6 +67,7 @@ fn run(policy: MergePolicy) -> Measure {
     }
     let merged: u64 = store
         .versions("default")
+        .list()
         .expect("versions")
         .iter()
         .filter_map(|v| {

@@ -129,16 +129,17 @@ fn index_parameters_a_decoder_bounds_are_refused_and_nothing_is_written() {
             "dimension",
         ),
     ];
-    let before = store.list_indexes().expect("list");
+    let before = store.indexes().list().expect("list");
     for (i, (config, name)) in cases.into_iter().enumerate() {
         let e = store
-            .create_index(&format!("bad{i}"), config)
+            .indexes()
+            .create(&format!("bad{i}"), config)
             .expect_err("refused");
         assert_eq!(refused_parameter(&e), Some(name), "case {i}: {e}");
         assert!(e.to_string().contains(name), "{e}");
     }
     // Nothing was written: the same index, at the same version, and a clean check.
-    assert_eq!(store.list_indexes().expect("list"), before);
+    assert_eq!(store.indexes().list().expect("list"), before);
     assert!(store.check_integrity_ok());
     drop(store);
 
@@ -172,7 +173,7 @@ fn index_parameters_a_decoder_bounds_are_refused_and_nothing_is_written() {
         embedder: IndexEmbedder::Registered("wide".into()),
         ..config(spec, GraphParams::default())
     };
-    let e = store.create_index("wide", wide).expect_err("refused");
+    let e = store.indexes().create("wide", wide).expect_err("refused");
     assert_eq!(refused_parameter(&e), Some("dimension"), "{e}");
     assert!(store.check_integrity_ok());
 }
@@ -332,7 +333,7 @@ fn a_store_whose_index_does_not_load_still_opens() {
     assert!(report.problems[0].contains("`wide`"));
     drop(handle);
 
-    store.drop_index("wide").expect("drop the bad index");
+    store.indexes().drop("wide").expect("drop the bad index");
     assert!(store.unavailable_indexes().is_empty());
     store
         .upsert(Document::new("new", SourceFormat::Text, "A new document."))

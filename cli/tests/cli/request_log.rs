@@ -70,6 +70,7 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
         .unwrap();
     // "rollback" is bytes 8..16 of DEPLOY; "café" makes lunch's byte and char offsets differ.
     store
+        .log()
         .annotate(
             id,
             &annotation(|a| {
@@ -90,6 +91,7 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
     let lunch = "Lunch is served at noon. The café closes at three.";
     let closes = lunch.find("closes").unwrap() as u64;
     store
+        .log()
         .annotate(
             other,
             &annotation(|a| {
@@ -109,11 +111,11 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
             }),
         )
         .expect("annotate");
-    assert!(store.annotate(999, &Annotation::default()).is_err());
+    assert!(store.log().annotate(999, &Annotation::default()).is_err());
     drop(store);
 
     let store = options.open(&path).expect("reopen");
-    let log = store.log_entries().expect("log");
+    let log = store.log().entries().expect("log");
     assert_eq!(log.len(), 2);
     let r = &log[0].request;
     assert_eq!(r.filter.as_deref(), Some(filter.to_string().as_str()));
@@ -137,7 +139,7 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
 
     let mut wrong = Selection::default();
     wrong.wrong = true;
-    let picked = store.log_select(&wrong).expect("select");
+    let picked = store.log().select(&wrong).expect("select");
     assert_eq!(
         picked.iter().map(|e| e.request_id).collect::<Vec<_>>(),
         vec![id]
@@ -164,7 +166,7 @@ fn annotations_survive_reopen_and_selected_failures_become_questions() {
     );
 
     // Gold on a document with a multi-byte character: code points counted independently.
-    let all = store.log_select(&Selection::default()).expect("select");
+    let all = store.log().select(&Selection::default()).expect("select");
     let (question, dropped) = QuestionRecord::from_logged(&all[1], text_of).unwrap();
     assert_eq!(
         dropped.len(),
@@ -186,9 +188,10 @@ fn reports_count_and_compare_versions() {
     let (_dir, store) = temp_store(small_options().log_requests(true));
     // Version 1: latencies 1..=20 ms, 100 tokens; version 2: 11..=30 ms, 150 tokens.
     for i in 1..=20u64 {
-        store.log_request(&made_up(1, i, i, 100)).unwrap();
+        store.log().record(&made_up(1, i, i, 100)).unwrap();
         store
-            .log_request(&made_up(2, 100 + i, 10 + i, 150))
+            .log()
+            .record(&made_up(2, 100 + i, 10 + i, 150))
             .unwrap();
     }
     // Ids alternate v1, v2 from 1. v1: 12 up of 16 rated; v2: 6 up of 16.
@@ -197,11 +200,12 @@ fn reports_count_and_compare_versions() {
         let up2 = k < 6;
         let rate =
             |up: bool| annotation(|a| a.rating = Some(if up { Rating::Up } else { Rating::Down }));
-        store.annotate(2 * k + 1, &rate(up1)).unwrap();
-        store.annotate(2 * k + 2, &rate(up2)).unwrap();
+        store.log().annotate(2 * k + 1, &rate(up1)).unwrap();
+        store.log().annotate(2 * k + 2, &rate(up2)).unwrap();
     }
     let report = store
-        .log_report(GroupBy::Version, 60, None)
+        .log()
+        .report(GroupBy::Version, 60, None)
         .expect("report");
     let (a, b) = (&report.groups[0], &report.groups[1]);
     assert_eq!(
@@ -256,41 +260,42 @@ fn trims_keep_the_newest_in_bounded_commits() {
     let (_dir, store) = temp_store(small_options().log_requests(true));
     let n = 2 * TRIM_BATCH as u64 + 100;
     for i in 0..n {
-        store.log_request(&made_up(1, i, 1, 10)).unwrap();
+        store.log().record(&made_up(1, i, 1, 10)).unwrap();
     }
-    let before = store.trim_log(Trim::Before(300 * 1000)).expect("trim");
+    let before = store.log().trim(Trim::Before(300 * 1000)).expect("trim");
     assert_eq!(
         (before.removed, before.kept, before.commits),
         (300, n - 300, 2)
     );
-    let log = store.log_entries().unwrap();
+    let log = store.log().entries().unwrap();
     assert_eq!(log[0].request.time_ms, 300 * 1000);
-    let keep = store.trim_log(Trim::Keep(50)).expect("trim");
+    let keep = store.log().trim(Trim::Keep(50)).expect("trim");
     assert_eq!((keep.removed, keep.kept, keep.commits), (n - 350, 50, 2));
     let ids: Vec<u64> = store
-        .log_entries()
+        .log()
+        .entries()
         .unwrap()
         .iter()
         .map(|e| e.request_id)
         .collect();
     assert_eq!(ids, ((n - 50 + 1)..=n).collect::<Vec<_>>());
-    let size = store.log_size().unwrap();
+    let size = store.log().size().unwrap();
     assert_eq!(size.entries, 50);
     let bytes = size.bytes;
     assert!(bytes > 0);
     // The cap deletes the oldest as new entries are written.
-    store.set_log_cap(Some(bytes / 2)).unwrap();
+    store.log().set_cap(Some(bytes / 2)).unwrap();
     for i in 0..64 {
-        store.log_request(&made_up(1, 10_000 + i, 1, 10)).unwrap();
+        store.log().record(&made_up(1, 10_000 + i, 1, 10)).unwrap();
     }
-    let size = store.log_size().unwrap();
+    let size = store.log().size().unwrap();
     assert!(
         size.bytes <= bytes / 2,
         "{size:?} over the cap {}",
         bytes / 2
     );
     assert_eq!(size.cap, Some(bytes / 2));
-    let newest = store.log_entries().unwrap().last().unwrap().request_id;
+    let newest = store.log().entries().unwrap().last().unwrap().request_id;
     assert_eq!(newest, n + 64, "the newest entry is kept");
 }
 
@@ -300,7 +305,7 @@ fn trimming_under_concurrent_searches_and_a_writer_plateaus() {
     let (dir, store) = temp_store(small_options().log_requests(true));
     let path = dir.path().join("s.folio");
     seed(&store);
-    store.set_log_cap(Some(64 * 1024)).unwrap();
+    store.log().set_cap(Some(64 * 1024)).unwrap();
     let queries = ["rollback deploy", "dashboards", "lunch noon", "café"];
     let mut sizes = Vec::new();
     for round in 0..ROUNDS {
@@ -326,9 +331,9 @@ fn trimming_under_concurrent_searches_and_a_writer_plateaus() {
                 store.gc(2).expect("gc");
             });
             s.spawn(|| {
-                store.trim_log(Trim::Keep(150)).expect("trim");
+                store.log().trim(Trim::Keep(150)).expect("trim");
                 // No torn read: ids strictly increase, every query is one that was asked.
-                let log = store.log_entries().expect("log");
+                let log = store.log().entries().expect("log");
                 let asked: HashSet<&str> = queries.into_iter().collect();
                 for pair in log.windows(2) {
                     assert!(pair[0].request_id < pair[1].request_id);
@@ -346,9 +351,9 @@ fn trimming_under_concurrent_searches_and_a_writer_plateaus() {
     let peaks = assert_plateau(&sizes);
     println!(
         "file size peaks by third: {peaks:?} bytes; log {:?}",
-        store.log_size().unwrap()
+        store.log().size().unwrap()
     );
-    let size = store.log_size().unwrap();
+    let size = store.log().size().unwrap();
     assert!(size.bytes <= 64 * 1024 + 8 * 1024, "{size:?}");
     let mut store = store;
     let report = store.check_integrity().expect("check");

@@ -63,7 +63,8 @@ fn writer_child() {
         }
         let version = batch.commit().expect("commit").versions["default"];
         store
-            .set_alias("live", &[route("default", version, 100)])
+            .aliases()
+            .set("live", &[route("default", version, 100)])
             .expect("alias");
         println!("COMMIT {version} {}", now_us());
         std::thread::sleep(Duration::from_millis(15));
@@ -160,7 +161,8 @@ fn eight_reader_processes_follow_one_writer() {
     let path = dir.path().join("shared.folio");
     let store = small_options().open(&path).expect("create");
     store
-        .set_alias("live", &[route("default", 0, 100)])
+        .aliases()
+        .set("live", &[route("default", 0, 100)])
         .expect("alias");
     drop(store);
     let (send, lines) = mpsc::channel();
@@ -273,7 +275,8 @@ fn seeded(dir: &Path) -> PathBuf {
     batch.upsert(doc("lunch", "Lunch is served at noon in the cafeteria."));
     batch.commit().expect("commit");
     store
-        .set_alias("prod", &[route("default", 1, 100)])
+        .aliases()
+        .set("prod", &[route("default", 1, 100)])
         .expect("alias");
     store
         .search(&SearchRequest::text("rollback"))
@@ -536,13 +539,15 @@ fn a_reader_follows_the_writer_without_reopening() {
 
     // A new index, a moved alias, a tag: all seen at the next read.
     let config = config_like_default(&writer, ChunkSpec::default());
-    writer.create_index("second", config).expect("index");
+    writer.indexes().create("second", config).expect("index");
     writer
-        .set_alias("prod", &[route("second", 1, 100)])
+        .aliases()
+        .set("prod", &[route("second", 1, 100)])
         .expect("alias");
     assert_eq!(
         reader
-            .list_indexes()
+            .indexes()
+            .list()
             .expect("indexes")
             .iter()
             .map(|i| i.name.as_str())
@@ -554,9 +559,10 @@ fn a_reader_follows_the_writer_without_reopening() {
 
     // A dropped index and collected versions are gone for the reader too.
     writer
-        .set_alias("prod", &[route("default", 2, 100)])
+        .aliases()
+        .set("prod", &[route("default", 2, 100)])
         .expect("alias");
-    writer.drop_index("second").expect("drop");
+    writer.indexes().drop("second").expect("drop");
     let mut batch = writer.batch();
     batch.delete("lunch");
     batch.commit().expect("commit");
@@ -584,7 +590,7 @@ fn a_reader_follows_the_writer_without_reopening() {
         Err(WriteError::Storage(StorageError::ReadOnly))
     ));
     assert!(matches!(
-        reader.set_alias("x", &[route("default", 3, 100)]),
+        reader.aliases().set("x", &[route("default", 3, 100)]),
         Err(IndexError::Storage(StorageError::ReadOnly))
     ));
     let mut reader = reader;
@@ -724,7 +730,8 @@ fn a_reader_never_serves_what_the_writer_revoked() {
     batch.upsert(doc("lunch", "Lunch is served at noon."));
     batch.commit().expect("commit");
     writer
-        .set_alias("prod", &[route("default", 1, 100)])
+        .aliases()
+        .set("prod", &[route("default", 1, 100)])
         .expect("alias");
     let reader = reader_options().open(&path).expect("reader");
     let ids = |target: &str| -> Vec<String> {

@@ -93,7 +93,8 @@ fn logged_failures_replay_between_the_gray_release_versions() {
         weight: 50,
     };
     store
-        .set_alias("gray", &[half("kb"), half("kb_pc")])
+        .aliases()
+        .set("gray", &[half("kb"), half("kb_pc")])
         .unwrap();
     let users: Vec<Vec<String>> = (0..USERS)
         .map(|u| [vec![format!("u{u}")], groups(&mut rng)].concat())
@@ -152,14 +153,14 @@ fn logged_failures_replay_between_the_gray_release_versions() {
         if note.rating == Some(Rating::Down) && failed.is_none() {
             continue; // the hidden document's other half: no feedback
         }
-        store.annotate(id, &note).unwrap();
+        store.log().annotate(id, &note).unwrap();
         if let Some(gold) = failed {
             let index = response.index.clone();
             failures.insert(id, Failure { user, index, gold });
         }
     }
     // The split: both versions answered, as the log says.
-    let log = store.log_entries().unwrap();
+    let log = store.log().entries().unwrap();
     assert_eq!(log.len(), SEARCHES);
     let mut logged: BTreeMap<String, usize> = BTreeMap::new();
     for entry in &log {
@@ -173,7 +174,7 @@ fn logged_failures_replay_between_the_gray_release_versions() {
     let mut selection = Selection::default();
     selection.thumb_down = true;
     selection.wrong = true;
-    let picked = store.log_select(&selection).unwrap();
+    let picked = store.log().select(&selection).unwrap();
     assert_eq!(
         picked.iter().map(|e| e.request_id).collect::<Vec<_>>(),
         failures.keys().copied().collect::<Vec<_>>()

@@ -40,9 +40,10 @@ fn build(path: &Path) -> Store {
                 .with_acl(acls[i].iter().copied())
         }),
     );
-    store.tag("kb", 1, "stable").unwrap();
+    store.versions("kb").tag(1, "stable").unwrap();
     store
-        .set_alias(
+        .aliases()
+        .set(
             "next",
             &[Route {
                 index: "kb_pc".into(),

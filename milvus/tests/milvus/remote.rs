@@ -229,12 +229,12 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
     // A version whose collection is incomplete (absent) is refused, and nothing moves.
     let refused = remote.set_alias(&store, "prod", "default", v3, "folio");
     assert!(refused.is_err());
-    assert_eq!(store.aliases().unwrap()[0].routes[0].version, v2);
+    assert_eq!(store.aliases().list().unwrap()[0].routes[0].version, v2);
     // Rollback moves both; to an unpublished version it is refused.
     let back = remote.rollback(&store, "prod", v1, "folio").unwrap();
     assert_eq!(back.outcome, AliasOutcome::Moved);
     assert!(remote.rollback(&store, "prod", v3, "folio").is_err());
-    assert_eq!(store.aliases().unwrap()[0].routes[0].version, v1);
+    assert_eq!(store.aliases().list().unwrap()[0].routes[0].version, v1);
     remote
         .set_alias(&store, "prod", "default", v2, "folio")
         .unwrap();
@@ -267,7 +267,7 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
     assert_eq!(compared, 2 * 5 * QUERIES.len() * 2);
 
     // The request log names the version that answered and the remote target.
-    let logged = store.log_entries().unwrap();
+    let logged = store.log().entries().unwrap();
     let remote_logged: Vec<_> = logged
         .iter()
         .filter(|e| e.request.target == "milvus:prod")

@@ -5,7 +5,7 @@
 //! (and when the store closes, and before an annotation, a trim or a file compaction): a
 //! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
 //! phases and refuses commits without one. A crash loses at most the entries not written
-//! yet. This handle's [`crate::Store::log_entries`] includes them; other processes see them once
+//! yet. This handle's [`crate::store::Log::entries`] includes them; other processes see them once
 //! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
 //! entries' lock, so other searches go on logging; it waits only for another log write or
 //! a commit's short write transaction (a commit builds its graphs before taking it). Letting
@@ -100,7 +100,7 @@ impl<'s> Logbook<'s> {
     }
 }
 
-/// Which logged requests [`crate::Store::trim_log`] deletes.
+/// Which logged requests [`crate::store::Log::trim`] deletes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Trim {

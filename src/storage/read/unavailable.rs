@@ -3,7 +3,7 @@
 //! have to update every index are refused until the index is dropped.
 
 /// An index the store could not load: a damaged segment, or graph parameters that an older
-/// folio accepted and no decoder reads. Drop it ([`crate::Store::drop_index`]) and create it again.
+/// folio accepted and no decoder reads. Drop it ([`crate::store::Indexes::drop`]) and create it again.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct UnavailableIndex {
     /// The index's name.

@@ -122,7 +122,7 @@ pub struct CommitReceipt {
     /// under way is left to that merge.
     pub merged: BTreeMap<String, u64>,
     /// Why the merge policy failed after the commit, if it did. The batch itself is
-    /// committed either way; the next commit (or [`crate::Store::compact`]) tries the merge again.
+    /// committed either way; the next commit (or [`crate::store::Indexes::compact`]) tries the merge again.
     pub merge_error: Option<String>,
 }
 

@@ -102,7 +102,7 @@ impl Writer<'_> {
         self.compact_with(index, &NoProgress)
     }
 
-    /// Like [`crate::Store::compact`], reporting the graph build. The merged segment (its graph
+    /// Like [`crate::store::Indexes::compact`], reporting the graph build. The merged segment (its graph
     /// included) is built without the writer lock, so searches, request-log writes,
     /// feedback, alias switches, rollbacks and batches never wait for it; it waits for a
     /// merge of the same index already under way.

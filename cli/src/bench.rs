@@ -17,7 +17,7 @@ pub(crate) enum BenchCommand {
     /// Filtered ANN: build the dataset's index in a store (one principal per filter), sweep
     /// ef per filter, print recall@k and single-thread QPS in the kit's tables.
     Ann(AnnArgs),
-    /// The scale curve: from the point files of `scripts/scale_curve.sh` (one per dataset
+    /// The scale curve: from the point files of `scripts/bench/scale_curve.sh` (one per dataset
     /// and size), the median QPS at a recall target per filter and engine, a table per size
     /// (printed), and optionally a PNG of QPS against size and the tables as JSON.
     Curve(CurveArgs),

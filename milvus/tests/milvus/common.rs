@@ -1,6 +1,6 @@
 //! A milvus-lite server on 127.0.0.1 for one test: a free port, a data directory of its own,
 //! killed when dropped. The server is `$FOLIO_MILVUS_LITE`, else the pinned install
-//! `scripts/install_milvus_lite.sh` makes in `target/milvus-lite`.
+//! `scripts/ci/install_milvus_lite.sh` makes in `target/milvus-lite`.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ fn executable() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/milvus-lite/bin/milvus-lite");
     assert!(
         pinned.exists(),
-        "milvus-lite is not installed: run scripts/install_milvus_lite.sh or set FOLIO_MILVUS_LITE"
+        "milvus-lite is not installed: run scripts/ci/install_milvus_lite.sh or set FOLIO_MILVUS_LITE"
     );
     pinned
 }

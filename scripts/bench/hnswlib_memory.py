@@ -2,9 +2,10 @@
 `folio bench ann` measures its own: VmRSS after minus before (the base vectors already
 loaded), and the peak (VmHWM, reset just before through /proc/self/clear_refs) minus before.
 
-Usage: PY scripts/hnswlib_memory.py DATA/clustered-128 [--threads 2] [--m 16] [--efc 200] [--json OUT]
+Usage: PY scripts/bench/hnswlib_memory.py DATA/clustered-128 [--threads 2] [--m 16] [--efc 200] [--json OUT]
 Prints one line per measurement (and with --json writes them as one build record in the kit's
-results.json shape, with folio's field names); needs the kit's venv (numpy, hnswlib).
+results.json shape, with folio's field names); needs the kit's venv (numpy, hnswlib:
+scripts/bench/requirements.txt).
 """
 import argparse
 import json

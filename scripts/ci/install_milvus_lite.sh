@@ -4,7 +4,7 @@
 # stubs without declaring it, so pymilvus is pinned beside it. The tests find the server at
 # target/milvus-lite/bin/milvus-lite, or at $FOLIO_MILVUS_LITE.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 venv=target/milvus-lite
 pins="milvus-lite==3.2.2 pymilvus==3.0.2"
 if [ -x "$venv/bin/milvus-lite" ] && [ "$(cat "$venv/pins" 2>/dev/null)" = "$pins" ]; then

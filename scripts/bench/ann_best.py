@@ -2,7 +2,7 @@
 """folio against the best peer per filter, round by round (docs/benchmarks/ann.md).
 
 Usage: ann_best.py ROUND_DIR [ROUND_DIR ...]; each holds results.json (faiss, hnswlib,
-usearch), exact/results.json and folio.json, as scripts/ann_bench.sh writes them. Prints a
+usearch), exact/results.json and folio.json, as scripts/bench/ann_bench.sh writes them. Prints a
 Markdown table: per filter, the best peer (by median QPS over rounds), folio's median QPS,
 the median of folio / best-peer-of-the-same-round with the per-round ratios, and folio /
 hnswlib. QPS is the best single-thread QPS at recall@10 >= 0.95."""

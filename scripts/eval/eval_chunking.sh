@@ -2,14 +2,14 @@
 # Reproduces docs/benchmarks/chunking.md's tables: folio's strategies and the peers' chunks
 # on the three shared data sets, with the built-in hash embedder (dim 2048).
 #
-#   scripts/eval_chunking.sh [OUT_DIR]      # default: target/eval
+#   scripts/eval/eval_chunking.sh [OUT_DIR]      # default: target/eval
 #
-# Needs the peers' chunks first (see scripts/peer_chunks.py for the venv):
-#   python scripts/peer_chunks.py --docs ../shared/data/$SET/docs.jsonl --out $OUT_DIR/peers/$SET
+# Needs the peers' chunks first (see scripts/eval/peer_chunks.py for the venv):
+#   python scripts/eval/peer_chunks.py --docs ../shared/data/$SET/docs.jsonl --out $OUT_DIR/peers/$SET
 # Data sets whose peer folder is missing are run with folio's strategies only.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-target/eval}
 data=${DATA:-../shared/data}
 mkdir -p "$out"
@@ -40,7 +40,7 @@ run() {
   local peer_args
   mapfile -t peer_args < <(peers "$set" "${PEERS[@]}")
   echo "== $name" >&2
-  /usr/bin/time -f "$name: %e s wall" "$folio" eval \
+  command time -f "$name: %e s wall" "$folio" eval \
     --docs "$data/$set/${DOCS:-docs.jsonl}" --queries "$data/$set/$queries" \
     "${ours[@]}" "${peer_args[@]}" "$@" \
     --csv "$out/$name.csv" --md "$out/$name.md" --plot "$out/$name.png" | tee "$out/$name.txt"

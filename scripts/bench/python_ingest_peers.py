@@ -14,7 +14,8 @@ from the first write until the last commit has returned:
 
 Sizes are the bytes of every file in the store's directory after it is closed.
 
-    python scripts/python_ingest_peers.py [N] [BATCH] [folio,chroma,lance]   # venv with folio_store, chromadb, lancedb
+    pip install -r scripts/bench/requirements-ingest.txt target/python/wheels/folio_store-*.whl
+    python scripts/bench/python_ingest_peers.py [N] [BATCH] [folio,chroma,lance]
 """
 
 import sys

@@ -2,21 +2,23 @@
 # Compressed mode (docs/benchmarks/ann.md): at one size of the kit's clustered-128 (default 1M), back to back
 # in one run: folio default and folio compressed (each built, reopened and swept, with its
 # resident memory over the build, the reopen and the searches), faiss IndexHNSWSQ (SQ8,
-# scripts/faiss_sq8.py) and hnswlib (build memory, scripts/hnswlib_memory.py; QPS,
+# scripts/bench/faiss_sq8.py) and hnswlib (build memory, scripts/bench/hnswlib_memory.py; QPS,
 # ann_peers.py), same M and ef_construction, 2 build threads, under nice. Each step's wall
 # time goes to OUT/steps.md. CI does not run it.
-# Usage: scripts/compressed_bench.sh [OUT]
+# Usage, from the repository root: scripts/bench/compressed_bench.sh [OUT]   (default
+#   target/bench/compressed)
 #   env: N (1000000), RESCORE (compressed re-score width, the default when empty), PY (the
-#   kit's venv: numpy, faiss-cpu, hnswlib), BENCH (the kit), DATA (generated datasets),
-#   FOLIO (the binary), HNSWLIB (0 skips the two hnswlib steps)
+#   kit's venv, scripts/bench/requirements.txt, default target/bench/venv), BENCH (the kit),
+#   DATA (generated datasets, default target/bench/ann-scale), FOLIO (the binary), HNSWLIB
+#   (0 skips the two hnswlib steps)
 set -u
-OUT=${1:-/tmp/compressed}
+OUT=${1:-target/bench/compressed}
 N=${N:-1000000}
 RESCORE=${RESCORE:-}
 FOLIO=${FOLIO:-target/release/folio}
-PY=${PY:-/work/venvs/ann/bin/python}
+PY=${PY:-target/bench/venv/bin/python}
 BENCH=${BENCH:-../shared/bench}
-DATA=${DATA:-/tmp/ann-scale}
+DATA=${DATA:-target/bench/ann-scale}
 FILTERS=none,random_0.1,correlated_0.1,random_0.01,correlated_0.001
 R="--time-budget 1 --min-queries 100 --queries 500 --stop-recall 0.99"
 HERE=$(cd "$(dirname "$0")" && pwd)

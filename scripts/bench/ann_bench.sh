@@ -1,16 +1,18 @@
 #!/bin/bash
 # The filtered-ANN measurements of docs/benchmarks/ann.md: per dataset a full run
 # (peers, then folio, merged report), back-to-back rounds with ratios, then builds back to
-# back (hnswlib first, then folio first). Needs the kit's venv and data:
-#   python3 -m venv /tmp/annvenv && /tmp/annvenv/bin/pip install numpy==2.4.6 faiss-cpu==1.15.1 hnswlib==0.8.0 usearch==2.26.6
-#   /tmp/annvenv/bin/python ../shared/bench/ann_data.py --out /tmp/ann --dataset all
-# Usage: scripts/ann_bench.sh [OUT]   (env: FOLIO, PY, BENCH, DATA, ROUNDS, DATASETS)
+# back (hnswlib first, then folio first). Run from the repository root; needs the kit's venv
+# (scripts/bench/requirements.txt) and data:
+#   python3 -m venv target/bench/venv && target/bench/venv/bin/pip install -r scripts/bench/requirements.txt
+#   target/bench/venv/bin/python ../shared/bench/ann_data.py --out target/bench/ann --dataset all
+# Usage: scripts/bench/ann_bench.sh [OUT]   (default target/bench/annbench;
+#   env: FOLIO, PY, BENCH, DATA, ROUNDS, DATASETS)
 set -u
-OUT=${1:-/tmp/annbench}
+OUT=${1:-target/bench/annbench}
 FOLIO=${FOLIO:-target/release/folio}
-PY=${PY:-/tmp/annvenv/bin/python}
+PY=${PY:-target/bench/venv/bin/python}
 BENCH=${BENCH:-../shared/bench}
-DATA=${DATA:-/tmp/ann}
+DATA=${DATA:-target/bench/ann}
 ROUNDS=${ROUNDS:-4}
 export OPENBLAS_NUM_THREADS=1
 mkdir -p "$OUT"

@@ -5,7 +5,7 @@
 # tools live in target/python/tools (installed once, pinned); the test environment is made
 # anew each run, so the wheel is tested as a user installs it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=target/python
 tools=$out/tools
 if [ ! -x "$tools/bin/maturin" ]; then

@@ -5,11 +5,11 @@ already loaded; peaks from VmHWM, reset through /proc/self/clear_refs), then the
 sweep per filter (single-thread QPS, recall@k against the kit's exact ground truth). The
 kit's ann_peers.py has no SQ8 peer; this reuses its timing and recall code.
 
-Usage: PY scripts/faiss_sq8.py DATA/clustered-128 [--kit ../shared/bench] [--threads 2] [--m 16]
+Usage: PY scripts/bench/faiss_sq8.py DATA/clustered-128 [--kit ../shared/bench] [--threads 2] [--m 16]
            [--efc 200] [--queries 500] [--time-budget 1] [--min-queries 100] [--stop-recall 0.99]
            [--json OUT]
 Prints one line per measurement; --json writes the records (kit results.json shape, peer
-`faiss-sq8`) for `ann_peers.py --merge`.
+`faiss-sq8`) for `ann_peers.py --merge`. PY is the kit's venv (scripts/bench/requirements.txt).
 """
 import argparse
 import json
@@ -30,7 +30,7 @@ from hnswlib_memory import reset_peak, status  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
-    ap.add_argument("--kit", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "bench"))
+    ap.add_argument("--kit", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "bench"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--efc", type=int, default=200)

@@ -5,7 +5,7 @@ Measures what folio should embed without rebuilding it: `folio eval` embeds each
 `embed_text` and scores its `text`, so the variants differ only in the embedded text.
 
     folio eval --docs DOCS --queries Q --embed-dim 512 --strategy structure:500 --store-dir S
-    python scripts/embed_variants.py --docs DOCS --store S/00-structure-500.folio --out DIR
+    python scripts/eval/embed_variants.py --docs DOCS --store S/00-structure-500.folio --out DIR
 
 Variants (DIR/<name>.jsonl), for Markdown documents:
 - `v0`: the store's own embed_text;

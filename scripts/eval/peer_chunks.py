@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Run peers' chunkers over a documents file and write their chunks as folio external chunks.
 
-Install (Python 3.11, in a venv), the versions of ../shared/bench/CHUNK_ANCHORS.md:
+Install (Python 3.11, in a venv) scripts/eval/requirements.txt, the versions of
+../shared/bench/CHUNK_ANCHORS.md:
 
-    pip install langchain-text-splitters==1.1.3 semantic-text-splitter==0.33.1 chonkie==1.7.0
+    pip install -r scripts/eval/requirements.txt
 
 Usage:
 
-    python scripts/peer_chunks.py --docs ../shared/data/conditionalqa/docs.jsonl --out /tmp/peers \
+    python scripts/eval/peer_chunks.py --docs ../shared/data/conditionalqa/docs.jsonl \
+        --out target/eval/peers/conditionalqa \
         [--size 500] [--peers lc-rec,sts-md]
 
 Input: JSON Lines with at least `doc_id` and `text` (the format of shared/data/*/docs.jsonl).

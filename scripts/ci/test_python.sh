@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Builds the Python package (python/, PyO3 + maturin) into an abi3 wheel, installs it in a
 # fresh virtual environment with pinned pytest, numpy and the adapters' frameworks
-# (langchain-core, llama-index-core), and runs python/tests. The build
-# tools live in target/python/tools (installed once, pinned); the test environment is made
-# anew each run, so the wheel is tested as a user installs it.
+# (langchain-core, llama-index-core), and runs python/tests. The build tools live in
+# target/python/tools (installed once, pinned); the test environment is made anew each run,
+# so the wheel is tested as a user installs it.
+#
+# `--prepare` only makes the tools and the fresh environment (the downloads, no compiling):
+# `.ci/run` does it in the background while Rust compiles; the next run without it then
+# uses that environment once (and makes a new one when there is none).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=target/python
 tools=$out/tools
-if [ ! -x "$tools/bin/maturin" ]; then
-  python3 -m venv "$tools"
-  "$tools/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0
+
+prepare() {
+  if [ ! -x "$tools/bin/maturin" ]; then
+    python3 -m venv "$tools"
+    "$tools/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0
+  fi
+  rm -rf "$out/venv"
+  python3 -m venv "$out/venv"
+  "$out/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.0.3 numpy==2.4.6 \
+    langchain-core==1.8.1 llama-index-core==0.14.25
+  touch "$out/venv/unused"
+}
+
+if [ "${1:-}" = --prepare ]; then
+  prepare
+  exit 0
 fi
+[ -f "$out/venv/unused" ] || prepare
+rm "$out/venv/unused"
 rm -rf "$out/wheels"
 "$tools/bin/maturin" build --release --strip --quiet --manifest-path python/Cargo.toml --out "$out/wheels"
-rm -rf "$out/venv"
-python3 -m venv "$out/venv"
-"$out/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.0.3 numpy==2.4.6 \
-  langchain-core==1.8.1 llama-index-core==0.14.25 "$out"/wheels/folio_store-*.whl
+"$out/venv/bin/pip" install --quiet --disable-pip-version-check "$out"/wheels/folio_store-*.whl
 cd python/tests && "../../$out/venv/bin/python" -m pytest -q -p no:cacheprovider .

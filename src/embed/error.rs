@@ -119,6 +119,7 @@ pub enum EmbedError {
     },
 }
 
+#[cfg(feature = "models")]
 impl EmbedError {
     /// A model file at `path` that could not be read or used.
     pub(crate) fn model(path: &std::path::Path, e: impl std::fmt::Display) -> Self {

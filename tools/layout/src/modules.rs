@@ -188,7 +188,12 @@ impl Loader<'_> {
                     // is followed when a path is resolved, and is not an import itself.
                     let reexport = !matches!(u.vis, syn::Visibility::Inherited);
                     for leaf in leaves {
-                        if !reexport {
+                        // ... but a re-export of a watched crate's item still uses that crate.
+                        let watched = leaf
+                            .path
+                            .first()
+                            .is_some_and(|first| self.starts[4..].contains(first));
+                        if !reexport || watched {
                             self.tree.references.push(Reference {
                                 module: id,
                                 line: leaf.line,

@@ -276,7 +276,6 @@ mod tests {
         assert_eq!(
             edges(&got),
             [
-                edge("src/a/mod.rs:3", "x::X", "src/a/x.rs"),
                 edge("src/a/x.rs:1", "super::y", "src/a/y.rs"),
                 edge("src/a/x.rs:3", "super::super::b::h", "src/b.rs"),
                 edge("src/a/y.rs:2", "super", "src/a/mod.rs"),

@@ -26,7 +26,7 @@ pub use crate::storage::options::{
     MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS, DEFAULT_WAIT,
 };
 pub use crate::storage::read::check::{IntegrityReport, RedbCheck};
-pub use crate::storage::read::docs::ChunkInfo;
+pub use crate::storage::read::docs::{chunk_id, parent_id, ChunkInfo};
 pub use crate::storage::read::export::{Audience, Export, ExportedChild};
 pub use crate::storage::read::snapshot::{
     ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
@@ -224,7 +224,7 @@ impl Store {
 
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
-        let response = query::search(&self.inner.catalog, request)?;
+        let response = query::search(&self.snapshot()?, self, request)?;
         self.logged(request, None, response)
     }
 
@@ -239,7 +239,7 @@ impl Store {
         request: &SearchRequest,
         source: &mut dyn ChildSource,
     ) -> Result<SearchResponse, QueryError> {
-        let response = query::search_through(&self.inner.catalog, request, source)?;
+        let response = query::search_through(&self.snapshot()?, self, request, source)?;
         let name = source.name().to_string();
         self.logged(request, Some(&name), response)
     }
@@ -614,5 +614,16 @@ impl Store {
         acl: impl IntoIterator<Item = S>,
     ) -> Result<CommitReceipt, WriteError> {
         self.writer().set_acl(doc_id, acl)
+    }
+}
+
+/// The query path looks embedders and unloadable indexes up through the handle.
+impl query::Handle for Store {
+    fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
+        self.inner.catalog.embedder(name)
+    }
+
+    fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
+        self.inner.catalog.explain_unresolved(target, error)
     }
 }

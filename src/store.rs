@@ -26,7 +26,7 @@ pub use crate::storage::options::{
     MergePolicy, StoreBuilder, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS, DEFAULT_WAIT,
 };
 pub use crate::storage::read::check::{IntegrityReport, RedbCheck};
-pub use crate::storage::read::docs::ChunkInfo;
+pub use crate::storage::read::docs::{chunk_id, parent_id, ChunkInfo};
 pub use crate::storage::read::export::{Audience, Export, ExportedChild};
 pub use crate::storage::read::snapshot::{
     ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
@@ -211,7 +211,7 @@ impl Store {
     }
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
-        let response = query::search(&self.inner.catalog, request)?;
+        let response = query::search(&self.snapshot()?, self, request)?;
         self.logged(request, None, response)
     }
     /// Searches with the children ranked by `source` (a copy of the version elsewhere):
@@ -225,7 +225,7 @@ impl Store {
         request: &SearchRequest,
         source: &mut dyn ChildSource,
     ) -> Result<SearchResponse, QueryError> {
-        let response = query::search_through(&self.inner.catalog, request, source)?;
+        let response = query::search_through(&self.snapshot()?, self, request, source)?;
         let name = source.name().to_string();
         self.logged(request, Some(&name), response)
     }
@@ -637,5 +637,16 @@ impl Log<'_> {
     /// The log's entries and record bytes as written, and its cap.
     pub fn size(&self) -> Result<LogSize, ReadError> {
         self.store.logbook().log_size()
+    }
+}
+
+/// The query path looks embedders and unloadable indexes up through the handle.
+impl query::Handle for Store {
+    fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
+        self.inner.catalog.embedder(name)
+    }
+
+    fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
+        self.inner.catalog.explain_unresolved(target, error)
     }
 }

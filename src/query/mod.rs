@@ -1,34 +1,47 @@
 //! Small-to-big retrieval: search the small children, group them by their reading unit
 //! (parent, section or window) with the **max** child score, and return the best units
 //! within a token budget, dropping near-duplicates.
+//!
+//! The path is a few stages, each in a file of its own, on the public API of the store:
+//!
+//! - `rank.rs`: [`Rank`] ranks the visible children (the version's segments on a
+//!   [`Snapshot`], or a [`ChildSource`]);
+//! - `units.rs`: [`Chunks`] reads what units are made of (child and parent records, chunk
+//!   ranges, document revisions);
+//! - `collect.rs`: [`collect`] groups ranked children into units best first and stops at
+//!   `k` units, asking the ranker for more when they fall short;
+//! - `assemble.rs`: expansion, merging, near-duplicates (`dedup.rs`) and the budget.
+//!
+//! `search` and `search_through` (behind [`crate::Store::search`] and
+//! [`crate::Store::search_through`]) resolve the target on a snapshot, embed the query and
+//! compute the visible set, then run the stages.
 
+mod assemble;
+mod collect;
 mod dedup;
 mod error;
+mod rank;
 mod source;
+mod units;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::embed::{validate, TokenCounter};
+use crate::embed::{validate, Embedder, TokenCounter};
 use crate::filter::{Filter, MetadataValue};
-use crate::index::planner::{SearchOptions, SearchPath, Strategy};
-use crate::index::Metric;
+use crate::index::{Metric, SearchPath};
 use crate::limits::{check, InvalidParameter, RESCORE, WINDOW};
 use crate::review::{LoggedQuery, LoggedRequest};
-use crate::storage::error::{ReadError, StorageError};
-use crate::storage::file::records::now_ms;
-use crate::storage::file::rows::slice_text;
-use crate::storage::file::tables::DEFAULT_INDEX;
-use crate::storage::read::catalog::Catalog;
-use crate::storage::read::docs::{chunk_id, parent_id};
-use crate::storage::read::snapshot::{Snapshot, StoredChild};
-use crate::storage::read::state::{Access, ChildSearch, IndexState, VersionView};
+use crate::store::{Access, IndexState, ReadError, Snapshot, DEFAULT_INDEX};
 
+pub use collect::{collect, Collected};
 pub use error::QueryError;
+pub use rank::Rank;
 pub use source::{Ask, Candidate, ChildSource, SourceError};
+pub use units::Chunks;
 
 /// What a query is.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,11 +115,13 @@ pub struct SearchRequest {
     /// the caller may see.
     pub k: usize,
     /// Children to gather before grouping; by default `max(4k, 20)` ([`CHILDREN_PER_UNIT`],
-    /// [`MIN_CHILDREN`]), clamped to the visible
-    /// children, and grown until `k` units are found or every visible child was seen.
+    /// [`MIN_CHILDREN`]), clamped to the visible children, and grown (from the children
+    /// per unit seen) until `k` units are found or every visible child was seen.
     pub children: Option<usize>,
-    /// Total tokens of the returned texts, counted by [`SearchRequest::budget_tokens`];
-    /// units that do not fit are skipped.
+    /// Total tokens of the returned texts, counted by [`SearchRequest::budget_tokens`].
+    /// Units are taken in order of their best child; one that does not fit in what is
+    /// left is skipped and still counts towards `k` (the search stops at `k` units
+    /// accepted or skipped: a tight budget would otherwise read every visible unit).
     pub token_budget: Option<usize>,
     /// What the budget and every hit's `tokens` count: the tokens of the model that reads the
     /// texts (e.g. [`crate::embed::counter_from_spec`]`("cl100k")`); the model-free estimate
@@ -305,7 +320,12 @@ pub struct Hit {
     /// Tokens of `text`, as [`SearchRequest::budget_tokens`] counts them (the estimate of
     /// [`crate::tokens`] by default).
     pub tokens: usize,
-    /// The matching children inside the unit, best first.
+    /// The unit's matching children, best first (equal scores in index order): its best
+    /// child first, then the others the search took, which are all of the unit's visible
+    /// children ranked before the point where it stopped (the best child of the `k`-th
+    /// unit taken, see [`SearchRequest::token_budget`]; every visible child when fewer
+    /// units were found). Units merged into this one (overlapping windows, parents of one
+    /// section) bring theirs.
     pub children: Vec<ChildHit>,
 }
 
@@ -346,42 +366,41 @@ pub struct SearchResponse {
     pub request_id: Option<u64>,
 }
 
-/// One scored child, with its stored record.
-struct ScoredChild {
-    score: f32,
-    record: StoredChild,
+/// What a search needs from the store handle it runs for, besides a snapshot.
+pub(crate) trait Handle {
+    /// The registered embedder named `name`, which embeds text queries.
+    fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>>;
+
+    /// `error`, the failed resolution of `target`, or why it failed when `target` names an
+    /// index that could not be loaded.
+    fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError;
 }
 
-/// Where a search's children come from.
-enum Children<'a> {
-    /// The version's own segments.
-    Local,
-    /// Another engine's copy of the version.
-    Source(&'a mut dyn ChildSource),
-}
-
-/// Searches the store's own segments: children by vector, grouped into reading units,
-/// best first (see [`crate::Store::search`]).
+/// Searches the version's own segments: children by vector, grouped into reading units,
+/// best first (see [`crate::Store::search`]); everything is read from `snapshot`.
 pub(crate) fn search(
-    catalog: &Catalog,
+    snapshot: &Snapshot<'_>,
+    handle: &dyn Handle,
     request: &SearchRequest,
 ) -> Result<SearchResponse, QueryError> {
-    search_from(catalog, request, Children::Local)
+    search_from(snapshot, handle, request, None)
 }
 
 /// Searches with the children ranked by `source` (see [`crate::Store::search_through`]).
 pub(crate) fn search_through(
-    catalog: &Catalog,
+    snapshot: &Snapshot<'_>,
+    handle: &dyn Handle,
     request: &SearchRequest,
     source: &mut dyn ChildSource,
 ) -> Result<SearchResponse, QueryError> {
-    search_from(catalog, request, Children::Source(source))
+    search_from(snapshot, handle, request, Some(source))
 }
 
 fn search_from(
-    catalog: &Catalog,
+    snapshot: &Snapshot<'_>,
+    handle: &dyn Handle,
     request: &SearchRequest,
-    mut from: Children<'_>,
+    source: Option<&mut dyn ChildSource>,
 ) -> Result<SearchResponse, QueryError> {
     let started = Instant::now();
     request.expand.validate()?;
@@ -392,93 +411,62 @@ fn search_from(
         check("rescore", n, &RESCORE)?;
     }
     let target = request.target.as_deref().unwrap_or(DEFAULT_INDEX);
-    let reader = catalog.reader()?;
-    let (state, view) = reader
+    let (state, view) = snapshot
         .resolve_for(target, &route_key(request))
-        .map_err(|e| catalog.explain_unresolved(target, e))?;
-    let query = query_vector(catalog, &state, &request.query)?;
-    let mut visible = reader.visible(&view, &request.access)?;
+        .map_err(|e| handle.explain_unresolved(target, e))?;
+    let query = query_vector(handle, &state, &request.query)?;
+    let mut visible = snapshot.visible(&view, &request.access)?;
     if let Some(filter) = &request.filter {
-        visible &= &*reader.matching(&state, filter)?;
+        visible &= &*snapshot.matching(&state, filter)?;
     }
-    // Nothing beyond the visible children can be returned: a huge `k` or `children`
-    // must cost no more than "everything".
-    let seen = usize::try_from(visible.len()).unwrap_or(usize::MAX);
-    let k = request.k.min(seen);
-    let mut n = request
-        .children
-        .unwrap_or(k.saturating_mul(CHILDREN_PER_UNIT).max(MIN_CHILDREN))
-        .max(k)
-        .min(seen);
-    // Gather children until they hold `k` units, group them; when grouping leaves fewer
-    // than `k` (near-duplicates, merged windows, the budget), gather more.
-    let (assembled, stats, gathered) = loop {
-        let search = match &mut from {
-            Children::Local => {
-                let options = SearchOptions {
-                    k: n,
-                    ef: request.ef,
-                    strategy: Strategy::Auto,
-                };
-                reader.search_children(&view, &query, options, request.rescore, &visible)?
-            }
-            Children::Source(source) => {
-                let ask = Ask {
-                    index: state.name(),
-                    version: view.version(),
-                    metric: state.embedder().metric,
-                    query: &query,
-                    wanted: n,
-                    access: &request.access,
-                    visible: &visible,
-                };
-                ranked_elsewhere(&reader, &state, &view, &mut **source, &ask)?
-            }
-        };
-        let found = search.neighbors.len();
-        let exhausted = found >= seen || found < n;
-        let scored = search
-            .neighbors
-            .iter()
-            .map(|n| {
-                Ok(ScoredChild {
-                    score: n.score,
-                    record: reader.child(&state, n.id)?,
-                })
-            })
-            .collect::<Result<Vec<_>, StorageError>>()?;
-        if count_units(&scored, request.expand) >= k || exhausted {
-            let assembled = assemble(&reader, &state, scored, request, k)?;
-            // Units the budget had no room for are not replaced: a tight budget would
-            // otherwise read every visible unit.
-            if assembled.hits.len() + assembled.over_budget >= k || exhausted {
-                break (assembled, search, found);
-            }
+    let chunks = units::SnapshotChunks::new(snapshot, &state);
+    let collected = match source {
+        None => {
+            let mut segments = rank::Segments {
+                snapshot,
+                view: &view,
+                query: &query,
+                visible: &visible,
+                ef: request.ef,
+                rescore: request.rescore,
+            };
+            collect(&mut segments, &chunks, request, visible.len())?
         }
-        n = n.saturating_mul(4).min(seen);
+        Some(source) => {
+            let mut through = rank::Through {
+                source,
+                chunks: &chunks,
+                index: state.name(),
+                version: view.version(),
+                metric: state.embedder().metric,
+                query: &query,
+                access: &request.access,
+                visible: &visible,
+            };
+            collect(&mut through, &chunks, request, visible.len())?
+        }
     };
-    let results = assembled.hits;
-    let response = SearchResponse {
+    let search = collected.search;
+    Ok(SearchResponse {
         index: state.name().to_string(),
         version: view.version(),
-        results,
+        results: collected.hits,
         stats: SearchStats {
-            paths: stats.paths,
-            distances: stats.distances,
-            rescored: stats.rescored,
-            link_lists: stats.lists,
+            children_gathered: search.neighbors.len(),
+            paths: search.paths,
+            distances: search.distances,
+            rescored: search.rescored,
+            link_lists: search.lists,
             visible: visible.len(),
-            children_gathered: gathered,
-            duplicates_dropped: assembled.duplicates,
+            duplicates_dropped: collected.duplicates,
             micros: started.elapsed().as_micros() as u64,
         },
         request_id: None,
-    };
-    Ok(response)
+    })
 }
 
 fn query_vector(
-    catalog: &Catalog,
+    handle: &dyn Handle,
     state: &IndexState,
     query: &Query,
 ) -> Result<Vec<f32>, ReadError> {
@@ -487,7 +475,7 @@ fn query_vector(
     let mut vector = match query {
         Query::Vector(v) => v.clone(),
         Query::Text(text) => {
-            let embedder = catalog.embedder(&identity.name).ok_or_else(|| {
+            let embedder = handle.embedder(&identity.name).ok_or_else(|| {
                 ReadError::EmbedderNotRegistered {
                     index: state.name().to_string(),
                     embedder: identity.name.clone(),
@@ -507,59 +495,6 @@ fn query_vector(
         return Err(ReadError::ZeroVector);
     }
     Ok(vector)
-}
-
-/// The children `source` ranks for `ask`, checked here: each one the caller may see now
-/// (a remote row not yet synced is dropped), once, and the child the version holds under
-/// that chunk id; best first, ties by child number as a local search orders them.
-fn ranked_elsewhere(
-    reader: &Snapshot<'_>,
-    state: &IndexState,
-    view: &VersionView,
-    source: &mut dyn ChildSource,
-    ask: &Ask<'_>,
-) -> Result<ChildSearch, QueryError> {
-    let candidates = source.children(ask).map_err(|error| QueryError::Remote {
-        source_name: source.name().to_string(),
-        error,
-    })?;
-    let mut seen = roaring::RoaringBitmap::new();
-    let mut neighbors = Vec::with_capacity(candidates.len());
-    for candidate in candidates {
-        if !ask.is_visible(candidate.child) || !seen.insert(candidate.child) {
-            continue;
-        }
-        let record = reader.child(state, candidate.child)?;
-        let doc = reader.doc(record.rev)?;
-        let expected = chunk_id(&doc.doc_id, record.ordinal);
-        if candidate.chunk_id != expected || !candidate.score.is_finite() {
-            return Err(QueryError::Remote {
-                source_name: source.name().to_string(),
-                error: format!(
-                    "child {} of `{}`@{} is `{expected}`, the source answered `{}` (score {})",
-                    candidate.child,
-                    state.name(),
-                    view.version(),
-                    candidate.chunk_id,
-                    candidate.score
-                )
-                .into(),
-            });
-        }
-        neighbors.push(crate::index::Neighbor {
-            id: candidate.child,
-            score: candidate.score,
-        });
-    }
-    neighbors.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-    neighbors.truncate(ask.wanted);
-    Ok(ChildSearch {
-        neighbors,
-        paths: Vec::new(),
-        distances: 0,
-        rescored: 0,
-        lists: 0,
-    })
 }
 
 /// What routes `request` through an alias: its route key, else its query.
@@ -617,28 +552,6 @@ pub(crate) fn logged(
     }
 }
 
-/// The key children are grouped by: their parent, or (for windows) their own window.
-fn unit_key(child: &ScoredChild, expand: Expand) -> (u64, u32) {
-    match expand {
-        Expand::Parent | Expand::Section => (child.record.rev, child.record.parent),
-        Expand::Window(_) => (child.record.rev, child.record.number),
-    }
-}
-
-fn count_units(children: &[ScoredChild], expand: Expand) -> usize {
-    let mut keys: Vec<(u64, u32)> = children.iter().map(|c| unit_key(c, expand)).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys.len()
-}
-
-/// The units of a search, and how many were left out as near-duplicates or for the budget.
-struct Assembled {
-    hits: Vec<Hit>,
-    duplicates: usize,
-    over_budget: usize,
-}
-
 /// Refuses a near-duplicate threshold that is not a similarity.
 fn check_threshold(threshold: f32) -> Result<(), InvalidParameter> {
     if (0.0..=1.0).contains(&threshold) {
@@ -648,151 +561,9 @@ fn check_threshold(threshold: f32) -> Result<(), InvalidParameter> {
     }
 }
 
-fn assemble(
-    reader: &Snapshot<'_>,
-    state: &IndexState,
-    children: Vec<ScoredChild>,
-    request: &SearchRequest,
-    k: usize,
-) -> Result<Assembled, ReadError> {
-    // Group by unit, keeping the max score; `children` arrive best first.
-    let mut order: Vec<(u64, u32)> = Vec::new();
-    let mut groups: HashMap<(u64, u32), Vec<ScoredChild>> = HashMap::new();
-    for child in children {
-        let key = unit_key(&child, request.expand);
-        let group = groups.entry(key).or_default();
-        if group.is_empty() {
-            order.push(key);
-        }
-        group.push(child);
-    }
-    let mut hits: Vec<Hit> = Vec::new();
-    let (mut duplicates, mut over_budget) = (0, 0);
-    let mut spent = 0usize;
-    for key in order {
-        if hits.len() >= k {
-            break;
-        }
-        let group = groups.remove(&key).unwrap_or_default();
-        let Some(best) = group.first() else { continue };
-        let (start, end, section_path) = unit_span(reader, state, &best.record, request.expand)?;
-        let doc = reader.doc(best.record.rev)?;
-        let text = slice_text(&doc.text, start as u64, end as u64)?.to_string();
-        // Overlapping windows of one document merge into the better unit.
-        if let Some(existing) = hits
-            .iter_mut()
-            .find(|h| h.doc_id == doc.doc_id && h.start < end && start < h.end)
-        {
-            existing
-                .children
-                .extend(group.iter().map(|c| child_hit(&doc.doc_id, c)));
-            continue;
-        }
-        if let Some(threshold) = request.dedup {
-            if hits
-                .iter()
-                .any(|h| dedup::near_duplicate(&h.text, &text, threshold))
-            {
-                duplicates += 1;
-                continue;
-            }
-        }
-        let tokens = match &request.budget_tokens {
-            Some(counter) => counter.count(&text),
-            None => crate::tokens::count(&text),
-        };
-        if let Some(budget) = request.token_budget {
-            if spent + tokens > budget {
-                over_budget += 1;
-                continue;
-            }
-        }
-        spent += tokens;
-        hits.push(Hit {
-            doc_id: doc.doc_id.clone(),
-            parent_id: parent_id(&doc.doc_id, best.record.parent_ordinal),
-            section_path,
-            source_uri: doc.source_uri.clone(),
-            title: doc.title.clone(),
-            metadata: doc.metadata.clone(),
-            score: best.score,
-            text,
-            start,
-            end,
-            pages: crate::chunk::pages(&doc.text, doc.format, crate::chunk::Span { start, end }),
-            tokens,
-            children: group.iter().map(|c| child_hit(&doc.doc_id, c)).collect(),
-        });
-    }
-    Ok(Assembled {
-        hits,
-        duplicates,
-        over_budget,
-    })
-}
-
-fn child_hit(doc_id: &str, child: &ScoredChild) -> ChildHit {
-    ChildHit {
-        chunk_id: chunk_id(doc_id, child.record.ordinal),
-        score: child.score,
-        start: child.record.start,
-        end: child.record.end,
-    }
-}
-
-/// The byte span and heading path of the unit around `child`.
-fn unit_span(
-    reader: &Snapshot<'_>,
-    state: &IndexState,
-    child: &StoredChild,
-    expand: Expand,
-) -> Result<(usize, usize, Vec<String>), StorageError> {
-    match expand {
-        Expand::Parent => {
-            let parent = reader.parent(state, child.parent)?;
-            Ok((parent.start, parent.end, parent.section_path))
-        }
-        Expand::Section => {
-            // A long section was split into several parents: put them back together.
-            let ranges = reader.chunk_ranges(state, child)?;
-            let parent = reader.parent(state, child.parent)?;
-            let (mut start, mut end) = (parent.start, parent.end);
-            let mut before = parent.number;
-            while before > ranges.parents.start {
-                let p = reader.parent(state, before - 1)?;
-                if p.section_path != parent.section_path {
-                    break;
-                }
-                start = p.start;
-                before -= 1;
-            }
-            let mut after = parent.number + 1;
-            while after < ranges.parents.end {
-                let p = reader.parent(state, after)?;
-                if p.section_path != parent.section_path {
-                    break;
-                }
-                end = p.end;
-                after += 1;
-            }
-            Ok((start, end, parent.section_path))
-        }
-        Expand::Window(n) => {
-            let ranges = reader.chunk_ranges(state, child)?;
-            // Validated to fit: `Expand::validate`.
-            let n = u32::try_from(n).unwrap_or(u32::MAX);
-            let first = child.number.saturating_sub(n).max(ranges.children.start);
-            let last = child
-                .number
-                .saturating_add(n)
-                .min(ranges.children.end.saturating_sub(1));
-            let start = reader.child(state, first)?.start;
-            let end = reader.child(state, last)?.end;
-            Ok((
-                start.min(child.start),
-                end.max(child.end),
-                child.section_path.clone(),
-            ))
-        }
-    }
+/// Milliseconds since the Unix epoch (0 on a clock set before it).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -11,6 +11,7 @@ mod filter_props;
 mod fuzz_regressions;
 mod index_props;
 mod live_acl_props;
+mod query_stages;
 mod search_results;
 mod store_corrupt;
 mod store_create;

@@ -38,13 +38,28 @@ pub struct ChunkInfo {
     pub oversized: bool,
 }
 
-/// `doc#c3`: the id of a document's fourth child chunk.
-pub(crate) fn chunk_id(doc_id: &str, ordinal: u32) -> String {
+/// The id of child chunk `ordinal` of document `doc_id`: `doc_id#c<ordinal>`, the ordinal
+/// counting the document's children from 0 in source order (`doc#c3` is the fourth). What
+/// [`crate::query::ChildHit::chunk_id`], [`ChunkInfo::chunk_id`] and the request log name
+/// children by; the ordinal is [`crate::store::StoredChild::ordinal`].
+///
+/// ```
+/// assert_eq!(folio::store::chunk_id("runbook", 3), "runbook#c3");
+/// ```
+pub fn chunk_id(doc_id: &str, ordinal: u32) -> String {
     format!("{doc_id}#c{ordinal}")
 }
 
-/// `doc#p0`: the id of a document's first parent chunk.
-pub(crate) fn parent_id(doc_id: &str, ordinal: u32) -> String {
+/// The id of parent chunk `ordinal` of document `doc_id`: `doc_id#p<ordinal>`, the ordinal
+/// counting the document's parents from 0 in source order (`doc#p0` is the first). What
+/// [`crate::query::Hit::parent_id`] and [`ChunkInfo::parent_id`] hold; the ordinal is
+/// [`crate::store::StoredParent::ordinal`] (or a child's
+/// [`crate::store::StoredChild::parent_ordinal`]).
+///
+/// ```
+/// assert_eq!(folio::store::parent_id("runbook", 0), "runbook#p0");
+/// ```
+pub fn parent_id(doc_id: &str, ordinal: u32) -> String {
     format!("{doc_id}#p{ordinal}")
 }
 

@@ -10,8 +10,9 @@ use folio::Store;
 use milvus::v2::prelude::*;
 use std::result::Result;
 
+use crate::error::Error;
+use crate::remote::Remote;
 use crate::schema::{alias_name, collection_name};
-use crate::{Error, Remote};
 
 /// What happened to the Milvus alias of one folio alias.
 #[derive(Debug, Clone, PartialEq, Eq)]

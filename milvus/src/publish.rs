@@ -15,8 +15,9 @@ use milvus::v2::prelude::*;
 use roaring::RoaringBitmap;
 use std::result::Result;
 
+use crate::error::Error;
+use crate::remote::Remote;
 use crate::schema::{self, collection_name, metric_type, CHILD, ID, VECTOR};
-use crate::{Error, Remote};
 
 /// The vector index Milvus builds on a published collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

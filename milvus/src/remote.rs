@@ -6,7 +6,7 @@ use std::time::Duration;
 use milvus::v2::prelude::*;
 use std::result::Result;
 
-use crate::Error;
+use crate::error::Error;
 
 /// A Milvus client and the single-threaded runtime its calls run on.
 pub struct Remote {

@@ -11,8 +11,9 @@ use milvus::v2::prelude::*;
 use milvus::v2::request::dql::SearchRequest as VectorSearch;
 use std::result::Result;
 
+use crate::error::Error;
+use crate::remote::Remote;
 use crate::schema::{collection_name, visible_to, CHILD, ID, VECTOR};
-use crate::{Error, Remote};
 
 /// The most rows one Milvus search returns (its `topk` limit): a top-up stops there.
 pub const TOPK_MAX: usize = 16_384;

@@ -11,9 +11,10 @@ use folio::Store;
 use milvus::v2::prelude::*;
 use std::result::Result;
 
+use crate::error::Error;
 use crate::publish::{flush, upsert, PAGE};
+use crate::remote::Remote;
 use crate::schema::{self, ACL_NOW, CHILD, PUBLIC_NOW};
-use crate::{Error, Remote};
 
 /// What a sync did to one collection.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,9 @@ use std::rc::Rc;
 use super::dedup::{near_duplicate, Shingles};
 use super::units::Chunks;
 use super::{ChildHit, Expand, Hit, QueryError, SearchRequest};
-use crate::store::{chunk_id, parent_id, DocView, StorageError, StoredChild};
+use crate::storage::error::StorageError;
+use crate::storage::read::docs::{chunk_id, parent_id};
+use crate::storage::read::snapshot::{DocView, StoredChild};
 
 /// What children are grouped by: the document revision and the parent number (for a
 /// parent or section), or the child's own number (a window).

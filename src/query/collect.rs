@@ -36,7 +36,7 @@ use super::rank::Rank;
 use super::units::Chunks;
 use super::{Hit, QueryError, SearchRequest, CHILDREN_PER_UNIT, MIN_CHILDREN};
 use crate::index::Neighbor;
-use crate::store::ChildSearch;
+use crate::storage::read::state::ChildSearch;
 
 /// How many times the children the missing units need at the rate seen so far a widening
 /// asks for: new units come slower as the ranking goes deeper (the best units hold several

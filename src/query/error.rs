@@ -1,7 +1,7 @@
 //! What a search can fail on.
 
 use crate::limits::InvalidParameter;
-use crate::store::{ReadError, StorageError};
+use crate::storage::error::{ReadError, StorageError};
 
 /// A search failed ([`crate::Store::search`], [`crate::Store::search_through`]).
 #[derive(Debug, thiserror::Error)]

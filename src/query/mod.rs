@@ -2,7 +2,9 @@
 //! (parent, section or window) with the **max** child score, and return the best units
 //! within a token budget, dropping near-duplicates.
 //!
-//! The path is a few stages, each in a file of its own, on the public API of the store:
+//! The path is a few stages, each in a file of its own, on the store's public types and
+//! methods (`Snapshot` and what it returns), named where `storage/` defines them, not through
+//! the `store.rs` handle that calls this module:
 //!
 //! - `rank.rs`: [`Rank`] ranks the visible children (the version's segments on a
 //!   [`Snapshot`], or a [`ChildSource`]);
@@ -35,7 +37,10 @@ use crate::filter::{Filter, MetadataValue};
 use crate::index::{Metric, SearchPath};
 use crate::limits::{check, InvalidParameter, RESCORE, WINDOW};
 use crate::review::{LoggedQuery, LoggedRequest};
-use crate::store::{Access, IndexState, ReadError, Snapshot, DEFAULT_INDEX};
+use crate::storage::error::ReadError;
+use crate::storage::file::tables::DEFAULT_INDEX;
+use crate::storage::read::snapshot::Snapshot;
+use crate::storage::read::state::{Access, IndexState};
 
 pub use collect::{collect, Collected};
 pub use error::QueryError;

@@ -11,7 +11,9 @@ use super::source::{Ask, ChildSource};
 use super::units::Chunks;
 use super::QueryError;
 use crate::index::{Metric, Neighbor, SearchOptions, Strategy};
-use crate::store::{chunk_id, ChildSearch, Snapshot, VersionView};
+use crate::storage::read::docs::chunk_id;
+use crate::storage::read::snapshot::Snapshot;
+use crate::storage::read::state::{ChildSearch, VersionView};
 
 /// Ranks one version's visible children for one query.
 pub trait Rank {
@@ -67,7 +69,7 @@ pub(crate) struct Through<'a> {
     pub(crate) version: u64,
     pub(crate) metric: Metric,
     pub(crate) query: &'a [f32],
-    pub(crate) access: &'a crate::store::Access,
+    pub(crate) access: &'a crate::storage::read::state::Access,
     pub(crate) visible: &'a RoaringBitmap,
 }
 

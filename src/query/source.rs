@@ -4,7 +4,7 @@
 use roaring::RoaringBitmap;
 
 use crate::index::Metric;
-use crate::store::Access;
+use crate::storage::read::state::Access;
 
 /// Why a [`ChildSource`] could not answer.
 pub type SourceError = Box<dyn std::error::Error + Send + Sync>;

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::QueryError;
-use crate::store::{ChunkRanges, DocView, IndexState, Snapshot, StoredChild, StoredParent};
+use crate::storage::read::snapshot::{ChunkRanges, DocView, Snapshot, StoredChild, StoredParent};
+use crate::storage::read::state::IndexState;
 
 /// The chunk records and document revisions of one version of an index, as a search reads
 /// them. Numbers are the version's child and parent numbers (those a [`super::Rank`]

@@ -3,7 +3,8 @@
 //! of that module (explicit, then globs), followed until the defining item. A path that
 //! names a module resolves to the module's file; one that names an item and goes on
 //! (`Enum::Variant`, `Type::method`) stops at the item. A re-export of an external item
-//! resolves to the file holding the re-export, where the name enters the crate.
+//! resolves to the file holding the re-export, where the name enters the crate. A path that
+//! goes through another module to reach a re-exported item also imports that module's file.
 
 use crate::modules::{Place, Tree};
 
@@ -64,6 +65,23 @@ pub fn imports(tree: &Tree) -> Imports {
                 continue;
             }
         };
+        // A path that reaches its item through another module's re-export (`crate::store::X`
+        // where `store.rs` re-exports `X`) depends on that module too: an edge to it as well.
+        if let Some((last, prefix)) = r.path.split_last() {
+            if let Target::Module(m) = resolve(tree, r.module, prefix) {
+                let module = &tree.modules[m];
+                let reexported =
+                    !module.children.contains_key(last) && !module.items.contains_key(last);
+                let via = &module.file;
+                if reexported && via != file && *via != to {
+                    out.imports.push(Import {
+                        from: from.clone(),
+                        to: via.clone(),
+                        text: text.clone(),
+                    });
+                }
+            }
+        }
         if &to != file {
             out.imports.push(Import { from, to, text });
         }
@@ -227,8 +245,11 @@ mod tests {
             user,
             [
                 edge("src/user.rs:1", "crate::Error", "src/error.rs"),
+                edge("src/user.rs:1", "crate::Error", "src/lib.rs"),
                 edge("src/user.rs:2", "crate::store", "src/store/mod.rs"),
+                edge("src/user.rs:2", "crate::store::Handle", "src/store/mod.rs"),
                 edge("src/user.rs:2", "crate::store::Handle", "src/store/open.rs"),
+                edge("src/user.rs:2", "crate::store::reader", "src/store/mod.rs"),
                 edge("src/user.rs:2", "crate::store::reader", "src/store/read.rs"),
                 // A re-export of another crate's item: the file re-exporting it.
                 edge(
@@ -279,6 +300,7 @@ mod tests {
                 edge("src/a/x.rs:1", "super::y", "src/a/y.rs"),
                 edge("src/a/x.rs:3", "super::super::b::h", "src/b.rs"),
                 edge("src/a/y.rs:2", "super", "src/a/mod.rs"),
+                edge("src/main.rs:1", "demo::a::X", "src/a/mod.rs"),
                 edge("src/main.rs:1", "demo::a::X", "src/a/x.rs"),
                 edge("src/main.rs:2", "demo::b::h", "src/b.rs"),
             ]

@@ -472,6 +472,46 @@ mod tests {
         assert!(!root.contains_key(&("lib.rs".to_string(), "store/".to_string())));
     }
 
+    /// A path through a facade's re-export (`crate::store::X`, `store.rs` re-exporting
+    /// `storage`'s `X`) imports the facade too: a circle when the facade uses the importer.
+    #[test]
+    fn a_path_through_a_re_export_imports_the_facade() {
+        let report = run(
+            "lib.rs
+store.rs
+query.rs
+storage.rs",
+            &[
+                (
+                    "src/lib.rs",
+                    "mod store;
+mod query;
+mod storage;",
+                ),
+                (
+                    "src/store.rs",
+                    "pub use crate::storage::X;
+pub fn s() { crate::query::q(); }",
+                ),
+                (
+                    "src/query.rs",
+                    "use crate::store::X;
+pub fn q() {}",
+                ),
+                ("src/storage.rs", "pub struct X;"),
+            ],
+        );
+        assert_eq!(
+            lines(&report.errors),
+            [
+                "src/query.rs:1: circle in src/: 2 children tied: query.rs store.rs",
+                "src/query.rs:1: circle in src/: query.rs -> store.rs -> query.rs, by `crate::store::X`",
+                "src/query.rs:1: upward import in src/: query.rs (layer 3) -> store.rs (layer 2) by `crate::store::X`",
+                "src/store.rs:2: circle in src/: store.rs -> query.rs -> store.rs, by `crate::query::q`",
+            ]
+        );
+    }
+
     #[test]
     fn circles_in_any_folder() {
         let report = run(

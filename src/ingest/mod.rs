@@ -76,27 +76,10 @@ impl Upsert<'_> {
     }
 }
 
-/// What a preparation depends on: a commit uses it only while the index still matches.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PrepareKey {
-    id: u32,
-    spec: ChunkSpec,
-    embedder: EmbedderIdentity,
-}
-
-impl PrepareKey {
-    pub(crate) fn of(record: &IndexModel) -> PrepareKey {
-        PrepareKey {
-            id: record.id,
-            spec: record.spec,
-            embedder: record.embedder.clone(),
-        }
-    }
-}
-
 /// One index's chunks and vectors for a batch.
 pub(crate) struct Prepared<'a> {
-    pub key: PrepareKey,
+    /// The index it was prepared for: a commit uses it only while the index still matches.
+    pub key: IndexModel,
     /// Per upsert, in batch order: the op position, its chunks (`None`: the application's,
     /// left in the batch) and their vectors, checked but not yet normalised
     /// ([`normalise_rows`] runs on the segment's copy): vectors the application brought
@@ -188,7 +171,7 @@ pub(crate) fn prepare<'a>(
         docs.push((u.op, cut.chunked, rows));
     }
     Ok(Prepared {
-        key: PrepareKey::of(record),
+        key: record.clone(),
         docs,
         report,
     })

@@ -82,6 +82,16 @@ impl Default for StoreBuilder {
 }
 
 impl StoreBuilder {
+    /// The embedder new indexes and text queries use (see [`StoreBuilder::embedder`]).
+    pub fn embedder_in_use(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// Whether the store is to be opened for reading only.
+    pub fn opens_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// The embedder for text queries and for ingest into indexes built with an embedder of
     /// the same name; a new store's `default` index is built with it.
     pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
@@ -166,18 +176,6 @@ impl StoreBuilder {
 }
 
 /// An embedder's dimension must be one the store can decode (see [`crate::limits::DIMENSION`]).
-impl StoreBuilder {
-    /// The embedder new indexes and text queries use (see [`StoreBuilder::embedder`]).
-    pub fn embedder_in_use(&self) -> &Arc<dyn Embedder> {
-        &self.embedder
-    }
-
-    /// Whether the store is to be opened for reading only.
-    pub fn opens_read_only(&self) -> bool {
-        self.read_only
-    }
-}
-
 pub(crate) fn check_dimension(embedder: &dyn Embedder) -> Result<(), InvalidParameter> {
     let allowed = *DIMENSION.start() as usize..=*DIMENSION.end() as usize;
     check("dimension", embedder.dimension(), &allowed).map(drop)

@@ -198,10 +198,10 @@ impl Catalog {
 
     /// Refuses a write that must update every index while one could not be loaded.
     pub(crate) fn check_writable(&self) -> Result<(), WriteError> {
-        match self.unavailable_indexes().into_iter().next() {
+        match self.unavailable.read().values().next() {
             Some(bad) => Err(WriteError::IndexUnavailable {
-                index: bad.name,
-                reason: bad.reason,
+                index: bad.name.clone(),
+                reason: bad.reason.clone(),
             }),
             None => Ok(()),
         }
@@ -210,23 +210,19 @@ impl Catalog {
     /// Explains a failed resolution of `target` (`index`, `index@version`, `index@tag` or an
     /// alias) when what it names is an unavailable index; otherwise returns `error`.
     pub(crate) fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
-        let unavailable = self.unavailable_indexes();
+        let unavailable = self.unavailable.read();
         if unavailable.is_empty() {
             return error;
         }
         let name = target.rsplit_once('@').map_or(target, |(name, _)| name);
-        let found = unavailable
-            .iter()
-            .find(|u| u.name == name)
-            .cloned()
-            .or_else(|| {
-                let txn = self.db().begin_read().ok()?;
-                let alias = read_alias(&txn, target).ok()??;
-                unavailable
-                    .iter()
-                    .find(|u| alias.routes.iter().any(|r| r.index == u.id))
-                    .cloned()
-            });
+        let found = unavailable.get(name).cloned().or_else(|| {
+            let txn = self.db().begin_read().ok()?;
+            let alias = read_alias(&txn, target).ok()??;
+            unavailable
+                .values()
+                .find(|u| alias.routes.iter().any(|r| r.index == u.id))
+                .cloned()
+        });
         match found {
             Some(bad) => ReadError::IndexUnavailable {
                 index: bad.name,

@@ -8,6 +8,7 @@ use roaring::RoaringBitmap;
 use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::principals_of;
 use crate::storage::file::current::read_all;
+use crate::storage::file::current::PUBLIC;
 use crate::storage::file::records::{
     decode, decode_bitmap, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord, VersionRecord,
@@ -16,7 +17,7 @@ use crate::storage::file::rows::{read_text, slice_text};
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::*;
 use crate::storage::read::catalog::Catalog;
-use crate::storage::read::state::{doc_chunks_in, principals_in, read_acl, IndexState, PUBLIC};
+use crate::storage::read::state::{doc_chunks_in, principals_in, read_acl, IndexState};
 
 /// Problems beyond this many are counted, not listed.
 const MAX_PROBLEMS: usize = 200;

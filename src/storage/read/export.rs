@@ -10,13 +10,14 @@ use crate::embed::EmbedderIdentity;
 use crate::filter::MetadataValue;
 use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::read_all;
+use crate::storage::file::current::PUBLIC;
 use crate::storage::file::tables::{ACL, ACL_CURRENT};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::docs::{chunk_id, parent_id};
 use crate::storage::read::snapshot::Snapshot;
 use crate::storage::read::snapshot::VersionVectors;
 use crate::storage::read::state::Access;
-use crate::storage::read::state::{principals, read_acl, IndexState, VersionView, PUBLIC};
+use crate::storage::read::state::{principals, read_acl, IndexState, VersionView};
 
 /// Who may see a child: everyone (`public`), or any of `principals`; neither when its
 /// document was deleted.

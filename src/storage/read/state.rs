@@ -17,7 +17,7 @@ use crate::storage::file::segment::{vector_table, Segment};
 use crate::storage::file::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::storage::read::filters::SharedFiltering;
 
-pub(crate) use crate::storage::file::current::PUBLIC;
+use crate::storage::file::current::PUBLIC;
 
 /// Who is asking: the visible set of a query.
 #[derive(Debug, Clone, PartialEq, Eq)]

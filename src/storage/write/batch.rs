@@ -14,7 +14,7 @@ use crate::chunk::Chunked;
 use crate::document::Document;
 use crate::embed::{Truncation, TruncationReport};
 use crate::index::SegmentIndex;
-use crate::ingest::{dry_run, normalise_rows, prepare, PrepareKey, Prepared, Upsert};
+use crate::ingest::{dry_run, normalise_rows, prepare, IndexModel, Prepared, Upsert};
 use crate::ingest::{DocumentProblem, Piece};
 use crate::progress::{NoProgress, Progress};
 use crate::storage::error::{StorageError, WriteError};
@@ -341,7 +341,7 @@ impl<'s> Batch<'s> {
         let mut truncation = Vec::new();
         for state in indexes.values() {
             let ready = match built.remove(state.name()) {
-                Some(b) if b.key == PrepareKey::of(&state.record().model()) => b,
+                Some(b) if b.key == state.record().model() => b,
                 stale => {
                     if let Some(stale) = stale {
                         stale.give_back(&mut given);
@@ -477,7 +477,7 @@ fn validate_doc_id(doc_id: &str) -> Result<(), Refusal> {
 /// One index's share of a batch made before the writer lock: its chunks and the new
 /// segment over their vectors, graph included. Its child numbers are given under the lock.
 struct Built {
-    key: PrepareKey,
+    key: IndexModel,
     /// The chunks the index cut itself, by upsert op position, in op order (an upsert
     /// without its entry here takes the chunks its application cut).
     chunked: VecDeque<(usize, Chunked)>,

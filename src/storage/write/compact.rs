@@ -22,6 +22,7 @@ use crate::index::SegmentIndex;
 use crate::progress::{NoProgress, Progress};
 use crate::storage::error::{IndexError, StorageError};
 use crate::storage::file::current::CurrentAcl;
+use crate::storage::file::current::PUBLIC;
 use crate::storage::file::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocEntry, RevisionRecord,
 };
@@ -29,7 +30,7 @@ use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::{ACL, CHILDREN, DOCS, DOC_CHUNKS, REVISIONS};
 use crate::storage::options::MergePolicy;
 use crate::storage::read::state::{
-    doc_chunks_in, principals_in, read_acl, IndexState, VersionView, PUBLIC,
+    doc_chunks_in, principals_in, read_acl, IndexState, VersionView,
 };
 use crate::storage::write::commit::{build_segment, write_version};
 use crate::storage::write::writer::Writer;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::embed::EmbedderIdentity;
+pub use crate::index::ChildSearch;
 pub use crate::ingest::{DocumentProblem, Piece};
 pub use crate::progress::{NoProgress, Progress};
 pub use crate::review::{
@@ -31,7 +32,7 @@ pub use crate::storage::read::export::{Audience, Export, ExportedChild};
 pub use crate::storage::read::snapshot::{
     ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
 };
-pub use crate::storage::read::state::{Access, ChildSearch, IndexState, VersionView};
+pub use crate::storage::read::state::{Access, IndexState, VersionView};
 pub use crate::storage::read::stats::{FileCompaction, IndexStats, StoreStats};
 pub use crate::storage::read::targets::{route_bucket, AliasInfo, Rollback, Route, VersionInfo};
 pub use crate::storage::read::unavailable::UnavailableIndex;

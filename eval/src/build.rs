@@ -12,7 +12,7 @@ use crate::data::{read_external_chunks, Corpus, ExternalChunks};
 use crate::error::EvalError;
 use crate::spec::{Strategy, StrategyKind};
 use folio::chunk::{ChunkSpec, Chunked, EmbedTexts};
-use folio::embed::{EmbedError, Embedder, Oversized, TokenStats, Truncation, TruncationReport};
+use folio::embed::{Embedder, TokenStats, Truncation, TruncationReport};
 use folio::input::InputError;
 use folio::store::{GraphParams, Progress, Store, WriteError, DEFAULT_INDEX};
 
@@ -238,32 +238,10 @@ fn embed_given(
             })
             .collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let doc_counts = match max {
-            usize::MAX => None,
-            _ => embedder.input_tokens(&texts),
-        };
-        for (chunk, &tokens) in doc_counts.iter().flatten().enumerate() {
-            if tokens <= max {
-                continue;
-            }
-            if setup.truncation == Truncation::Refuse {
-                let doc_id = doc.doc_id.clone();
-                let error = EmbedError::TooLong {
-                    doc_id,
-                    chunk,
-                    tokens,
-                    max,
-                };
-                return Err(WriteError::from(error).into());
-            }
-            let doc_id = doc.doc_id.clone();
-            over.push(Oversized {
-                doc_id,
-                chunk,
-                tokens,
-            });
-        }
-        counts.extend(doc_counts.into_iter().flatten());
+        let fit = folio::ingest::fit(&doc.doc_id, &texts, embedder, setup.truncation)
+            .map_err(WriteError::from)?;
+        counts.extend(fit.counts);
+        over.extend(fit.over);
         let rows = if texts.is_empty() {
             Vec::new()
         } else {

@@ -2,11 +2,17 @@
 # The whole test suite, the command the README names and `.ci/run` ends with: the pinned
 # test models, milvus-lite and the Python test environment (downloaded while Rust compiles);
 # the Rust tests of every crate but the Python one in one cargo invocation (the library and
-# the dependencies they share compile once, with the features unified); the README's quick
-# path as printed, with the binary that build made; the Python wheel and its pytest.
+# the dependencies they share compile once, with the features unified); the Python wheel,
+# which reuses that build (tools/workspace-hack); then, beside the Rust tests, the wheel's
+# pytest and the README's quick path as printed, with the binary the build made.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p target
+# `cargo test --release` builds the library and every dependency with the release profile
+# (what ships, shared with the wheel and the quick path's binary) and the test harnesses
+# themselves (integration tests, unit tests) with the bench profile: optimised less here,
+# they compile in about half the time (docs/benchmarks/build.md); `cargo bench` is unchanged.
+export CARGO_PROFILE_BENCH_OPT_LEVEL=1
 (scripts/ci/test_models.sh && scripts/ci/install_milvus_lite.sh &&
   scripts/ci/test_python.sh --prepare) > target/test-downloads.log 2>&1 &
 downloads=$!
@@ -14,6 +20,14 @@ trap 'kill "$downloads" 2>/dev/null || true' EXIT
 cargo test --release --workspace --exclude folio-python --no-run
 wait "$downloads" || { cat target/test-downloads.log >&2; exit 1; }
 trap - EXIT
+scripts/ci/test_python.sh --build
+(scripts/ci/test_python.sh --test && FOLIO_BIN_DIR=target/release scripts/ci/quickstart.sh) \
+  > target/test-python.log 2>&1 &
+beside=$!
+trap 'kill "$beside" 2>/dev/null || true' EXIT
 cargo test --release --workspace --exclude folio-python
-FOLIO_BIN_DIR=target/release scripts/ci/quickstart.sh
-scripts/ci/test_python.sh
+status=0
+wait "$beside" || status=$?
+trap - EXIT
+cat target/test-python.log
+exit "$status"

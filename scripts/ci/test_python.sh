@@ -6,8 +6,10 @@
 # so the wheel is tested as a user installs it.
 #
 # `--prepare` only makes the tools and the fresh environment (the downloads, no compiling):
-# `.ci/run` does it in the background while Rust compiles; the next run without it then
-# uses that environment once (and makes a new one when there is none).
+# `scripts/ci/test.sh` does it in the background while Rust compiles; the next run without
+# it then uses that environment once (and makes a new one when there is none). `--build`
+# only builds the wheel, `--test` only installs and tests the wheel built last: test.sh runs
+# the tests beside the Rust ones (cargo's lock on target/ would hold a build back).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=target/python
@@ -25,13 +27,22 @@ prepare() {
   touch "$out/venv/unused"
 }
 
-if [ "${1:-}" = --prepare ]; then
-  prepare
-  exit 0
-fi
-[ -f "$out/venv/unused" ] || prepare
-rm "$out/venv/unused"
-rm -rf "$out/wheels"
-"$tools/bin/maturin" build --release --strip --quiet --manifest-path python/Cargo.toml --out "$out/wheels"
-"$out/venv/bin/pip" install --quiet --disable-pip-version-check "$out"/wheels/folio_store-*.whl
-cd python/tests && "../../$out/venv/bin/python" -m pytest -q -p no:cacheprovider .
+build() {
+  [ -x "$tools/bin/maturin" ] || prepare
+  rm -rf "$out/wheels"
+  "$tools/bin/maturin" build --release --strip --quiet --manifest-path python/Cargo.toml --out "$out/wheels"
+}
+
+test_wheel() {
+  [ -f "$out/venv/unused" ] || prepare
+  rm "$out/venv/unused"
+  "$out/venv/bin/pip" install --quiet --disable-pip-version-check "$out"/wheels/folio_store-*.whl
+  cd python/tests && "../../$out/venv/bin/python" -m pytest -q -p no:cacheprovider .
+}
+
+case "${1:-}" in
+  --prepare) prepare ;;
+  --build) build ;;
+  --test) test_wheel ;;
+  *) build && test_wheel ;;
+esac

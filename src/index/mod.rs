@@ -3,6 +3,7 @@
 //! row-major `&[f32]` with contiguous global ids `base..base + n`, a visible set as a
 //! [`roaring::RoaringBitmap`] of global ids (shared across segments).
 
+mod across;
 mod coded;
 pub mod distance;
 pub mod exact;
@@ -11,13 +12,16 @@ pub mod hnsw;
 mod metric;
 pub(crate) mod pages;
 pub mod planner;
+mod query_vector;
 pub mod segment;
 pub mod vectors;
 mod visited;
 
+pub use across::{search_segments, ChildSearch, PartError, SegmentPart};
 pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
 pub use hnsw::{Graph, GraphDecodeError, HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};
+pub use query_vector::{QueryVector, ZeroQuery};
 pub use segment::{SearchError, SegmentIndex};
 pub use vectors::{RowError, RowSource, ShapeError, VectorSet};

@@ -175,10 +175,12 @@ pub fn search_with(
     visible: &RoaringBitmap,
     options: SearchOptions,
 ) -> (Vec<Neighbor>, SearchReport) {
-    search_cached(vectors, graph, base, query, visible, options, None)
+    let query = prepare_query(vectors.metric(), query);
+    search_cached(vectors, graph, base, &query, visible, options, None)
 }
 
-/// [`search_with`], whose exact scans of small visible sets go through `gathered`.
+/// [`search_with`] for a query already prepared ([`prepare_query`]), whose exact scans of
+/// small visible sets go through `gathered`.
 pub(crate) fn search_cached(
     vectors: VectorSet<'_>,
     graph: Option<&Graph>,
@@ -201,7 +203,6 @@ pub(crate) fn search_cached(
     if vectors.check_query(query).is_err() {
         return (Vec::new(), report(SearchPath::Exact, WalkStats::default()));
     }
-    let query = &*prepare_query(vectors.metric(), query);
     let want = k.min(count as usize);
     let graph = graph.filter(|g| {
         want > 0
@@ -306,7 +307,8 @@ pub(crate) struct Stored<'a> {
     pub(crate) rescore: usize,
 }
 
-/// [`search_with`] over a compressed segment: the walk scores 8-bit codes only; the best
+/// [`search_with`] over a compressed segment, for a query already prepared
+/// ([`prepare_query`]): the walk scores 8-bit codes only; the best
 /// `rescore` of its candidates are re-scored on f32 rows read from storage, and the exact
 /// scan scores the visible codes and reads only the rows that may rank (`coded.rs`).
 /// Same guarantees: `min(k, visible)` results, never a hidden id, exact scores.
@@ -328,7 +330,6 @@ pub(crate) fn search_stored(
         visible: count,
     };
     let metric = graph.metric();
-    let query = &*prepare_query(metric, query);
     let want = k.min(count as usize);
     let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
     let rescore = segment.rescore.max(k);
@@ -405,8 +406,9 @@ fn top_k<'r>(
     top.into_sorted()
 }
 
-/// The query as compared: a normalised copy for cosine, else borrowed.
-fn prepare_query(metric: Metric, query: &[f32]) -> Cow<'_, [f32]> {
+/// The query as compared: a normalised copy for cosine, else borrowed. A zero query stays
+/// zero (every score 0); the store refuses it first ([`super::QueryVector`]).
+pub(crate) fn prepare_query(metric: Metric, query: &[f32]) -> Cow<'_, [f32]> {
     if metric == Metric::Cosine {
         let mut owned = query.to_vec();
         normalize(&mut owned);

@@ -12,6 +12,7 @@ use super::hnsw::quant::Residuals;
 use super::hnsw::{Graph, HnswParams};
 use super::metric::Metric;
 use super::planner::{self, SearchOptions, SearchReport, Strategy};
+use super::query_vector::QueryVector;
 use super::vectors::{RowError, RowSource, ShapeError, VectorSet};
 
 /// `len()` vectors with global ids `base..base + len()` and, once built or loaded, a graph
@@ -266,6 +267,49 @@ impl SegmentIndex {
         visible: &RoaringBitmap,
         options: SearchOptions,
     ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
+        let query = planner::prepare_query(self.metric, query);
+        self.search_resident(&query, visible, options)
+    }
+
+    /// [`SegmentIndex::search_with`] for any segment: a compressed one walks its codes and
+    /// reads from `rows` the f32 rows of the best `rescore` candidates (at least `k`) and,
+    /// when the planner scans instead, of the visible ids. A resident one ignores `rows`.
+    pub fn search_stored(
+        &self,
+        query: &[f32],
+        visible: &RoaringBitmap,
+        options: SearchOptions,
+        rescore: usize,
+        rows: &dyn RowSource,
+    ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
+        let query = planner::prepare_query(self.metric, query);
+        self.search_any(&query, visible, options, Some((rows, rescore)))
+    }
+
+    /// The search of [`super::search_segments`]: `query` is already prepared for this
+    /// segment's metric, unless made for another.
+    pub(crate) fn search_prepared(
+        &self,
+        query: &QueryVector,
+        visible: &RoaringBitmap,
+        options: SearchOptions,
+        stored: Option<(&dyn RowSource, usize)>,
+    ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
+        if query.metric() == self.metric {
+            self.search_any(query.as_slice(), visible, options, stored)
+        } else {
+            let query = planner::prepare_query(self.metric, query.as_slice());
+            self.search_any(&query, visible, options, stored)
+        }
+    }
+
+    /// A prepared `query` over the rows in memory.
+    fn search_resident(
+        &self,
+        query: &[f32],
+        visible: &RoaringBitmap,
+        options: SearchOptions,
+    ) -> Result<(Vec<Neighbor>, SearchReport), ShapeError> {
         let vectors = self.vectors();
         if !self.is_resident() {
             // No rows to scan or re-score with: the caller should have used
@@ -284,18 +328,16 @@ impl SegmentIndex {
         ))
     }
 
-    /// [`SegmentIndex::search_with`] for any segment: a compressed one walks its codes and
-    /// reads from `rows` the f32 rows of the best `rescore` candidates (at least `k`) and,
-    /// when the planner scans instead, of the visible ids. A resident one ignores `rows`.
-    pub fn search_stored(
+    /// A prepared `query` over a compressed segment's codes and `stored` rows, or over the
+    /// rows in memory.
+    fn search_any(
         &self,
         query: &[f32],
         visible: &RoaringBitmap,
         options: SearchOptions,
-        rescore: usize,
-        rows: &dyn RowSource,
+        stored: Option<(&dyn RowSource, usize)>,
     ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
-        match (&self.rows, &self.graph) {
+        match (&self.rows, &self.graph, stored) {
             (
                 Rows::Stored {
                     len,
@@ -303,6 +345,7 @@ impl SegmentIndex {
                     residuals,
                 },
                 Some(graph),
+                Some((rows, rescore)),
             ) => {
                 if query.len() != *dim {
                     return Err(ShapeError::DimMismatch {
@@ -322,7 +365,7 @@ impl SegmentIndex {
                     &stored, self.base, query, visible, options,
                 )?)
             }
-            _ => Ok(self.search_with(query, visible, options)?),
+            _ => Ok(self.search_resident(query, visible, options)?),
         }
     }
 }

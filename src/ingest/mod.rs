@@ -372,57 +372,34 @@ fn cut(
         None => Vec::new(),
     };
     let max = embedder.max_input_tokens();
-    let counts = match (max, embedder.input_tokens(&refs(&texts))) {
-        (usize::MAX, _) | (_, None) => Vec::new(),
-        (_, Some(counts)) => counts,
-    };
-    let over: Vec<Oversized> = counts
-        .iter()
-        .enumerate()
-        .filter(|&(_, &n)| n > max)
-        .map(|(chunk, &tokens)| Oversized {
-            doc_id: doc.doc_id.clone(),
-            chunk,
-            tokens,
-        })
-        .collect();
+    let Fit { counts, over } = fit(&doc.doc_id, &refs(&texts), embedder, truncation)?;
     let mut pieces = 0;
-    match (truncation, over.first()) {
-        (_, None) | (Truncation::Warn, _) => {}
-        (Truncation::Refuse, Some(first)) => {
-            return Err(EmbedError::TooLong {
-                doc_id: doc.doc_id.clone(),
-                chunk: first.chunk,
-                tokens: first.tokens,
-                max,
-            })
-        }
-        (Truncation::Split, Some(_)) => {
-            if let (Some(chunked), Some(counter)) = (own.as_mut(), embedder.token_counter()) {
-                // Back to front, so earlier positions stay valid.
-                for o in over.iter().rev() {
-                    let child = chunked.children[o.chunk].clone();
-                    let body = &doc.text[child.span.start..child.span.end];
-                    let starts = counter.starts(body);
-                    let overhead = o.tokens.saturating_sub(starts.len());
-                    let budget = max.saturating_sub(overhead + SPLIT_MARGIN);
-                    if budget == 0 {
-                        continue;
-                    }
-                    let spans =
-                        split_span(&doc.text, child.span.start, child.span.end, &starts, budget);
-                    pieces += spans.len();
-                    let split: Vec<ChildPiece> = spans
-                        .into_iter()
-                        .map(|(start, end)| ChildPiece {
-                            span: crate::chunk::Span { start, end },
-                            ..child.clone()
-                        })
-                        .collect();
-                    let split_texts: Vec<String> = split.iter().map(text_of).collect();
-                    chunked.children.splice(o.chunk..=o.chunk, split);
-                    texts.splice(o.chunk..=o.chunk, split_texts);
+    // Refused ones never reach here (`fit` refused them); reported ones are embedded whole.
+    if truncation == Truncation::Split && !over.is_empty() {
+        if let (Some(chunked), Some(counter)) = (own.as_mut(), embedder.token_counter()) {
+            // Back to front, so earlier positions stay valid.
+            for o in over.iter().rev() {
+                let child = chunked.children[o.chunk].clone();
+                let body = &doc.text[child.span.start..child.span.end];
+                let starts = counter.starts(body);
+                let overhead = o.tokens.saturating_sub(starts.len());
+                let budget = max.saturating_sub(overhead + SPLIT_MARGIN);
+                if budget == 0 {
+                    continue;
                 }
+                let spans =
+                    split_span(&doc.text, child.span.start, child.span.end, &starts, budget);
+                pieces += spans.len();
+                let split: Vec<ChildPiece> = spans
+                    .into_iter()
+                    .map(|(start, end)| ChildPiece {
+                        span: crate::chunk::Span { start, end },
+                        ..child.clone()
+                    })
+                    .collect();
+                let split_texts: Vec<String> = split.iter().map(text_of).collect();
+                chunked.children.splice(o.chunk..=o.chunk, split);
+                texts.splice(o.chunk..=o.chunk, split_texts);
             }
         }
     }
@@ -435,6 +412,54 @@ fn cut(
         pieces,
         late: Vec::new(),
     })
+}
+
+/// Whether a document's embed texts fit the model: each text's count in the model's own
+/// tokens, and those above its limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fit {
+    /// Each text's tokens as the model sees them, in order; empty when the embedder has no
+    /// limit or cannot count.
+    pub counts: Vec<usize>,
+    /// The texts above the model's limit ([`Embedder::max_input_tokens`]).
+    pub over: Vec<Oversized>,
+}
+
+/// Counts `texts`, the embed texts of `doc_id`'s chunks in order, in `embedder`'s tokens
+/// and finds those longer than the model reads; under [`Truncation::Refuse`] the first of
+/// them is [`EmbedError::TooLong`]. The one place that decides whether a chunk fits the
+/// model: the store's ingest and the evaluation harness both ask here, and what they do
+/// with the rest (split, report) follows `truncation`.
+pub fn fit(
+    doc_id: &str,
+    texts: &[&str],
+    embedder: &dyn Embedder,
+    truncation: Truncation,
+) -> Result<Fit, EmbedError> {
+    let max = embedder.max_input_tokens();
+    let counts = match max {
+        usize::MAX => Vec::new(),
+        _ => embedder.input_tokens(texts).unwrap_or_default(),
+    };
+    let over: Vec<Oversized> = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > max)
+        .map(|(chunk, &tokens)| Oversized {
+            doc_id: doc_id.to_string(),
+            chunk,
+            tokens,
+        })
+        .collect();
+    if let (Truncation::Refuse, Some(first)) = (truncation, over.first()) {
+        return Err(EmbedError::TooLong {
+            doc_id: doc_id.to_string(),
+            chunk: first.chunk,
+            tokens: first.tokens,
+            max,
+        });
+    }
+    Ok(Fit { counts, over })
 }
 
 fn refs(texts: &[String]) -> Vec<&str> {

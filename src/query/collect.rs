@@ -35,8 +35,8 @@ use super::assemble::{unit_key, Answer, Taken, Unit, UnitKey};
 use super::rank::Rank;
 use super::units::Chunks;
 use super::{Hit, QueryError, SearchRequest, CHILDREN_PER_UNIT, MIN_CHILDREN};
+use crate::index::ChildSearch;
 use crate::index::Neighbor;
-use crate::storage::read::state::ChildSearch;
 
 /// How many times the children the missing units need at the rate seen so far a widening
 /// asks for: new units come slower as the ranking goes deeper (the best units hold several

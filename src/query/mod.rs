@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::embed::{validate, Embedder, TokenCounter};
 use crate::filter::{Filter, MetadataValue};
-use crate::index::{Metric, SearchPath};
+use crate::index::{QueryVector, SearchPath, ZeroQuery};
 use crate::limits::{check, InvalidParameter, RESCORE, WINDOW};
 use crate::review::{LoggedQuery, LoggedRequest};
 use crate::storage::error::ReadError;
@@ -444,7 +444,7 @@ fn search_from(
                 index: state.name(),
                 version: view.version(),
                 metric: state.embedder().metric,
-                query: &query,
+                query: query.as_slice(),
                 access: &request.access,
                 visible: &visible,
             };
@@ -474,10 +474,10 @@ fn query_vector(
     handle: &dyn Handle,
     state: &IndexState,
     query: &Query,
-) -> Result<Vec<f32>, ReadError> {
+) -> Result<QueryVector, ReadError> {
     let identity = state.embedder();
     let dim = identity.dimension as usize;
-    let mut vector = match query {
+    let vector = match query {
         Query::Vector(v) => v.clone(),
         Query::Text(text) => {
             let embedder = handle.embedder(&identity.name).ok_or_else(|| {
@@ -496,10 +496,7 @@ fn query_vector(
         });
     }
     validate(&vector, dim)?;
-    if identity.metric == Metric::Cosine && !crate::index::distance::normalize(&mut vector) {
-        return Err(ReadError::ZeroVector);
-    }
-    Ok(vector)
+    QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector)
 }
 
 /// What routes `request` through an alias: its route key, else its query.

@@ -10,10 +10,10 @@ use roaring::RoaringBitmap;
 use super::source::{Ask, ChildSource};
 use super::units::Chunks;
 use super::QueryError;
-use crate::index::{Metric, Neighbor, SearchOptions, Strategy};
+use crate::index::{ChildSearch, Metric, Neighbor, QueryVector, SearchOptions, Strategy};
 use crate::storage::read::docs::chunk_id;
 use crate::storage::read::snapshot::Snapshot;
-use crate::storage::read::state::{ChildSearch, VersionView};
+use crate::storage::read::state::VersionView;
 
 /// Ranks one version's visible children for one query.
 pub trait Rank {
@@ -30,8 +30,7 @@ pub trait Rank {
 pub(crate) struct Segments<'a> {
     pub(crate) snapshot: &'a Snapshot<'a>,
     pub(crate) view: &'a VersionView,
-    /// Unit length for a cosine index.
-    pub(crate) query: &'a [f32],
+    pub(crate) query: &'a QueryVector,
     pub(crate) visible: &'a RoaringBitmap,
     /// Graph breadth; the planner's when `None`.
     pub(crate) ef: Option<usize>,

@@ -16,8 +16,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use folio::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
 use folio::document::Document;
 use folio::embed::{default_embedder, Embedder};
-use folio::index::distance::normalize;
-use folio::index::{merge_top_k, Metric, Neighbor, SearchOptions, Strategy as Path};
+use folio::index::{merge_top_k, Neighbor, SearchOptions, Strategy as Path};
 use folio::query::{Ask, Candidate, ChildSource, Expand, SearchRequest, SourceError};
 use folio::store::{Access, Store};
 use proptest::prelude::*;
@@ -191,10 +190,8 @@ fn store_of(
 /// child number), scored by the store's own segments with an exact scan.
 fn exhaustive_ranking(store: &Store, query: &str, access: &Access) -> Vec<Neighbor> {
     let embedder = default_embedder();
-    let mut q = embedder.embed_queries(&[query]).expect("embed");
-    if embedder.metric() == Metric::Cosine {
-        assert!(normalize(&mut q));
-    }
+    // Raw, as the store gets it: `search_with` normalises it once, as the store does.
+    let q = embedder.embed_queries(&[query]).expect("embed");
     let visible = store.visible("default", access).expect("visible");
     let all = visible.len() as usize;
     let vectors = store.vectors("default").expect("vectors");

@@ -12,7 +12,7 @@ use super::config::AnnConfig;
 use super::dataset::{Dataset, Filter};
 use super::error::AnnError;
 use super::report::{load1, PathWork, SearchRecord, VisibleCost};
-use folio::index::{Neighbor, SearchOptions};
+use folio::index::{Neighbor, QueryVector, SearchOptions};
 use folio::store::Snapshot;
 use folio::store::VersionView;
 use folio::store::{Access, Store, DEFAULT_INDEX};
@@ -34,7 +34,13 @@ pub(crate) fn run(
     on_point: &mut dyn FnMut(&SearchRecord),
 ) -> Result<Swept, AnnError> {
     let reader = store.snapshot()?;
-    let (_, view) = reader.resolve(DEFAULT_INDEX)?;
+    let (state, view) = reader.resolve(DEFAULT_INDEX)?;
+    // Prepared once, as a store search prepares its query before the segments see it.
+    let metric = state.embedder().metric;
+    let prepared = (0..dataset.queries.rows())
+        .map(|q| QueryVector::new(dataset.queries.row(q).to_vec(), metric))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| AnnError::Dataset(format!("a query: {e}")))?;
     let mut swept = Swept {
         records: Vec::new(),
         visible: Vec::new(),
@@ -43,7 +49,7 @@ pub(crate) fn run(
         let visible = visible_set(&reader, &view, filter, dataset.base.rows())?;
         swept.visible.push(visible_cost(&reader, &view, filter)?);
         let queries = Queries {
-            dataset,
+            prepared: &prepared,
             filter,
             reader: &reader,
         };
@@ -120,7 +126,8 @@ fn mean_micros<T, E>(mut f: impl FnMut() -> Result<T, E>) -> Result<f64, E> {
 
 /// The queries of one filter with their ground truth.
 struct Queries<'d> {
-    dataset: &'d Dataset,
+    /// The dataset's queries, prepared for the index's metric.
+    prepared: &'d [QueryVector],
     filter: &'d Filter,
     /// What compressed segments read their rows through.
     reader: &'d Snapshot<'d>,
@@ -134,10 +141,10 @@ impl Queries<'_> {
         config: &AnnConfig,
         ef: usize,
     ) -> Result<(), AnnError> {
-        for q in 0..self.dataset.queries.rows().min(WARM_UP) {
+        for query in self.prepared.iter().take(WARM_UP) {
             std::hint::black_box(self.reader.search_children(
                 view,
-                self.dataset.queries.row(q),
+                query,
                 options(config, ef),
                 None,
                 visible,
@@ -157,9 +164,8 @@ impl Queries<'_> {
     ) -> Result<SearchRecord, AnnError> {
         let load = load1();
         let mut tally = Tally::default();
-        for q in 0..self.dataset.queries.rows() {
+        for (q, query) in self.prepared.iter().enumerate() {
             let started = Instant::now();
-            let query = self.dataset.queries.row(q);
             let found =
                 self.reader
                     .search_children(view, query, options(config, ef), None, visible)?;

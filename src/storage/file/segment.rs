@@ -7,13 +7,10 @@ use redb::{ReadOnlyTable, ReadTransaction, WriteTransaction};
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, encode, IndexRecord, SegmentRecord, VectorStorage};
 use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
-use roaring::RoaringBitmap;
 
-use crate::index::exact::Neighbor;
 use crate::index::hnsw::quant::Residuals;
 use crate::index::hnsw::Graph;
-use crate::index::planner::{SearchOptions, SearchReport};
-use crate::index::{RowError, RowSource, SearchError, SegmentIndex};
+use crate::index::{RowError, RowSource, SegmentIndex, SegmentPart};
 
 /// Values are kept near this size so no single redb value grows with the index. Just under
 /// 1 MiB: a value of exactly 1 MiB plus redb's page header takes a 2 MiB page (measured:
@@ -54,11 +51,13 @@ struct StoredRows {
 }
 
 /// A compressed segment's rows in one read transaction.
-struct TableRows<'t> {
+pub(crate) struct TableRows<'t> {
     table: &'t VectorTable,
     at: StoredRows,
     segment: u32,
     dim: usize,
+    /// Walk candidates re-scored on their f32 rows, for this search.
+    rescore: usize,
 }
 
 impl RowSource for TableRows<'_> {
@@ -125,41 +124,31 @@ impl Segment {
         self.index.ids()
     }
 
-    /// The best `options.k` visible children of this segment, or `None` when none is
-    /// visible. `rescore` is a compressed segment's re-score width (its index's setting
-    /// when `None`); a compressed segment reads the rows it re-scores or scans from `table`.
-    pub fn search(
+    /// This segment as [`crate::index::search_segments`] reads it, with `rows`, its rows in
+    /// the read transaction's vector table when it is compressed (see [`Segment::rows`]).
+    pub(crate) fn part<'a>(&'a self, rows: Option<&'a TableRows<'a>>) -> SegmentPart<'a> {
+        SegmentPart {
+            index: &self.index,
+            stored: rows.map(|rows| (rows as &dyn RowSource, rows.rescore)),
+        }
+    }
+
+    /// A compressed segment's rows in `table` (the vector table of the read transaction),
+    /// with its re-score width (`rescore`, else its index's); `None` for a resident one.
+    pub(crate) fn rows<'t>(
         &self,
-        query: &[f32],
-        options: SearchOptions,
+        table: Option<&'t VectorTable>,
         rescore: Option<usize>,
-        visible: &RoaringBitmap,
-        table: Option<&VectorTable>,
-    ) -> Result<Option<(Vec<Neighbor>, SearchReport)>, StorageError> {
-        if visible.range_cardinality(self.ids()) == 0 {
+    ) -> Result<Option<TableRows<'t>>, StorageError> {
+        let Some(at) = self.stored else {
             return Ok(None);
-        }
-        let found = match self.stored {
-            None => self
-                .index
-                .search_with(query, visible, options)
-                .map_err(SearchError::from),
-            Some(at) => {
-                let table = table.ok_or_else(|| {
-                    StorageError::corrupt(format!("segment {}: no vector table", self.id))
-                })?;
-                let rows = self.rows_in(table, at);
-                let rescore = rescore.unwrap_or(at.rescore as usize);
-                self.index
-                    .search_stored(query, visible, options, rescore, &rows)
-            }
         };
-        match found {
-            Ok(found) => Ok(Some(found)),
-            // Callers embed with the index's embedder, so a wrong dimension means no match.
-            Err(SearchError::Shape(_)) => Ok(None),
-            Err(e) => Err(StorageError::corrupt(format!("segment {}: {e}", self.id))),
-        }
+        let table = table.ok_or_else(|| {
+            StorageError::corrupt(format!("segment {}: no vector table", self.id))
+        })?;
+        let mut rows = self.rows_in(table, at);
+        rows.rescore = rescore.unwrap_or(at.rescore as usize);
+        Ok(Some(rows))
     }
 
     fn rows_in<'t>(&self, table: &'t VectorTable, at: StoredRows) -> TableRows<'t> {
@@ -168,6 +157,7 @@ impl Segment {
             at,
             segment: self.id,
             dim: self.index.dim(),
+            rescore: at.rescore as usize,
         }
     }
 

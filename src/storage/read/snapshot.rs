@@ -13,11 +13,12 @@ use roaring::RoaringBitmap;
 use crate::filter::{Filter, MetadataValue};
 use crate::index::SearchOptions;
 use crate::index::SegmentIndex;
+use crate::index::{ChildSearch, QueryVector};
 use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::records::{ChildRecord, DocChunks, ParentRecord};
 use crate::storage::file::rows::{read_child_in, read_parent_in, read_revision, read_text};
 use crate::storage::file::tables::{CHILDREN, PARENTS};
-use crate::storage::read::state::{read_doc_chunks, Access, ChildSearch, IndexState, VersionView};
+use crate::storage::read::state::{read_doc_chunks, Access, IndexState, VersionView};
 use crate::storage::read::targets::{self, Target};
 
 /// A child chunk as stored.
@@ -170,14 +171,14 @@ impl Snapshot<'_> {
         Ok((state, view))
     }
 
-    /// The `options.k` best children in `visible` for `query` (unit length for a cosine
-    /// index), over every segment of `view`, a version this snapshot resolved: `options.ef`
-    /// is the graph breadth (the planner's when `None`), `rescore` a compressed segment's
-    /// re-score width (its index's when `None`).
+    /// The `options.k` best children in `visible` for `query` (prepared once for the
+    /// index's metric), over every segment of `view`, a version this snapshot resolved:
+    /// `options.ef` is the graph breadth (the planner's when `None`), `rescore` a compressed
+    /// segment's re-score width (its index's when `None`).
     pub fn search_children(
         &self,
         view: &VersionView,
-        query: &[f32],
+        query: &QueryVector,
         options: SearchOptions,
         rescore: Option<usize>,
         visible: &RoaringBitmap,

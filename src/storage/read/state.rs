@@ -8,8 +8,8 @@ use redb::{ReadTransaction, ReadableTable};
 use roaring::RoaringBitmap;
 
 use crate::filter::Filter;
-use crate::index::exact::{merge_top_k, Neighbor};
-use crate::index::planner::{SearchOptions, SearchPath};
+use crate::index::planner::SearchOptions;
+use crate::index::{search_segments, ChildSearch, QueryVector};
 use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::{read_all, read_current};
 use crate::storage::file::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
@@ -556,31 +556,16 @@ pub(crate) fn doc_chunks_in(
     Ok(Some(decode(value.value(), "doc chunks")?))
 }
 
-/// What a children search found, and how.
-#[derive(Debug, Clone, Default)]
-pub struct ChildSearch {
-    /// The best children, best first (global child numbers).
-    pub neighbors: Vec<Neighbor>,
-    /// The planner's path in each segment that had visible children.
-    pub paths: Vec<SearchPath>,
-    /// Distances computed (exact and approximate).
-    pub distances: usize,
-    /// Of `distances`, walk candidates re-scored on f32 rows.
-    pub rescored: usize,
-    /// Link lists the walks read.
-    pub lists: usize,
-}
-
 impl VersionView {
-    /// The `options.k` best visible children for `query` (already normalised for cosine),
-    /// over all segments of this version; `options.ef` = graph breadth (planner default
-    /// when `None`), `rescore` = a compressed segment's re-score width (its index's when
-    /// `None`). Compressed segments read their rows through `reader`, in whose snapshot
-    /// this version is live (so are its segments' rows).
+    /// The `options.k` best visible children for `query` over all segments of this
+    /// version ([`search_segments`]); `options.ef` = graph breadth (planner default when
+    /// `None`), `rescore` = a compressed segment's re-score width (its index's when
+    /// `None`). Compressed segments read their rows through `txn`, in whose snapshot this
+    /// version is live (so are its segments' rows).
     pub(crate) fn search_children(
         &self,
         txn: &ReadTransaction,
-        query: &[f32],
+        query: &QueryVector,
         options: SearchOptions,
         rescore: Option<usize>,
         visible: &RoaringBitmap,
@@ -590,27 +575,19 @@ impl VersionView {
         } else {
             None
         };
-        let mut per_segment = Vec::with_capacity(self.segments.len());
-        let mut paths = Vec::new();
-        let (mut distances, mut rescored, mut link_lists) = (0, 0, 0);
-        for segment in &self.segments {
-            let Some((found, report)) =
-                segment.search(query, options, rescore, visible, table.as_ref())?
-            else {
-                continue;
-            };
-            paths.push(report.path);
-            distances += report.distances;
-            rescored += report.rescored;
-            link_lists += report.lists;
-            per_segment.push(found);
-        }
-        Ok(ChildSearch {
-            neighbors: merge_top_k(per_segment, options.k),
-            paths,
-            distances,
-            rescored,
-            lists: link_lists,
+        let rows = self
+            .segments
+            .iter()
+            .map(|segment| segment.rows(table.as_ref(), rescore))
+            .collect::<Result<Vec<_>, _>>()?;
+        let parts = self
+            .segments
+            .iter()
+            .zip(&rows)
+            .map(|(segment, rows)| segment.part(rows.as_ref()));
+        search_segments(parts, query, options, visible).map_err(|e| {
+            let id = self.segments.get(e.part).map_or(0, |s| s.id());
+            StorageError::corrupt(format!("segment {id}: {}", e.error))
         })
     }
 }

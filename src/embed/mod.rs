@@ -13,6 +13,8 @@
 
 #[cfg(feature = "models")]
 mod bert;
+#[cfg(feature = "models")]
+mod bert_model;
 mod command;
 mod counter;
 mod error;

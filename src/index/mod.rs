@@ -1,6 +1,8 @@
-//! Vector search over flat arrays: distance kernels, the exact scan, the HNSW graph and the
-//! filtered-search planner. Knows nothing of storage: a segment's vectors come in as a
-//! row-major `&[f32]` with contiguous global ids `base..base + n`, a visible set as a
+//! Vector search over flat arrays: distance kernels, the exact scan, the HNSW graph, the
+//! filtered-search planner of one segment and [`search_segments`], the search across a
+//! version's segments that the store's read path calls. Knows nothing of storage: a
+//! segment's vectors come in as a row-major `&[f32]` with contiguous global ids
+//! `base..base + n` (or are read through a [`RowSource`]), a visible set as a
 //! [`roaring::RoaringBitmap`] of global ids (shared across segments).
 
 mod across;

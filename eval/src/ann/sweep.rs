@@ -1,6 +1,6 @@
 //! The search sweep. Per filter the visible set is computed once, outside the timing (the
 //! peers gather theirs beforehand too); then per ef every query runs alone on this thread
-//! through [`VersionView::search_children`], as a store search does.
+//! through [`Snapshot::search_children`] with a query prepared once, as a store search does.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -3,11 +3,12 @@
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
+use std::convert::Infallible;
 
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
-use super::coded::exact_coded;
+use super::coded::{exact_coded, ExactScores};
 use super::distance::{normalize, prefetch_lines, Scorer};
 use super::exact::{exact_search, Neighbor, TopK};
 use super::gather::GatherCache;
@@ -57,9 +58,7 @@ pub struct SearchReport {
 //   `f^-0.6` times more: it must pass hidden nodes to collect `ef` visible ones;
 // - one walk distance (a random code fetch, its links, heaps) costs about 2.5 rows of the
 //   exact scan, which streams f32 rows in id order with prefetching;
-// - a row of a gathered copy (`gather.rs`: small visible sets, copied together) costs about
-//   0.4 rows of that scan (measured 2.3x to 2.6x faster at 128 and 384 dimensions, 2,000
-//   visible of 200k; 3.6x at 20,000 visible of 200k x 128).
+// - a row of the scan on the walk codes (`coded.rs`) costs CODED_ROW_COST rows of that scan.
 
 /// Walk distances per unit of `ef + 16` without a filter.
 const WALK_DISTANCES_PER_EF: f64 = 10.0;
@@ -67,8 +66,6 @@ const WALK_DISTANCES_PER_EF: f64 = 10.0;
 const FILTER_EXPONENT: f64 = 0.6;
 /// Cost of a walk distance in exact-scan rows.
 const WALK_COST: f64 = 2.5;
-/// Cost of a gathered row in exact-scan rows.
-const GATHERED_ROW_COST: f64 = 0.4;
 /// Cost of the descent and the probe that precede a filtered walk, in exact-scan rows
 /// (measured: ~30 µs on 200k x 128, where the scan reads a row in ~85 ns). A walk must
 /// save more than this to be worth probing for.
@@ -96,10 +93,16 @@ const BUDGET_MULTIPLE: usize = 1;
 /// redb lookup of a small block (a B-tree descent, a page read through the OS cache,
 /// measured 1.7 µs at 1M x 128) against ~85 ns for a streamed row.
 const STORED_ROW_COST: f64 = 20.0;
-/// Cost of a visible row in a compressed segment's exact scan (`coded.rs`: its code scored
-/// and bounded, no row read), in exact-scan rows (measured ~34 ns a row at 2,000 visible
-/// of 200k x 128, the reads aside).
-const CODED_ROW_COST: f64 = 0.4;
+/// Cost of a visible row in the exact scan on the walk codes in place (`coded.rs`: its code
+/// scored and bounded), in exact-scan rows: 28 ns a row at 2,000 visible of 200k x 384
+/// (2026-12-05), where the gathered half-float scan this model priced at 0.4 took 18.8 ns
+/// a row at 20,000 visible.
+const CODED_ROW_COST: f64 = 0.6;
+/// The same for a row of a gathered copy of the codes (`gather.rs`): 15.5 ns a row at
+/// 20,000 visible of 200k x 384 and 13.5 ns at 2,000 (the fixed cost of about 2.5 µs a
+/// query aside). A 10% set still goes to the walk (6,000 rows against 2,600 for a walk at
+/// ef 10 through 10% visible), a 1% set straight to the scan.
+const GATHERED_CODE_COST: f64 = 0.3;
 /// Rows that scan reads per result wanted (a median of 11 to 20 at k = 10).
 const CODED_READS_PER_RESULT: f64 = 2.0;
 /// Visible nodes a two-hop expansion gathers at most (ACORN's truncation): the walk's
@@ -179,8 +182,30 @@ pub fn search_with(
     search_cached(vectors, graph, base, &query, visible, options, None)
 }
 
-/// [`search_with`] for a query already prepared ([`prepare_query`]), whose exact scans of
-/// small visible sets go through `gathered`.
+/// What the exact scan on a graph's walk codes needs besides the graph.
+#[derive(Clone, Copy)]
+pub(crate) struct CodeScan<'a> {
+    /// Every row's distance from its code ([`Graph::measure`]).
+    pub(crate) residuals: &'a Residuals,
+    /// The segment's gathered codes of small visible sets.
+    pub(crate) gathered: &'a GatherCache,
+}
+
+impl CodeScan<'_> {
+    /// The exact scan's cost in exact-scan rows, `count` visible of a segment of `len`.
+    fn cost(count: u64, len: usize) -> f64 {
+        let per_row = if GatherCache::admits(count, len) {
+            GATHERED_CODE_COST
+        } else {
+            CODED_ROW_COST
+        };
+        count as f64 * per_row
+    }
+}
+
+/// [`search_with`] for a query already prepared ([`prepare_query`]). With `codes` (and a
+/// graph whose every row it measured) the exact scan runs on the graph's codes and
+/// scores exactly only the rows that may rank (`coded.rs`).
 pub(crate) fn search_cached(
     vectors: VectorSet<'_>,
     graph: Option<&Graph>,
@@ -188,7 +213,7 @@ pub(crate) fn search_cached(
     query: &[f32],
     visible: &RoaringBitmap,
     options: SearchOptions,
-    gathered: Option<&GatherCache>,
+    codes: Option<CodeScan<'_>>,
 ) -> (Vec<Neighbor>, SearchReport) {
     let k = options.k;
     let end = base.saturating_add(vectors.len() as u32);
@@ -209,13 +234,14 @@ pub(crate) fn search_cached(
             && g.check_vectors(vectors).is_ok()
             && base.checked_add(vectors.len() as u32).is_some()
     });
+    let coded = graph
+        .zip(codes)
+        .filter(|(g, c)| c.residuals.len() == g.len());
     let ef = options.ef.unwrap_or(DEFAULT_EF).max(k).min(count as usize);
     let walked = graph.and_then(|graph| {
-        let scan = match gathered {
-            Some(_) if GatherCache::admits(count, vectors.len()) => {
-                count as f64 * GATHERED_ROW_COST
-            }
-            _ => count as f64,
+        let scan = match coded {
+            Some(_) => CodeScan::cost(count, vectors.len()) + CODED_READS_PER_RESULT * want as f64,
+            None => count as f64,
         };
         let budget = (count as usize).saturating_mul(BUDGET_MULTIPLE);
         let walk = Segment::planned(
@@ -245,14 +271,29 @@ pub(crate) fn search_cached(
             top_k(&vectors.scorer(), query, base, k, rows)
         }))
     });
-    let exact = |spent| {
-        let hits = match gathered {
-            Some(cache) if GatherCache::admits(count, vectors.len()) => {
-                cache.search(vectors, base, query, k, visible)
-            }
-            _ => exact_search(vectors, base, query, k, visible),
-        };
-        (hits, count as usize + spent)
+    let exact = |spent| match coded {
+        Some((graph, codes)) => {
+            let mut rows = InMemory {
+                vectors,
+                scorer: vectors.scorer(),
+                query,
+            };
+            let Ok((hits, scored)) = exact_coded(
+                graph,
+                codes.residuals,
+                Some(codes.gathered),
+                base,
+                query,
+                k,
+                visible,
+                &mut rows,
+            );
+            (hits, count as usize + scored + spent)
+        }
+        None => (
+            exact_search(vectors, base, query, k, visible),
+            count as usize + spent,
+        ),
     };
     match finish(walked, want) {
         Ok((hits, path, stats)) => (hits, report(path, stats)),
@@ -300,6 +341,7 @@ fn finish(
 pub(crate) struct Stored<'a> {
     pub(crate) graph: &'a Graph,
     pub(crate) residuals: &'a Residuals,
+    pub(crate) gathered: &'a GatherCache,
     pub(crate) len: usize,
     pub(crate) rows: &'a dyn RowSource,
     /// Candidates, best by code score first, whose f32 rows are read and re-scored (at
@@ -335,7 +377,7 @@ pub(crate) fn search_stored(
     let rescore = segment.rescore.max(k);
     // Both paths read rows: the scan is dearer only by the reads the walk would not make.
     let reads = (CODED_READS_PER_RESULT * want as f64 - rescore as f64).max(0.0);
-    let scan = count as f64 * CODED_ROW_COST + reads * STORED_ROW_COST;
+    let scan = CodeScan::cost(count, len) + reads * STORED_ROW_COST;
     let scorer = Scorer::new(metric);
     let dim = graph.dim();
     let fits = want > 0 && graph.len() == len && base.checked_add(len as u32).is_some();
@@ -373,18 +415,65 @@ pub(crate) fn search_stored(
     match finish(walked, want) {
         Ok((hits, path, stats)) => Ok((hits, report(path, stats))),
         Err((path, mut spent)) => {
+            let mut rows = FromStorage {
+                rows: segment.rows,
+                row: Vec::with_capacity(dim),
+                scorer,
+                query,
+            };
             let (hits, read) = exact_coded(
                 graph,
                 segment.residuals,
-                segment.rows,
+                Some(segment.gathered),
                 base,
                 query,
                 k,
                 visible,
+                &mut rows,
             )?;
             spent.distances += count as usize + read;
             Ok((hits, report(path, spent)))
         }
+    }
+}
+
+/// Exact scores of a resident segment's rows.
+struct InMemory<'a> {
+    vectors: VectorSet<'a>,
+    scorer: Scorer,
+    query: &'a [f32],
+}
+
+impl ExactScores for InMemory<'_> {
+    type Error = Infallible;
+
+    fn prefetch(&self, id: u32) {
+        prefetch_lines(self.vectors.row(id));
+    }
+
+    fn score(&mut self, id: u32) -> Result<f32, Infallible> {
+        Ok(self.scorer.score(self.query, self.vectors.row(id)))
+    }
+}
+
+/// Exact scores of a compressed segment's rows, read one at a time from storage.
+struct FromStorage<'a> {
+    rows: &'a dyn RowSource,
+    row: Vec<f32>,
+    scorer: Scorer,
+    query: &'a [f32],
+}
+
+impl ExactScores for FromStorage<'_> {
+    type Error = RowError;
+
+    /// A read is a B-tree lookup, not a memory fetch.
+    fn prefetch(&self, _: u32) {}
+
+    fn score(&mut self, id: u32) -> Result<f32, RowError> {
+        self.row.clear();
+        self.rows.read(&[id], &mut self.row)?;
+        Ok(self.scorer.score(self.query, &self.row))
     }
 }
 
@@ -638,9 +727,9 @@ mod tests {
         assert_eq!(plan(20_000.0, 0.1, 64), Plan::Probe);
         // Fewer rows than an unfiltered walk computes distances.
         assert_eq!(plan(1_500.0, 0.0075, 64), Plan::Exact);
-        // 2,000 visible: probed when scattered, scanned at once when gathered.
+        // 2,000 visible: probed when scanned in f32, scanned at once on the codes.
         assert_eq!(plan(2_000.0, 0.01, 16), Plan::Probe);
-        assert_eq!(plan(2_000.0 * GATHERED_ROW_COST, 0.01, 16), Plan::Exact);
+        assert_eq!(plan(2_000.0 * GATHERED_CODE_COST, 0.01, 16), Plan::Exact);
     }
 
     #[test]

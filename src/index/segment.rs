@@ -24,7 +24,10 @@ pub struct SegmentIndex {
     metric: Metric,
     rows: Rows,
     graph: Option<Graph>,
-    /// Copies of recent small visible sets (see `gather.rs`).
+    /// Each row's distance from its walk code, measured when a graph with codes is
+    /// attached (4 bytes a row): exact scans then run on the codes (`coded.rs`).
+    residuals: Residuals,
+    /// Gathered codes of recent small visible sets (see `gather.rs`).
     gathered: GatherCache,
 }
 
@@ -34,13 +37,8 @@ enum Rows {
     /// One row per vector, contiguous (unit length for cosine).
     Resident(Array2<f32>),
     /// Compressed: the rows stay in the store's file; walks and exact scans read the
-    /// graph's 8-bit codes (scans bound exact scores with `residuals`, each row's distance
-    /// from its code) and searches read rows through a [`RowSource`].
-    Stored {
-        len: usize,
-        dim: usize,
-        residuals: Residuals,
-    },
+    /// graph's 8-bit codes and searches read rows through a [`RowSource`].
+    Stored { len: usize, dim: usize },
 }
 
 impl SegmentIndex {
@@ -82,6 +80,7 @@ impl SegmentIndex {
             metric,
             rows: Rows::Resident(vectors),
             graph: None,
+            residuals: Residuals::default(),
             gathered: GatherCache::default(),
         })
     }
@@ -105,12 +104,9 @@ impl SegmentIndex {
         Ok(SegmentIndex {
             base,
             metric: graph.metric(),
-            rows: Rows::Stored {
-                len,
-                dim,
-                residuals,
-            },
+            rows: Rows::Stored { len, dim },
             graph: Some(graph),
+            residuals,
             gathered: GatherCache::default(),
         })
     }
@@ -119,32 +115,14 @@ impl SegmentIndex {
     /// (a segment without one stays as it is): the caller keeps the rows where a
     /// [`RowSource`] given to [`SegmentIndex::search_stored`] reads them.
     pub fn without_rows(self) -> Self {
-        let SegmentIndex {
-            base,
-            metric,
-            rows,
-            graph,
-            gathered,
-        } = self;
-        let rows = match (rows, &graph) {
-            (Rows::Resident(v), Some(g)) if g.has_codes() => {
-                let mut residuals = Residuals::default();
-                g.measure(&mut residuals, v.as_slice().unwrap_or(&[]));
-                Rows::Stored {
-                    len: v.nrows(),
-                    dim: v.ncols(),
-                    residuals,
-                }
-            }
+        let rows = match (self.rows, &self.graph) {
+            (Rows::Resident(v), Some(g)) if g.has_codes() => Rows::Stored {
+                len: v.nrows(),
+                dim: v.ncols(),
+            },
             (rows, _) => rows,
         };
-        SegmentIndex {
-            base,
-            metric,
-            rows,
-            graph,
-            gathered,
-        }
+        SegmentIndex { rows, ..self }
     }
 
     /// Whether the f32 rows are in memory (else [`SegmentIndex::rows`] is empty and
@@ -156,8 +134,20 @@ impl SegmentIndex {
     /// Attaches a graph (built earlier or decoded from storage) after checking it fits.
     pub fn with_graph(mut self, graph: Graph) -> Result<Self, ShapeError> {
         graph.check_vectors(self.vectors())?;
-        self.graph = Some(graph);
+        self.attach(graph);
         Ok(self)
+    }
+
+    /// Keeps `graph` (checked to fit) and measures the rows against its codes.
+    fn attach(&mut self, graph: Graph) {
+        let mut residuals = Residuals::default();
+        if graph.has_codes() {
+            graph.measure(&mut residuals, self.rows());
+        }
+        self.residuals = residuals;
+        // Sets gathered from other codes.
+        self.gathered = GatherCache::default();
+        self.graph = Some(graph);
     }
 
     /// The same segment with global ids from `base` (the graph numbers rows locally), so
@@ -182,7 +172,8 @@ impl SegmentIndex {
 
     /// Builds the graph on the current rayon pool; see [`Graph::build`].
     pub fn build_graph(&mut self, params: HnswParams, progress: &(dyn Fn(usize) + Sync)) {
-        self.graph = Some(Graph::build(self.vectors(), params, progress));
+        let graph = Graph::build(self.vectors(), params, progress);
+        self.attach(graph);
     }
 
     /// The graph, if any.
@@ -258,9 +249,8 @@ impl SegmentIndex {
         self.search_with(query, visible, options)
     }
 
-    /// [`SegmentIndex::search`] with a [`Strategy`]; exact scans of a small visible set
-    /// (at most 1/8 of the rows) run over a gathered copy of its rows, kept for the next
-    /// search with the same set.
+    /// [`SegmentIndex::search`] with a [`Strategy`]; with a graph, exact scans run on its
+    /// walk codes and score exactly only the rows that may rank.
     pub fn search_with(
         &self,
         query: &[f32],
@@ -324,7 +314,10 @@ impl SegmentIndex {
             query,
             visible,
             options,
-            Some(&self.gathered),
+            Some(planner::CodeScan {
+                residuals: &self.residuals,
+                gathered: &self.gathered,
+            }),
         ))
     }
 
@@ -338,15 +331,7 @@ impl SegmentIndex {
         stored: Option<(&dyn RowSource, usize)>,
     ) -> Result<(Vec<Neighbor>, SearchReport), SearchError> {
         match (&self.rows, &self.graph, stored) {
-            (
-                Rows::Stored {
-                    len,
-                    dim,
-                    residuals,
-                },
-                Some(graph),
-                Some((rows, rescore)),
-            ) => {
+            (Rows::Stored { len, dim }, Some(graph), Some((rows, rescore))) => {
                 if query.len() != *dim {
                     return Err(ShapeError::DimMismatch {
                         expected: *dim,
@@ -356,7 +341,8 @@ impl SegmentIndex {
                 }
                 let stored = planner::Stored {
                     graph,
-                    residuals,
+                    residuals: &self.residuals,
+                    gathered: &self.gathered,
                     len: *len,
                     rows,
                     rescore,

@@ -242,12 +242,13 @@ proptest! {
     }
 
     #[test]
-    fn gathered_scans_of_repeated_visible_sets_equal_brute_force(
+    fn code_scans_of_repeated_visible_sets_equal_brute_force(
         sets in prop::collection::vec((0.0f64..0.04, any::<u64>()), 1..4),
         searches in prop::collection::vec((0usize..4, 0usize..100, 1usize..30, plan()), 1..12),
     ) {
-        // Small visible sets (under 1/32 of the rows) are scanned from gathered copies the
-        // segment keeps between searches (and shares between this test's threads).
+        // Small visible sets (under 1/32 of the rows) are scanned on gathered copies of their
+        // codes that the segment keeps between searches (and shares between this test's
+        // threads), and only the rows that may rank are scored exactly.
         let f = fixture();
         let bitmaps: Vec<RoaringBitmap> = sets
             .iter()

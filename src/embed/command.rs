@@ -158,17 +158,21 @@ impl CommandEmbedder {
 
 impl Session {
     fn start(command: &str) -> Result<Session, EmbedError> {
-        let mut child = Command::new("sh")
+        let mut shell = Command::new("sh");
+        shell
             .arg("-c")
             .arg(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| EmbedError::Command {
-                command: command.to_string(),
-                reason: format!("could not start: {e}"),
-            })?;
+            .stderr(Stdio::inherit());
+        // A group of its own, so that stopping it reaches the program the shell started
+        // too, not the shell alone (which left a hung program running).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut shell, 0);
+        let mut child = shell.spawn().map_err(|e| EmbedError::Command {
+            command: command.to_string(),
+            reason: format!("could not start: {e}"),
+        })?;
         let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             return Err(EmbedError::Command {
@@ -197,7 +201,14 @@ impl Session {
         })
     }
 
+    /// Ends the program and everything it started.
     fn stop(&mut self) {
+        #[cfg(unix)]
+        if let Ok(group) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: a plain system call on the group this session created (`start`);
+            // the child is not yet reaped, so its id still names that group.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -16,7 +16,8 @@ use folio::store::{Store, WriteError};
 fn program(dir: &Path, behaviour: &str) -> String {
     let script = format!(
         r#"
-import json, struct, sys, time
+import json, os, struct, sys, time
+open(sys.argv[0] + ".pid", "w").write(str(os.getpid()))
 out = sys.stdout.buffer
 for line in sys.stdin:
     req = json.loads(line)
@@ -140,6 +141,30 @@ fn a_hang_times_out_and_nothing_is_written() {
         started.elapsed()
     );
     assert_eq!(store.stats().expect("stats").documents, 0);
+    #[cfg(target_os = "linux")]
+    assert_ended(&dir.path().join("serve_hang.py.pid"));
+}
+
+#[cfg(target_os = "linux")]
+/// The program whose id is in `pid_file` has ended (at most a zombie) within 2 s: a
+/// program that timed out is not left running.
+fn assert_ended(pid_file: &Path) {
+    let pid = std::fs::read_to_string(pid_file).expect("the program wrote its id");
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let started = Instant::now();
+    loop {
+        let state = std::fs::read_to_string(&stat).ok().and_then(|line| {
+            let after_name = line.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(after_name)
+        });
+        match state {
+            None | Some('Z') | Some('X') => return,
+            Some(state) if started.elapsed() > Duration::from_secs(2) => {
+                panic!("the program {} still runs (state {state})", pid.trim())
+            }
+            Some(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
 }
 
 #[test]

@@ -41,6 +41,14 @@ pub enum EvalError {
         /// The question's id.
         query_id: String,
     },
+    /// A replayed question's logged filter does not parse.
+    #[error("question `{query_id}`: its logged filter: {error}")]
+    BadFilter {
+        /// The question's id.
+        query_id: String,
+        /// Why the filter does not parse.
+        error: folio::FilterError,
+    },
     /// A chart could not be drawn.
     #[error("plot: {0}")]
     Plot(String),

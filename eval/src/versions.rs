@@ -1,5 +1,6 @@
 //! Replay between versions of one store: every question asked of each target (`index@3`,
-//! `index@tag`, an alias) as the principals that first asked it, the hits mapped onto the
+//! `index@tag`, an alias) as the principals that first asked it, with the filter it had,
+//! the hits mapped onto the
 //! documents' current source text, then compared by [`crate::version_report`].
 
 use std::collections::{BTreeMap, HashSet};
@@ -15,6 +16,7 @@ use folio::document::Document;
 use folio::embed::TokenCounter;
 use folio::query::{Expand, SearchRequest, SearchResponse};
 use folio::store::{Access, Store};
+use folio::Filter;
 
 /// How to replay a question set between versions.
 #[derive(Debug, Clone)]
@@ -64,16 +66,17 @@ impl VersionReplay {
             docs.add(store, id)?;
         }
         let questions = set.check(&Corpus::new(docs.list.clone())?, false)?;
-        let access = questions
+        let asked = questions
             .iter()
-            .map(|q| self.access(q))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|q| Ok((self.access(q)?, filter(q)?)))
+            .collect::<Result<Vec<_>, EvalError>>()?;
         let gold_docs = docs.list.len();
         let mut responses = Vec::with_capacity(self.targets.len());
         for target in &self.targets {
             let mut answers = Vec::with_capacity(questions.len());
-            for (question, access) in questions.iter().zip(&access) {
-                let response = store.search(&self.request(target, question, access))?;
+            for (question, (access, filter)) in questions.iter().zip(&asked) {
+                let request = self.request(target, question, access, filter.as_ref());
+                let response = store.search(&request)?;
                 for hit in &response.results {
                     docs.add(store, &hit.doc_id)?;
                 }
@@ -138,8 +141,15 @@ impl VersionReplay {
         }
     }
 
-    /// The search: no near-duplicate removal, so every version keeps all its units.
-    fn request(&self, target: &str, question: &Question, access: &Access) -> SearchRequest {
+    /// The search, with the logged request's filter: no near-duplicate removal, so every
+    /// version keeps all its units.
+    fn request(
+        &self,
+        target: &str,
+        question: &Question,
+        access: &Access,
+        filter: Option<&Filter>,
+    ) -> SearchRequest {
         let mut request = SearchRequest::text(question.text.as_str())
             .access(access.clone())
             .k(self.k)
@@ -149,8 +159,22 @@ impl VersionReplay {
         request.token_budget = self.token_budget;
         request.budget_tokens = self.budget_tokens.clone();
         request.route_key = question.origin.as_ref().and_then(|o| o.route_key.clone());
-        request
+        match filter {
+            Some(filter) => request.filter(filter.clone()),
+            None => request,
+        }
     }
+}
+
+/// The filter of the logged request a question came from, if it had one.
+fn filter(question: &Question) -> Result<Option<Filter>, EvalError> {
+    let text = question.origin.as_ref().and_then(|o| o.filter.as_deref());
+    text.map(Filter::parse)
+        .transpose()
+        .map_err(|error| EvalError::BadFilter {
+            query_id: question.id.clone(),
+            error,
+        })
 }
 
 /// The store's current documents met so far, each once.

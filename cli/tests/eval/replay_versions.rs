@@ -204,6 +204,41 @@ fn questions_without_principals_are_refused_unless_unrestricted() {
 }
 
 #[test]
+fn a_logged_filter_is_applied_and_a_bad_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = build(&dir.path().join("kb.folio"));
+    let path = dir.path().join("q.jsonl");
+    // Asked with harbour's (d0's) words, but the logged search was limited to d3.
+    let asked = |filter: &str| {
+        let mut line: serde_json::Value = serde_json::from_str(&question(
+            "filtered",
+            &text(TOPICS[0])[100..160],
+            Some(&[]),
+            &["d3"],
+            &[("d3", 100, 160)],
+        ))
+        .unwrap();
+        line["filter"] = serde_json::json!(filter);
+        line.to_string() + "\n"
+    };
+    std::fs::write(&path, asked(r#"doc_id = "d3""#)).unwrap();
+    let replay = VersionReplay::new(["kb@1", "kb_pc@1"]);
+    let report = replay
+        .run(&store, QuestionSet::read(&path, None).unwrap())
+        .unwrap();
+    for t in &report.questions[0].targets {
+        assert!(!t.units.is_empty());
+        assert!(t.units.iter().all(|u| u.doc_id == "d3"), "{:?}", t.units);
+    }
+    std::fs::write(&path, asked("doc_id = ")).unwrap();
+    let refused = replay.run(&store, QuestionSet::read(&path, None).unwrap());
+    assert!(
+        matches!(&refused, Err(EvalError::BadFilter { query_id, .. }) if query_id == "filtered"),
+        "{refused:?}"
+    );
+}
+
+#[test]
 fn the_command_prints_the_library_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kb.folio");

@@ -175,9 +175,9 @@ mod tests {
                 });
             }
             let vectors = VectorSet::new(&rows, dim, metric).unwrap();
-            let graph = Graph::build(vectors, HnswParams::default(), &|_| {});
+            let mut graph = Graph::build(vectors, HnswParams::default(), &|_| {});
             let mut residuals = Residuals::default();
-            graph.measure(&mut residuals, &rows);
+            graph.code_and_measure(&mut residuals, &rows);
             // Sets of a third to a sixth of the rows (scanned in place) and of a ninth to
             // an eighteenth (gathered: at most an eighth).
             for (seed, k, sparse) in [(1u32, 1usize, 1u32), (2, 10, 1), (3, 37, 1), (4, 0, 1)]

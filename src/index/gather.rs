@@ -145,15 +145,11 @@ impl GatherCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{Metric, VectorSet};
+    use crate::index::hnsw::quant::coded_rows;
+    use crate::index::Metric;
 
     fn codes(n: usize, dim: usize) -> (Codes, Residuals) {
-        let data: Vec<f32> = (0..n * dim)
-            .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
-            .collect();
-        let vectors = VectorSet::new(&data, dim, Metric::L2).unwrap();
-        let mut codes = Codes::fit(vectors);
-        codes.extend(vectors);
+        let (data, codes) = coded_rows(n, dim, Metric::L2);
         let mut residuals = Residuals::default();
         residuals.extend(&codes, &data);
         (codes, residuals)

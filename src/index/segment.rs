@@ -131,18 +131,23 @@ impl SegmentIndex {
         matches!(self.rows, Rows::Resident(_))
     }
 
-    /// Attaches a graph (built earlier or decoded from storage) after checking it fits.
+    /// Attaches a graph (built earlier, or decoded from storage without its walk codes)
+    /// after checking it fits.
     pub fn with_graph(mut self, graph: Graph) -> Result<Self, ShapeError> {
         graph.check_vectors(self.vectors())?;
         self.attach(graph);
         Ok(self)
     }
 
-    /// Keeps `graph` (checked to fit) and measures the rows against its codes.
-    fn attach(&mut self, graph: Graph) {
+    /// Keeps `graph` (checked to fit), its walk codes computed if it came without them
+    /// (decoded from storage), and measures the rows against them.
+    fn attach(&mut self, mut graph: Graph) {
+        /// Rows coded and measured together: 1 MiB of f32, read once while in cache.
+        const BLOCK_FLOATS: usize = 1 << 18;
         let mut residuals = Residuals::default();
-        if graph.has_codes() {
-            graph.measure(&mut residuals, self.rows());
+        let block = BLOCK_FLOATS.div_ceil(self.dim().max(1)) * self.dim().max(1);
+        for rows in self.rows().chunks(block) {
+            graph.code_and_measure(&mut residuals, rows);
         }
         self.residuals = residuals;
         // Sets gathered from other codes.

@@ -191,7 +191,7 @@ impl Graph {
 
     /// [`Graph::decode`] for a segment of `len` rows of `dim` floats under `metric` whose
     /// rows are not at hand: a version 2 blob leaves the codes empty until
-    /// [`Graph::push_codes`] has been given every row, in order.
+    /// [`Graph::code_and_measure`] has been given every row, in order.
     pub(crate) fn decode_links(
         bytes: &[u8],
         len: usize,

@@ -71,17 +71,16 @@ impl Graph {
             + self.codes.memory_bytes()
     }
 
-    /// Appends the walk codes of the next `rows` (whole rows, in id order) to a graph
-    /// decoded by [`Graph::decode_links`], one stored block at a time.
-    pub(crate) fn push_codes(&mut self, rows: &[f32]) {
-        let missing = (self.len() * self.dim).saturating_sub(self.codes.bytes.len());
-        self.codes.bytes.reserve(missing);
-        self.codes.push_rows(rows);
-    }
-
-    /// Measures the next `rows` (whole rows, in id order, already coded) against their
-    /// codes into `residuals`, for scans that score the codes and read few rows.
-    pub(crate) fn measure(&self, residuals: &mut quant::Residuals, rows: &[f32]) {
+    /// Measures the next `rows` (whole rows, in id order) against their walk codes into
+    /// `residuals`, for scans that score the codes and score few rows exactly; a graph
+    /// decoded by [`Graph::decode_links`] gets their codes first. One block at a time, so
+    /// each row is read once while in cache.
+    pub(crate) fn code_and_measure(&mut self, residuals: &mut quant::Residuals, rows: &[f32]) {
+        if !self.has_codes() {
+            let missing = (self.len() * self.dim).saturating_sub(self.codes.bytes.len());
+            self.codes.bytes.reserve(missing);
+            self.codes.push_rows(rows);
+        }
         residuals.extend(&self.codes, rows);
     }
 

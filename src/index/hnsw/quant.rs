@@ -945,6 +945,18 @@ mod avx512 {
     }
 }
 
+/// Test rows: `n` rows of `dim` pseudo-random values in [-5, 5), and their codes.
+#[cfg(test)]
+pub(crate) fn coded_rows(n: usize, dim: usize, metric: Metric) -> (Vec<f32>, Codes) {
+    let rows: Vec<f32> = (0..n * dim)
+        .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
+        .collect();
+    let vectors = VectorSet::trusted(&rows, dim, metric);
+    let mut codes = Codes::fit(vectors);
+    codes.extend(vectors);
+    (rows, codes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -996,12 +1008,7 @@ mod tests {
     #[test]
     fn scan_products_equal_the_kernel_at_every_length() {
         for dim in (1..200usize).chain([384, 767, 768]) {
-            let rows: Vec<f32> = (0..5 * dim)
-                .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
-                .collect();
-            let vectors = VectorSet::new(&rows, dim, Metric::Dot).unwrap();
-            let mut codes = Codes::fit(vectors);
-            codes.extend(vectors);
+            let (_, mut codes) = coded_rows(5, dim, Metric::Dot);
             // Extreme codes too: a row of 255s and one of 0s.
             codes.push_rows(&vec![1e9; dim]);
             codes.push_rows(&vec![-1e9; dim]);
@@ -1028,12 +1035,7 @@ mod tests {
             (128, 33),
             (384, 5),
         ] {
-            let data: Vec<f32> = (0..rows * dim)
-                .map(|i| ((i * 7919) % 1013) as f32 / 101.0 - 5.0)
-                .collect();
-            let vectors = VectorSet::new(&data, dim, Metric::L2).unwrap();
-            let mut codes = Codes::fit(vectors);
-            codes.extend(vectors);
+            let (_, mut codes) = coded_rows(rows, dim, Metric::L2);
             codes.push_rows(&vec![1e9; dim]);
             let ids: Vec<u32> = (0..=rows as u32).rev().step_by(2).collect();
             let (ranges, set) = codes.gather(&ids);

@@ -260,10 +260,7 @@ impl Segment {
                     if block == 0 {
                         per_block = (floats.len() / dim) as u32;
                     }
-                    if !graph.has_codes() {
-                        graph.push_codes(floats);
-                    }
-                    graph.measure(&mut residuals, floats);
+                    graph.code_and_measure(&mut residuals, floats);
                     Ok(())
                 })?;
                 let segment =
@@ -287,10 +284,7 @@ impl Segment {
                 let mut segment =
                     SegmentIndex::prepared(record.base, dim, index.embedder.metric, data)
                         .map_err(|e| corrupt(&e))?;
-                if let Some(mut graph) = graph {
-                    if !graph.has_codes() {
-                        graph.push_codes(segment.rows());
-                    }
+                if let Some(graph) = graph {
                     segment = segment.with_graph(graph).map_err(|e| corrupt(&e))?;
                 }
                 Ok(Segment::new(id, segment))

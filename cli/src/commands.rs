@@ -189,6 +189,10 @@ enum Command {
     /// Rerun questions on strategies, or on versions of one store (`folio replay STORE
     /// --queries FILE --target kb@3 --target kb@4`), and label why their answers differ.
     Replay(eval::ReplayArgs),
+    /// Serve a local web page over a store: documents with their chunks drawn, searches as
+    /// any principal, versions, evaluations and the request log (read-only; needs the token
+    /// it prints).
+    Ui(crate::ui::UiArgs),
     /// Any other NAME runs the program `folio-NAME` (beside `folio`, then on PATH), like git:
     /// `folio publish` is `folio-publish`, from the `milvus/` crate.
     #[command(external_subcommand)]
@@ -237,6 +241,7 @@ fn run(command: Command) -> CliResult {
         Command::Eval(args) => eval::eval(args),
         Command::Bench(command) => bench::run(command),
         Command::Replay(args) => eval::replay(args),
+        Command::Ui(args) => crate::ui::run(args),
         Command::Ingest {
             store,
             paths,

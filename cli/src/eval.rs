@@ -12,12 +12,12 @@ use crate::progress::Bar;
 use folio::embed::{Embedder, HashEmbedder};
 use folio::query::Expand;
 use folio_eval::replay::{self, Label, Side};
-use folio_eval::version_report;
 use folio_eval::{
     ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
     BuiltIndex, Corpus, EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy,
     VersionReplay, Workspace,
 };
+use folio_eval::{trace, version_report};
 
 /// What `eval` and `replay` share: the data, the strategies and the fixed settings.
 #[derive(Args)]
@@ -77,6 +77,10 @@ pub(crate) struct EvalArgs {
     /// Write a PNG chart of Hit@k, full evidence and input tokens.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Write one JSON line per strategy and question: the gold spans with the chunks around
+    /// them (split or not) and the top-k units returned (`folio ui --eval` shows them).
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -219,6 +223,17 @@ pub(crate) fn eval(args: EvalArgs) -> CliResult {
     }
     if let Some(path) = &args.plot {
         folio_eval::plot::write_png(&reports, run.settings.k(), path).map_err(err)?;
+    }
+    if let Some(path) = &args.jsonl {
+        let mut out = String::new();
+        for (built, answers) in &run.results {
+            let lines = trace::traces(built, &run.corpus, &run.questions, answers, &run.settings);
+            for line in lines {
+                out += &serde_json::to_string(&line).map_err(err)?;
+                out.push('\n');
+            }
+        }
+        write(path, &out)?;
     }
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())

@@ -11,6 +11,7 @@ mod ingest;
 mod log;
 mod output;
 mod progress;
+mod ui;
 mod versions;
 
 fn main() -> std::process::ExitCode {

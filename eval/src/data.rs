@@ -304,6 +304,15 @@ impl QuestionSet {
         })
     }
 
+    /// Questions made in memory (from request-log entries, [`QuestionRecord::from_logged`]);
+    /// errors name them by their position, from 1, in `source`.
+    pub fn from_records(source: &str, records: Vec<QuestionRecord>) -> QuestionSet {
+        QuestionSet {
+            path: source.into(),
+            records: (1..).zip(records).collect(),
+        }
+    }
+
     /// The documents the gold spans name, each once.
     pub fn gold_doc_ids(&self) -> Vec<&str> {
         let mut ids: Vec<&str> = self

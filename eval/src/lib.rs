@@ -18,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod score;
 pub mod spec;
+pub mod trace;
 pub mod version_report;
 pub mod versions;
 

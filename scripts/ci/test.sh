@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, the command the README names and `.ci/run` ends with: the pinned
-# test models, milvus-lite and the Python test environment (downloaded while Rust compiles);
+# test models, milvus-lite, the Python test environment and the browser (downloaded while
+# Rust compiles);
 # the Rust tests of every crate but the Python one in one cargo invocation (the library and
 # the dependencies they share compile once, with the features unified); the Python wheel,
 # which reuses that build (tools/workspace-hack); then, beside the Rust tests, the wheel's
@@ -9,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p target
 (scripts/ci/test_models.sh && scripts/ci/install_milvus_lite.sh &&
-  scripts/ci/test_python.sh --prepare) > target/test-downloads.log 2>&1 &
+  scripts/ci/test_python.sh --prepare && scripts/ci/test_ui.sh --prepare) \
+  > target/test-downloads.log 2>&1 &
 downloads=$!
 trap 'kill "$downloads" 2>/dev/null || true' EXIT
 cargo test --release --workspace --exclude folio-python --no-run \
@@ -17,7 +19,8 @@ cargo test --release --workspace --exclude folio-python --no-run \
 wait "$downloads" || { cat target/test-downloads.log >&2; exit 1; }
 trap - EXIT
 scripts/ci/test_python.sh --build
-# Beside the Rust tests: the wheel's pytest and the quick path, and the store's kill test,
+# Beside the Rust tests: the wheel's pytest, the quick path and the browser tests of
+# `folio ui`, and the store's kill test,
 # which spends its 30 s mostly waiting on the writers it kills (one test binary at a time,
 # cargo would leave a core idle that long). It runs from its binary, as cargo runs it.
 crash_test=crash_kill::killed_writers_leave_whole_batches
@@ -31,8 +34,8 @@ for line in sys.stdin:
 [ -x "$store_tests" ] || { echo "no store test binary in the build's output" >&2; exit 1; }
 "$store_tests" --exact "$crash_test" > target/test-crash.log 2>&1 &
 crash=$!
-(scripts/ci/test_python.sh --test && FOLIO_BIN_DIR=target/release scripts/ci/quickstart.sh) \
-  > target/test-python.log 2>&1 &
+(scripts/ci/test_python.sh --test && FOLIO_BIN_DIR=target/release scripts/ci/quickstart.sh &&
+  FOLIO_BIN_DIR=target/release scripts/ci/test_ui.sh --test) > target/test-python.log 2>&1 &
 beside=$!
 trap 'kill "$beside" "$crash" 2>/dev/null || true' EXIT
 cargo test --release --workspace --exclude folio-python -- --skip "$crash_test"

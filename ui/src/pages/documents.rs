@@ -1,0 +1,252 @@
+//! Documents: the list (by principal, format, metadata; paged), and one document's text
+//! with its parents and children drawn over it, in a version of an index.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use maud::{html, Markup};
+use serde::Deserialize;
+
+use super::{blocking, encode, given, layout, number, pager, params, read_err, slice, PageError};
+use crate::read::{doc_chunks, version_docs};
+use folio::document::Document;
+use folio::store::{chunk_id, parent_id, StoredChild, StoredParent, DEFAULT_INDEX};
+
+/// Documents a list page shows.
+const PAGE: usize = 50;
+
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    principal: Option<String>,
+    format: Option<String>,
+    meta: Option<String>,
+    page: Option<String>,
+}
+
+pub(crate) async fn list(
+    State(state): State<Arc<crate::state::State>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Markup, PageError> {
+    let query = params(query)?;
+    blocking(state, move |state| {
+        let store = state.store()?;
+        let page = number("page", &query.page, 1)?.max(1);
+        let principal = given(&query.principal);
+        let format = given(&query.format);
+        let meta = given(&query.meta)
+            .map(|m| {
+                m.split_once('=')
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .ok_or_else(|| PageError::Bad(format!("metadata filter `{m}`: expected KEY=VALUE")))
+            })
+            .transpose()?;
+        let ids = store.document_ids().map_err(read_err)?;
+        let filtered = principal.is_some() || format.is_some() || meta.is_some();
+        // Unfiltered, only the page's documents are read.
+        let (total, docs): (usize, Vec<Document>) = if filtered {
+            let mut matching = Vec::new();
+            for id in &ids {
+                let Some(doc) = store.document(id).map_err(read_err)? else {
+                    continue;
+                };
+                let visible = principal.is_none_or(|p| doc.acl.is_empty() || doc.acl.iter().any(|a| a == p));
+                let formatted = format.is_none_or(|f| format_name(&doc) == f);
+                let tagged = meta.as_ref().is_none_or(|(k, v)| {
+                    doc.metadata.get(k).is_some_and(|value| value.to_string() == *v)
+                });
+                if visible && formatted && tagged {
+                    matching.push(doc);
+                }
+            }
+            let total = matching.len();
+            (total, matching.into_iter().skip((page - 1) * PAGE).take(PAGE).collect())
+        } else {
+            let mut docs = Vec::new();
+            for id in ids.iter().skip((page - 1) * PAGE).take(PAGE) {
+                docs.extend(store.document(id).map_err(read_err)?);
+            }
+            (ids.len(), docs)
+        };
+        let base = format!(
+            "/documents?principal={}&format={}&meta={}&",
+            encode(principal.unwrap_or("")),
+            encode(format.unwrap_or("")),
+            encode(given(&query.meta).unwrap_or(""))
+        );
+        Ok(layout(
+            "Documents",
+            html! {
+                form.bar method="get" action="/documents" {
+                    label { "visible to principal " input name="principal" value=(principal.unwrap_or("")) placeholder="anyone"; }
+                    label { "format " input name="format" value=(format.unwrap_or("")) placeholder="markdown, html, …" size="10"; }
+                    label { "metadata " input name="meta" value=(given(&query.meta).unwrap_or("")) placeholder="key=value"; }
+                    button { "Filter" }
+                }
+                p { (total) " documents" @if filtered { " match" } " in " code { (state.store_path.display()) } }
+                table #documents {
+                    tr { th { "document" } th { "title" } th { "format" } th { "ACL" } th { "bytes" } th { "updated" } }
+                    @for doc in &docs {
+                        tr.document data-doc-id=(doc.doc_id) {
+                            td { a href=(format!("/document?id={}", encode(&doc.doc_id))) { (doc.doc_id) } }
+                            td { (doc.title) }
+                            td { (format_name(doc)) }
+                            td { @if doc.acl.is_empty() { em { "public" } } @else { (doc.acl.join(", ")) } }
+                            td { (doc.text.len()) }
+                            td { (doc.updated_at.as_deref().unwrap_or("")) }
+                        }
+                    }
+                }
+                (pager(&base, page, total.div_ceil(PAGE)))
+            },
+        ))
+    })
+    .await
+}
+
+fn format_name(doc: &Document) -> String {
+    serde_json::to_value(doc.format)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[derive(Deserialize)]
+pub(crate) struct OneQuery {
+    id: Option<String>,
+    target: Option<String>,
+}
+
+pub(crate) async fn one(
+    State(state): State<Arc<crate::state::State>>,
+    query: Result<Query<OneQuery>, QueryRejection>,
+) -> Result<Markup, PageError> {
+    let query = params(query)?;
+    blocking(state, move |state| {
+        let store = state.store()?;
+        let doc_id = given(&query.id).ok_or_else(|| PageError::Bad("which document? (`id`)".into()))?;
+        let target = given(&query.target).unwrap_or(DEFAULT_INDEX);
+        let snapshot = store.snapshot().map_err(read_err)?;
+        let (index, view) = snapshot
+            .resolve(target)
+            .map_err(|e| PageError::NotFound(format!("`{target}`: {e}")))?;
+        let docs = version_docs(&snapshot, &index, &view)?;
+        let doc = docs.iter().find(|d| d.doc_id == doc_id).ok_or_else(|| {
+            PageError::NotFound(format!(
+                "no document `{doc_id}` in {}@{}",
+                index.name(),
+                view.version()
+            ))
+        })?;
+        let revision = snapshot.doc(doc.rev).map_err(read_err)?;
+        let chunks = doc_chunks(&snapshot, &index, doc)?;
+        let stored = store.document(doc_id).map_err(read_err)?;
+        let acl = stored.as_ref().map(|d| d.acl.clone()).unwrap_or_default();
+        let text = &revision.text;
+        Ok(layout(
+            &format!("Document {doc_id}"),
+            html! {
+                form.bar method="get" action="/document" {
+                    input type="hidden" name="id" value=(doc_id);
+                    label { "index, version or alias " input name="target" value=(target) list="targets"; }
+                    datalist #targets { @for name in store.index_names() { option value=(name) {} } }
+                    button { "Show" }
+                }
+                table.facts {
+                    tr { th { "title" } td { (revision.title) } }
+                    tr { th { "source" } td { (revision.source_uri) } }
+                    tr { th { "ACL" } td { @if acl.is_empty() { em { "public" } } @else { (acl.join(", ")) } } }
+                    tr { th { "shown from" } td #version data-index=(index.name()) data-version=(view.version()) { (index.name()) "@" (view.version()) ", revision " (doc.rev) } }
+                    tr { th { "chunks" } td { (chunks.parents.len()) " parents, " (chunks.children.len()) " children; a red outline marks a child longer than the model reads" } }
+                    @for (key, value) in &revision.metadata { tr { th { (key) } td { (value.to_string()) } } }
+                }
+                h2 { "Children" }
+                table #chunks {
+                    tr { th { "chunk" } th { "parent" } th { "bytes" } th { "section" } th { "tokens (estimate)" } th { "model" } }
+                    @for child in &chunks.children {
+                        tr.chunk data-chunk-id=(chunk_id(doc_id, child.ordinal)) data-start=(child.start) data-end=(child.end) {
+                            td { (chunk_id(doc_id, child.ordinal)) }
+                            td { (parent_id(doc_id, child.parent_ordinal)) }
+                            td { (child.start) "…" (child.end) }
+                            td { (child.section_path.join(" › ")) }
+                            td { (folio::tokens::count(slice(text, child.start, child.end))) }
+                            td { @if child.oversized { span.split { "longer than the model reads" } } @else { "whole" } }
+                        }
+                    }
+                }
+                h2 { "Text, with parents and children drawn" }
+                pre.text #drawn { (draw(doc_id, text, &chunks.parents, &chunks.children)) }
+            },
+        ))
+    })
+    .await
+}
+
+/// Pieces of a drawn document: plain text between parents, and parents holding plain
+/// text and children.
+enum Piece<'t> {
+    Plain(&'t str),
+    Parent(&'t StoredParent, Vec<Piece<'t>>),
+    Child(&'t StoredChild, &'t str),
+}
+
+/// The text with each parent as a block and its children as coloured spans inside it.
+/// Children that overlap an earlier one start where the earlier one ends (their real span
+/// is in `data-start`/`data-end` and in the table).
+fn draw(doc_id: &str, text: &str, parents: &[StoredParent], children: &[StoredChild]) -> Markup {
+    let mut pieces = Vec::new();
+    let mut cursor = 0;
+    for parent in parents {
+        if cursor < parent.start {
+            pieces.push(Piece::Plain(slice(text, cursor, parent.start)));
+        }
+        let mut inner = Vec::new();
+        let mut at = cursor.max(parent.start);
+        for child in children
+            .iter()
+            .filter(|c| c.parent_ordinal == parent.ordinal)
+        {
+            let from = at.max(child.start).min(parent.end);
+            let to = child.end.min(parent.end);
+            if at < from {
+                inner.push(Piece::Plain(slice(text, at, from)));
+            }
+            if from < to {
+                inner.push(Piece::Child(child, slice(text, from, to)));
+            }
+            at = at.max(to);
+        }
+        if at < parent.end {
+            inner.push(Piece::Plain(slice(text, at, parent.end)));
+        }
+        pieces.push(Piece::Parent(parent, inner));
+        cursor = cursor.max(parent.end);
+    }
+    if cursor < text.len() {
+        pieces.push(Piece::Plain(slice(text, cursor, text.len())));
+    }
+    render(doc_id, &pieces)
+}
+
+fn render(doc_id: &str, pieces: &[Piece<'_>]) -> Markup {
+    html! {
+        @for piece in pieces {
+            @match piece {
+                Piece::Plain(text) => (text),
+                Piece::Parent(parent, inner) => {
+                    span.parent data-parent-id=(parent_id(doc_id, parent.ordinal)) data-start=(parent.start) data-end=(parent.end) {
+                        span.parent-head { (parent_id(doc_id, parent.ordinal)) " · " (parent.section_path.join(" › ")) " · " (parent.start) "…" (parent.end) }
+                        (render(doc_id, inner))
+                    }
+                }
+                Piece::Child(child, text) => {
+                    span class=(format!("child c{}{}", child.ordinal % 6, if child.oversized { " oversized" } else { "" }))
+                        data-chunk-id=(chunk_id(doc_id, child.ordinal)) data-start=(child.start) data-end=(child.end)
+                        title=(format!("{} · {}…{}", chunk_id(doc_id, child.ordinal), child.start, child.end)) {
+                        (text)
+                    }
+                }
+            }
+        }
+    }
+}

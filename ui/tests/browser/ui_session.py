@@ -1,0 +1,180 @@
+"""What the browser tests and the screenshot script share: a store made with the `folio`
+binary from the demo corpus (public, engineering and finance documents, three versions, a
+tag, an alias split between two versions, logged searches with feedback), a `folio eval
+--jsonl` run whose gold span a chunk boundary cuts, a `folio ui` server on a free port, and
+headless Chromium driven through chromedriver (Debian's packages, `scripts/ci/test_ui.sh`).
+
+FOLIO_BIN_DIR names the folder holding `folio` (default: target/release).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+REPO = Path(__file__).resolve().parents[3]
+DEMO = REPO / "demo"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+PUBLIC = ["handbook.md", "office-it-guide.md"]
+ENGINEERING = ["deploy-runbook.md", "incident-2024-03-postmortem.md"]
+FINANCE = ["expense-policy.md", "budget-q3-2024.md"]
+
+
+def folio_bin():
+    folder = Path(os.environ.get("FOLIO_BIN_DIR", REPO / "target" / "release"))
+    binary = folder.resolve() / "folio"
+    if not binary.exists():
+        raise FileNotFoundError(f"no folio binary at {binary} (cargo build --release, or set FOLIO_BIN_DIR)")
+    return binary
+
+
+def folio(*args, cwd=None):
+    """Runs `folio ARGS`; returns its stdout, raising with stderr on failure."""
+    done = subprocess.run([str(folio_bin()), *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"folio {' '.join(map(str, args))}: {done.stderr}")
+    return done.stdout
+
+
+def make_store(folder):
+    """The demo documents in `folder/store.folio`, in three versions; returns the path."""
+    folder = Path(folder)
+    for name in PUBLIC + ENGINEERING + FINANCE:
+        shutil.copy(DEMO / name, folder / name)
+    store = folder / "store.folio"
+    folio("ingest", store, *PUBLIC, cwd=folder)
+    folio("ingest", store, *ENGINEERING, "--acl", "engineering", cwd=folder)
+    folio("ingest", store, *FINANCE, "--acl", "finance", cwd=folder)
+    folio("tag", store, "default@2", "before-finance")
+    folio("alias", "set", store, "canary", "default@2:80,default@3:20")
+    for query, principals in [
+        ("how do I roll back a deploy", "engineering"),
+        ("what is the hotel limit per night", "finance"),
+        ("how many vacation days do I get", ""),
+    ]:
+        args = ["search", store, query, "--log"]
+        if principals:
+            args += ["--as", principals]
+        out = folio(*args)
+        request = re.search(r"logged as request (\d+)", out)
+        if request and principals == "finance":
+            folio("log", "feedback", store, request.group(1), "down", "--note", "wrong city")
+    return store
+
+
+def make_eval(folder):
+    """`folio eval --jsonl` on the public documents with a gold span longer than a child of
+    fixed:200, so a child boundary cuts it; returns the file."""
+    folder = Path(folder)
+    docs = folder / "eval-docs.jsonl"
+    queries = folder / "eval-queries.jsonl"
+    text = (DEMO / "handbook.md").read_text()
+    with open(docs, "w") as out:
+        out.write(json.dumps({"doc_id": "handbook", "format": "markdown", "text": text}) + "\n")
+    start = text.index("## ")
+    start_b, end_b = len(text[:start].encode()), len(text[:start + 500].encode())
+    with open(queries, "w") as out:
+        out.write(json.dumps({
+            "query_id": "q-split", "query": "first week at Northwind", "doc_ids": ["handbook"],
+            "gold_spans": [{"doc_id": "handbook", "start_byte": start_b, "end_byte": end_b}],
+        }) + "\n")
+    jsonl = folder / "eval.jsonl"
+    plot = folder / "eval.png"
+    folio("eval", "--docs", docs, "--queries", queries, "--strategy", "fixed:200",
+          "--strategy", "structure:500", "--jsonl", jsonl, "--plot", plot)
+    return jsonl, plot
+
+
+class Server:
+    """`folio ui STORE` on a free loopback port, stopped by `close()`."""
+
+    def __init__(self, store, *extra):
+        self.process = subprocess.Popen(
+            [str(folio_bin()), "ui", str(store), "--port", "0", *map(str, extra)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:(\d+))/\?token=([0-9a-f]+)", line)
+        if not match:
+            self.process.kill()
+            raise RuntimeError(f"folio ui printed {line!r}, stderr {self.process.stderr.read()!r}")
+        self.base, self.port, self.token = match.group(1), int(match.group(2)), match.group(3)
+        self.url = f"{self.base}/?token={self.token}"
+
+    def get(self, path, token=True, host=None):
+        """(status, body) of a GET without a browser."""
+        sep = "&" if "?" in path else "?"
+        url = self.base + path + (f"{sep}token={self.token}" if token else "")
+        request = urllib.request.Request(url)
+        if host:
+            request.add_header("Host", host)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def running(self):
+        return self.process.poll() is None
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def browser(width=1280, height=1000):
+    """Headless Chromium, as the machine allows it (no sandbox as root, no background
+    networking on a closed network), with a profile of its own."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="folio-ui-chromium-")
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={width},{height}"]:
+        options.add_argument(flag)
+    os.environ.setdefault("SE_OFFLINE", "true")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def open_page(driver, server, path):
+    """Opens `path`, with the token on the first visit (the server then sets its cookie)."""
+    if not getattr(driver, "_folio_token_sent", False):
+        driver.get(server.url)
+        driver._folio_token_sent = True
+    driver.get(server.base + path)
+    return driver.page_source
+
+
+def page_paths(eval_file):
+    """The page of each kind the screenshots show, by name."""
+    quoted = urllib.parse.quote(str(eval_file))
+    return {
+        "documents": "/documents",
+        "document": "/document?id=deploy-runbook.md",
+        "search": "/search?q=how+do+I+roll+back+a+deploy&as=engineering",
+        "versions": "/versions",
+        "versions-diff": "/versions/diff?index=default&from=1&to=3",
+        "eval": f"/eval?file={quoted}",
+        "eval-question": f"/eval/question?file={quoted}&line=0",
+        "log": "/log",
+    }
+
+
+def wait_for(condition, seconds=10):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False

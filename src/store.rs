@@ -193,6 +193,11 @@ impl Store {
     pub fn embedder_names(&self) -> Vec<String> {
         self.inner.catalog.embedder_names()
     }
+    /// The registered embedder named `name` ([`EmbedderIdentity::name`] of an index's
+    /// embedder), if any.
+    pub fn registered_embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
+        self.inner.catalog.embedder(name)
+    }
     /// The path the store was opened at.
     pub fn path(&self) -> &Path {
         self.inner.catalog.path()

@@ -405,6 +405,19 @@ impl<'a> EmbedTexts<'a> {
         }
     }
 
+    /// What an index with `spec` embeds for document `doc_id`'s children: its text read as
+    /// `format`, named by its id, in the spec's form.
+    pub fn of_document(
+        doc_id: &str,
+        text: &'a str,
+        format: SourceFormat,
+        spec: &ChunkSpec,
+    ) -> Self {
+        EmbedTexts::new(text, format)
+            .with_path(doc_id)
+            .with_form(spec.embed_form)
+    }
+
     /// Makes the embedded texts in `form` (the index's [`ChunkSpec::embed_form`]; new indexes'
     /// [`EmbedForm::Sections`] without it).
     pub fn with_form(mut self, form: EmbedForm) -> Self {

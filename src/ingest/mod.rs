@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::chunk::{chunk_document_with, ChildPiece, ChunkSpec, Chunked, EmbedTexts};
+use crate::chunk::{chunk_document_with, ChildPiece, ChunkSpec, Chunked, EmbedTexts, SourceFormat};
 use crate::document::Document;
 use crate::embed::EmbedderIdentity;
 use crate::embed::{
@@ -334,6 +334,32 @@ fn size_counter(
     }
 }
 
+/// How an index cuts `text` with its `spec`, sizes in tokens counted as ingest counts them
+/// (with `embedder`'s own tokenizer for [`crate::chunk::SizeUnit::Embedder`]), before a
+/// child too long for the model is split: a stored child inside one of these children,
+/// not equal to it, is a piece of a split.
+pub fn spec_cut(
+    text: &str,
+    format: SourceFormat,
+    spec: &ChunkSpec,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Chunked, EmbedError> {
+    let sizes = size_counter(spec, embedder)?;
+    Ok(cut_with(text, format, spec, sizes.as_deref()))
+}
+
+fn cut_with(
+    text: &str,
+    format: SourceFormat,
+    spec: &ChunkSpec,
+    sizes: Option<&dyn TokenCounter>,
+) -> Chunked {
+    match sizes {
+        Some(counter) => chunk_document_with(text, format, spec, counter),
+        None => chunk_document_with(text, format, spec, &EstimateCounter),
+    }
+}
+
 /// Cuts `doc` for an index: its own chunks or the application's (token sizes counted by
 /// `sizes`), then (with an embedder) the embed texts, counted in the model's tokens and
 /// split, reported or refused above the model's limit. Application-cut chunks are never
@@ -347,10 +373,7 @@ fn cut(
 ) -> Result<Cut, EmbedError> {
     let mut own = match given {
         Some(_) => None,
-        None => Some(match sizes {
-            Some(counter) => chunk_document_with(&doc.text, doc.format, spec, counter),
-            None => chunk_document_with(&doc.text, doc.format, spec, &EstimateCounter),
-        }),
+        None => Some(cut_with(&doc.text, doc.format, spec, sizes)),
     };
     let Some(embedder) = embedder else {
         return Ok(Cut {
@@ -363,9 +386,7 @@ fn cut(
             late: Vec::new(),
         });
     };
-    let visible = EmbedTexts::new(&doc.text, doc.format)
-        .with_path(&doc.doc_id)
-        .with_form(spec.embed_form);
+    let visible = EmbedTexts::of_document(&doc.doc_id, &doc.text, doc.format, spec);
     let text_of = |c: &ChildPiece| visible.get(&c.section_path, c.span, spec.heading_depth);
     let mut texts: Vec<String> = match own.as_ref().or(given) {
         Some(chunked) => chunked.children.iter().map(text_of).collect(),

@@ -102,9 +102,8 @@ impl Catalog {
         };
         let text = read_text(&txn, entry.rev)?;
         let format = read_revision(&txn, entry.rev)?.format;
-        let embed = crate::chunk::EmbedTexts::new(&text, format)
-            .with_path(doc_id)
-            .with_form(state.record().spec.embed_form);
+        let embed =
+            crate::chunk::EmbedTexts::of_document(doc_id, &text, format, &state.record().spec);
         let children = txn.open_table(CHILDREN)?;
         let mut out = Vec::with_capacity(chunks.children as usize);
         for number in chunks.child_range() {

@@ -40,7 +40,8 @@ pub struct StoredChild {
     pub end: usize,
     /// The headings above the chunk.
     pub section_path: Vec<String>,
-    /// Longer than the index's model reads (kept whole under the truncation setting).
+    /// Longer than the spec's target: a code block, table or row run kept whole (the pieces
+    /// it was split into for the model keep the flag).
     pub oversized: bool,
 }
 

@@ -38,9 +38,8 @@ impl Writer<'_> {
             .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
         let spec = state.record().spec;
         let chunked = self.plan_chunked(index, doc)?;
-        let embed = crate::chunk::EmbedTexts::new(&doc.text, doc.format)
-            .with_path(&doc.doc_id)
-            .with_form(spec.embed_form);
+        let embed =
+            crate::chunk::EmbedTexts::of_document(&doc.doc_id, &doc.text, doc.format, &spec);
         Ok(chunked
             .children
             .iter()

@@ -10,8 +10,10 @@ use serde::Deserialize;
 
 use super::{blocking, encode, given, layout, number, pager, params, read_err, slice, PageError};
 use crate::read::{doc_chunks, version_docs};
+use folio::chunk::{EmbedTexts, SizeUnit, Span};
 use folio::document::Document;
-use folio::store::{chunk_id, parent_id, StoredChild, StoredParent, DEFAULT_INDEX};
+use folio::ingest::spec_cut;
+use folio::store::{chunk_id, parent_id, DocView, Store, StoredChild, StoredParent, DEFAULT_INDEX};
 
 /// Documents a list page shows.
 const PAGE: usize = 50;
@@ -104,6 +106,113 @@ pub(crate) async fn list(
     .await
 }
 
+/// What the index's model made of each child of a document.
+struct ModelMarks {
+    /// Whether each child is a piece of one the ingest split because the model could not
+    /// read it whole: inside one of the spec's own children and not equal to it. `None`
+    /// when that cannot be told: the index sizes chunks in its embedder's tokens and the
+    /// embedder is not registered.
+    split: Option<Vec<bool>>,
+    /// Each child's embedded text in the model's own tokens, and the most it reads, when
+    /// the embedder is registered and has a limit.
+    tokens: Option<(Vec<usize>, usize)>,
+}
+
+impl ModelMarks {
+    fn read(
+        store: &Store,
+        index: &str,
+        revision: &DocView,
+        children: &[StoredChild],
+    ) -> Result<ModelMarks, PageError> {
+        let info = store
+            .indexes()
+            .list()
+            .map_err(read_err)?
+            .into_iter()
+            .find(|i| i.name == index)
+            .ok_or_else(|| PageError::NotFound(format!("no index `{index}`")))?;
+        let embedder = store.registered_embedder(&info.embedder.name);
+        let spec = &info.spec;
+        let split = if embedder.is_none() && spec.token_unit() == Some(SizeUnit::Embedder) {
+            None
+        } else {
+            let own = spec_cut(&revision.text, revision.format, spec, embedder.as_deref())
+                .map_err(read_err)?;
+            Some(
+                children
+                    .iter()
+                    .map(|c| {
+                        own.children.iter().any(|o| {
+                            o.span.start <= c.start
+                                && c.end <= o.span.end
+                                && (o.span.start, o.span.end) != (c.start, c.end)
+                        })
+                    })
+                    .collect(),
+            )
+        };
+        let tokens = embedder
+            .filter(|e| e.max_input_tokens() != usize::MAX)
+            .and_then(|e| {
+                let embed = EmbedTexts::of_document(
+                    &revision.doc_id,
+                    &revision.text,
+                    revision.format,
+                    spec,
+                );
+                let texts: Vec<String> = children
+                    .iter()
+                    .map(|c| {
+                        embed.get(
+                            &c.section_path,
+                            Span {
+                                start: c.start,
+                                end: c.end,
+                            },
+                            spec.heading_depth,
+                        )
+                    })
+                    .collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                e.input_tokens(&refs)
+                    .map(|counts| (counts, e.max_input_tokens()))
+            });
+        Ok(ModelMarks { split, tokens })
+    }
+
+    fn piece(&self, n: usize) -> bool {
+        self.split
+            .as_ref()
+            .and_then(|s| s.get(n))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// What the model made of child `n`.
+    fn state(&self, n: usize) -> String {
+        if self.piece(n) {
+            return "a piece of a child split for the model".into();
+        }
+        match &self.tokens {
+            Some((counts, max)) if counts.get(n).is_some_and(|c| c > max) => {
+                format!("truncated: the model reads its first {max} tokens")
+            }
+            Some(_) => "read whole".into(),
+            None if self.split.is_none() => "unknown".into(),
+            None => "not split".into(),
+        }
+    }
+
+    /// Child `n`'s tokens: the model's own when known, else the estimate.
+    fn tokens(&self, n: usize, text: &str) -> String {
+        match self.tokens.as_ref().and_then(|(counts, _)| counts.get(n)) {
+            Some(count) => format!("{count} (model)"),
+            None => format!("≈{}", folio::tokens::count(text)),
+        }
+    }
+}
+
 fn format_name(doc: &Document) -> String {
     serde_json::to_value(doc.format)
         .ok()
@@ -140,6 +249,7 @@ pub(crate) async fn one(
         })?;
         let revision = snapshot.doc(doc.rev).map_err(read_err)?;
         let chunks = doc_chunks(&snapshot, &index, doc)?;
+        let model = ModelMarks::read(&store, index.name(), &revision, &chunks.children)?;
         let stored = store.document(doc_id).map_err(read_err)?;
         let acl = stored.as_ref().map(|d| d.acl.clone()).unwrap_or_default();
         let text = &revision.text;
@@ -157,25 +267,28 @@ pub(crate) async fn one(
                     tr { th { "source" } td { (revision.source_uri) } }
                     tr { th { "ACL" } td { @if acl.is_empty() { em { "public" } } @else { (acl.join(", ")) } } }
                     tr { th { "shown from" } td #version data-index=(index.name()) data-version=(view.version()) { (index.name()) "@" (view.version()) ", revision " (doc.rev) } }
-                    tr { th { "chunks" } td { (chunks.parents.len()) " parents, " (chunks.children.len()) " children; a red outline marks a child longer than the model reads" } }
+                    tr { th { "chunks" } td { (chunks.parents.len()) " parents, " (chunks.children.len()) " children; a red outline marks a child longer than the spec's target (a block kept whole), a dashed one a piece of a child split for the model, a red background one the model truncates" } }
+                    @if model.split.is_none() { tr { th { "split for the model" } td.note { "unknown: the index counts sizes in its embedder's tokens, and `folio ui` was not given that embedder (--embedder)" } } }
                     @for (key, value) in &revision.metadata { tr { th { (key) } td { (value.to_string()) } } }
                 }
                 h2 { "Children" }
                 table #chunks {
-                    tr { th { "chunk" } th { "parent" } th { "bytes" } th { "section" } th { "tokens (estimate)" } th { "model" } }
-                    @for child in &chunks.children {
-                        tr.chunk data-chunk-id=(chunk_id(doc_id, child.ordinal)) data-start=(child.start) data-end=(child.end) {
+                    tr { th { "chunk" } th { "parent" } th { "bytes" } th { "section" } th { "tokens" } th { "cut" } th { "model" } }
+                    @for (n, child) in chunks.children.iter().enumerate() {
+                        @let state = model.state(n);
+                        tr.chunk data-chunk-id=(chunk_id(doc_id, child.ordinal)) data-start=(child.start) data-end=(child.end) data-model=(state) {
                             td { (chunk_id(doc_id, child.ordinal)) }
                             td { (parent_id(doc_id, child.parent_ordinal)) }
                             td { (child.start) "…" (child.end) }
                             td { (child.section_path.join(" › ")) }
-                            td { (folio::tokens::count(slice(text, child.start, child.end))) }
-                            td { @if child.oversized { span.split { "longer than the model reads" } } @else { "whole" } }
+                            td { (model.tokens(n, slice(text, child.start, child.end))) }
+                            td { @if child.oversized { "longer than the spec's target, kept whole" } }
+                            td { @if model.piece(n) || state.starts_with("truncated") { span.split { (state) } } @else { (state) } }
                         }
                     }
                 }
                 h2 { "Text, with parents and children drawn" }
-                pre.text #drawn { (draw(doc_id, text, &chunks.parents, &chunks.children)) }
+                pre.text #drawn { (draw(doc_id, text, &chunks.parents, &chunks.children, &model)) }
             },
         ))
     })
@@ -187,13 +300,20 @@ pub(crate) async fn one(
 enum Piece<'t> {
     Plain(&'t str),
     Parent(&'t StoredParent, Vec<Piece<'t>>),
-    Child(&'t StoredChild, &'t str),
+    /// A child, its classes, its text.
+    Child(&'t StoredChild, String, &'t str),
 }
 
 /// The text with each parent as a block and its children as coloured spans inside it.
 /// Children that overlap an earlier one start where the earlier one ends (their real span
 /// is in `data-start`/`data-end` and in the table).
-fn draw(doc_id: &str, text: &str, parents: &[StoredParent], children: &[StoredChild]) -> Markup {
+fn draw(
+    doc_id: &str,
+    text: &str,
+    parents: &[StoredParent],
+    children: &[StoredChild],
+    model: &ModelMarks,
+) -> Markup {
     let mut pieces = Vec::new();
     let mut cursor = 0;
     for parent in parents {
@@ -202,17 +322,29 @@ fn draw(doc_id: &str, text: &str, parents: &[StoredParent], children: &[StoredCh
         }
         let mut inner = Vec::new();
         let mut at = cursor.max(parent.start);
-        for child in children
+        let inside = children
             .iter()
-            .filter(|c| c.parent_ordinal == parent.ordinal)
-        {
+            .enumerate()
+            .filter(|(_, c)| c.parent_ordinal == parent.ordinal);
+        for (n, child) in inside {
             let from = at.max(child.start).min(parent.end);
             let to = child.end.min(parent.end);
             if at < from {
                 inner.push(Piece::Plain(slice(text, at, from)));
             }
             if from < to {
-                inner.push(Piece::Child(child, slice(text, from, to)));
+                let class = format!(
+                    "child c{}{}{}{}",
+                    child.ordinal % 6,
+                    if child.oversized { " oversized" } else { "" },
+                    if model.piece(n) { " piece" } else { "" },
+                    if model.state(n).starts_with("truncated") {
+                        " truncated"
+                    } else {
+                        ""
+                    },
+                );
+                inner.push(Piece::Child(child, class, slice(text, from, to)));
             }
             at = at.max(to);
         }
@@ -239,8 +371,8 @@ fn render(doc_id: &str, pieces: &[Piece<'_>]) -> Markup {
                         (render(doc_id, inner))
                     }
                 }
-                Piece::Child(child, text) => {
-                    span class=(format!("child c{}{}", child.ordinal % 6, if child.oversized { " oversized" } else { "" }))
+                Piece::Child(child, class, text) => {
+                    span class=(class)
                         data-chunk-id=(chunk_id(doc_id, child.ordinal)) data-start=(child.start) data-end=(child.end)
                         title=(format!("{} · {}…{}", chunk_id(doc_id, child.ordinal), child.start, child.end)) {
                         (text)

@@ -79,7 +79,7 @@ pub(crate) async fn page(
                                 td { (entry.request_id) }
                                 td { (folio::filter::format_date(i64::try_from(r.time_ms).unwrap_or(i64::MAX))) }
                                 td { @match r.text() { Some(text) => (text), None => em { "a vector" } } }
-                                td { @match &r.principals { Some(p) => (p.join(", ")), None => em { "unrestricted" } } }
+                                td { @match &r.principals { Some(p) if p.is_empty() => em { "public only" }, Some(p) => (p.join(", ")), None => em { "unrestricted" } } }
                                 td { (r.index) "@" (r.version) @if r.target != r.index { " (via " (r.target) ")" } }
                                 td { (r.parents.len()) }
                                 td { (r.best_score().map_or(String::new(), |s| format!("{s:.3}"))) }

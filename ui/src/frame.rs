@@ -23,6 +23,7 @@ pre.text { white-space: pre-wrap; word-break: break-word; background: #fbfbfb; p
 .c0 { background: #ddf4ff; } .c1 { background: #fff8c5; } .c2 { background: #dafbe1; }
 .c3 { background: #ffebe9; } .c4 { background: #fbefff; } .c5 { background: #f6f8fa; }
 .child.oversized { outline: 2px solid #d1242f; }
+.outside { color: #8c959f; }
 .child.piece { outline: 2px dashed #d1242f; }
 .child.truncated { background: #ffcecb; }
 mark { background: #ffd33d; }

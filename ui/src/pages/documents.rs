@@ -8,7 +8,7 @@ use axum::extract::{Query, State};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::{blocking, encode, given, layout, number, pager, params, read_err, slice, PageError};
+use super::{blocking, encode, given, layout, number, pager, params, read_err, PageError};
 use crate::read::{doc_chunks, version_docs};
 use folio::chunk::{EmbedTexts, SizeUnit, Span};
 use folio::document::Document;
@@ -253,6 +253,10 @@ pub(crate) async fn one(
         let stored = store.document(doc_id).map_err(read_err)?;
         let acl = stored.as_ref().map(|d| d.acl.clone()).unwrap_or_default();
         let text = &revision.text;
+        // What a reader sees: HTML without its markup, a dialog rendered; other formats are
+        // their source. Spans stay the source's (`data-start`, `data-end`, the table).
+        let reader = EmbedTexts::new(text, revision.format);
+        let visible = |start: usize, end: usize| reader.body(Span { start, end });
         Ok(layout(
             &format!("Document {doc_id}"),
             html! {
@@ -281,27 +285,30 @@ pub(crate) async fn one(
                             td { (parent_id(doc_id, child.parent_ordinal)) }
                             td { (child.start) "…" (child.end) }
                             td { (child.section_path.join(" › ")) }
-                            td { (model.tokens(n, slice(text, child.start, child.end))) }
+                            td { (model.tokens(n, &visible(child.start, child.end))) }
                             td { @if child.oversized { "longer than the spec's target, kept whole" } }
                             td { @if model.piece(n) || state.starts_with("truncated") { span.split { (state) } } @else { (state) } }
                         }
                     }
                 }
                 h2 { "Text, with parents and children drawn" }
-                pre.text #drawn { (draw(doc_id, text, &chunks.parents, &chunks.children, &model)) }
+                @if visible(0, text.len()) != *text { p.note { "Drawn as a reader sees it (the markup left out); spans count bytes of the source." } }
+                pre.text #drawn { (draw(doc_id, text.len(), &visible, &chunks.parents, &chunks.children, &model)) }
             },
         ))
     })
     .await
 }
 
-/// Pieces of a drawn document: plain text between parents, and parents holding plain
-/// text and children.
+/// Pieces of a drawn document: text outside every parent, and parents holding plain text
+/// and children.
 enum Piece<'t> {
-    Plain(&'t str),
+    /// Text in no parent: not indexed.
+    Outside(String),
+    Plain(String),
     Parent(&'t StoredParent, Vec<Piece<'t>>),
     /// A child, its classes, its text.
-    Child(&'t StoredChild, String, &'t str),
+    Child(&'t StoredChild, String, String),
 }
 
 /// The text with each parent as a block and its children as coloured spans inside it.
@@ -309,7 +316,8 @@ enum Piece<'t> {
 /// is in `data-start`/`data-end` and in the table).
 fn draw(
     doc_id: &str,
-    text: &str,
+    len: usize,
+    visible: &dyn Fn(usize, usize) -> String,
     parents: &[StoredParent],
     children: &[StoredChild],
     model: &ModelMarks,
@@ -318,7 +326,7 @@ fn draw(
     let mut cursor = 0;
     for parent in parents {
         if cursor < parent.start {
-            pieces.push(Piece::Plain(slice(text, cursor, parent.start)));
+            pieces.push(Piece::Outside(visible(cursor, parent.start)));
         }
         let mut inner = Vec::new();
         let mut at = cursor.max(parent.start);
@@ -330,7 +338,7 @@ fn draw(
             let from = at.max(child.start).min(parent.end);
             let to = child.end.min(parent.end);
             if at < from {
-                inner.push(Piece::Plain(slice(text, at, from)));
+                inner.push(Piece::Plain(visible(at, from)));
             }
             if from < to {
                 let class = format!(
@@ -344,18 +352,18 @@ fn draw(
                         ""
                     },
                 );
-                inner.push(Piece::Child(child, class, slice(text, from, to)));
+                inner.push(Piece::Child(child, class, visible(from, to)));
             }
             at = at.max(to);
         }
         if at < parent.end {
-            inner.push(Piece::Plain(slice(text, at, parent.end)));
+            inner.push(Piece::Plain(visible(at, parent.end)));
         }
         pieces.push(Piece::Parent(parent, inner));
         cursor = cursor.max(parent.end);
     }
-    if cursor < text.len() {
-        pieces.push(Piece::Plain(slice(text, cursor, text.len())));
+    if cursor < len {
+        pieces.push(Piece::Outside(visible(cursor, len)));
     }
     render(doc_id, &pieces)
 }
@@ -364,6 +372,7 @@ fn render(doc_id: &str, pieces: &[Piece<'_>]) -> Markup {
     html! {
         @for piece in pieces {
             @match piece {
+                Piece::Outside(text) => span.outside title="in no chunk: not searched" { (text) },
                 Piece::Plain(text) => (text),
                 Piece::Parent(parent, inner) => {
                     span.parent data-parent-id=(parent_id(doc_id, parent.ordinal)) data-start=(parent.start) data-end=(parent.end) {

@@ -11,9 +11,10 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::{blocking, encode, given, layout, number, params, slice, PageError};
+use folio::chunk::{EmbedTexts, Span};
 use folio::query::{Expand, Hit, SearchRequest, SearchResponse, DEFAULT_K};
 use folio::store::{Access, Store, DEFAULT_INDEX};
-use folio::Filter;
+use folio::{Document, Filter};
 
 #[derive(Deserialize, Default)]
 pub(crate) struct SearchQuery {
@@ -31,7 +32,8 @@ pub(crate) struct SearchQuery {
 /// What the page shows below the form.
 enum Outcome {
     Nothing,
-    Answer(Box<SearchResponse>, u64),
+    /// The answer, the chunks hidden from the caller, each unit's document as stored now.
+    Answer(Box<SearchResponse>, u64, Vec<Option<Document>>),
     Refused(String),
 }
 
@@ -45,7 +47,14 @@ pub(crate) async fn page(
         let outcome = match given(&query.q) {
             None => Outcome::Nothing,
             Some(text) => match request(&query, text).and_then(|r| answer(&store, &r)) {
-                Ok((response, hidden)) => Outcome::Answer(Box::new(response), hidden),
+                Ok((response, hidden)) => {
+                    let sources = response
+                        .results
+                        .iter()
+                        .map(|hit| store.document(&hit.doc_id).ok().flatten())
+                        .collect();
+                    Outcome::Answer(Box::new(response), hidden, sources)
+                }
                 Err(why) => Outcome::Refused(why),
             },
         };
@@ -137,13 +146,13 @@ fn render(store: &Store, query: &SearchQuery, outcome: &Outcome) -> Markup {
             @match outcome {
                 Outcome::Nothing => p.note { "Ask a question as one or more principals: the answer holds only what they may see." },
                 Outcome::Refused(why) => p.error data-error="search" { (why) },
-                Outcome::Answer(response, hidden) => (answer_markup(response, *hidden)),
+                Outcome::Answer(response, hidden, sources) => (answer_markup(response, *hidden, sources)),
             }
         },
     )
 }
 
-fn answer_markup(response: &SearchResponse, hidden: u64) -> Markup {
+fn answer_markup(response: &SearchResponse, hidden: u64, sources: &[Option<Document>]) -> Markup {
     let stats = &response.stats;
     html! {
         p #answered data-index=(response.index) data-version=(response.version) {
@@ -156,7 +165,7 @@ fn answer_markup(response: &SearchResponse, hidden: u64) -> Markup {
         }
         @if stats.duplicates_dropped > 0 { p { (stats.duplicates_dropped) " near-duplicate units dropped." } }
         ol #results {
-            @for hit in &response.results {
+            @for (hit, source) in response.results.iter().zip(sources) {
                 li.hit data-doc-id=(hit.doc_id) data-parent-id=(hit.parent_id) data-start=(hit.start) data-end=(hit.end) {
                     p {
                         a href=(format!("/document?id={}&target={}", encode(&hit.doc_id), encode(&format!("{}@{}", response.index, response.version)))) { (hit.doc_id) }
@@ -168,45 +177,48 @@ fn answer_markup(response: &SearchResponse, hidden: u64) -> Markup {
                         "vector scores of its children: "
                         @for child in &hit.children { code.child-score data-chunk-id=(child.chunk_id) { (child.chunk_id) " " (format!("{:.4}", child.score)) } " " }
                     }
-                    pre.text { (highlighted(hit)) }
+                    pre.text { (highlighted(hit, source.as_ref())) }
                 }
             }
         }
     }
 }
 
-/// The unit's text with its matching children marked.
-fn highlighted(hit: &Hit) -> Markup {
+/// The unit's text with its matching children marked, as a reader sees it (HTML without
+/// its markup) when `source` is the revision the unit was cut from.
+fn highlighted(hit: &Hit, source: Option<&Document>) -> Markup {
     let mut spans: Vec<(usize, usize)> = hit
         .children
         .iter()
-        .map(|c| {
-            (
-                c.start.max(hit.start) - hit.start,
-                c.end.min(hit.end).saturating_sub(hit.start),
-            )
-        })
+        .map(|c| (c.start.max(hit.start), c.end.min(hit.end)))
         .filter(|(s, e)| s < e)
         .collect();
     spans.sort_unstable();
-    let text = &hit.text;
-    let mut pieces = Vec::new();
-    let mut at = 0;
+    let mut cuts = Vec::new();
+    let mut at = hit.start;
     for (start, end) in spans {
         if at < start {
-            pieces.push((false, slice(text, at, start)));
+            cuts.push((false, at, start));
         }
         if at.max(start) < end {
-            pieces.push((true, slice(text, at.max(start), end)));
+            cuts.push((true, at.max(start), end));
         }
         at = at.max(end);
     }
-    if at < text.len() {
-        pieces.push((false, slice(text, at, text.len())));
+    if at < hit.end {
+        cuts.push((false, at, hit.end));
     }
+    // The current revision is the one that answered when the unit's text is its span.
+    let reader = source
+        .filter(|d| d.text.get(hit.start..hit.end) == Some(hit.text.as_str()))
+        .map(|d| EmbedTexts::new(&d.text, d.format));
+    let show = |start: usize, end: usize| match &reader {
+        Some(reader) => reader.body(Span { start, end }),
+        None => slice(&hit.text, start - hit.start, end - hit.start).to_string(),
+    };
     html! {
-        @for (marked, piece) in pieces {
-            @if marked { mark { (piece) } } @else { (piece) }
+        @for (marked, start, end) in cuts {
+            @if marked { mark { (show(start, end)) } } @else { (show(start, end)) }
         }
     }
 }

@@ -3,7 +3,9 @@ opens, searches hold only what the principal may see (page source included), the
 chunks are `folio chunks --json`'s, a split gold span is marked, the token and the host are
 checked, and bad input gets an error page from a server that goes on."""
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -84,6 +86,29 @@ def test_drawn_chunks_are_folio_chunks(world):
     for head in driver.find_elements(By.CSS_SELECTOR, "#drawn .parent-head"):
         whole = whole.replace(text_of(head), "", 1)
     assert whole == (Path(world["folder"]) / "deploy-runbook.md").read_text()
+
+
+def words(text):
+    return html.unescape(re.sub(r"<[^>]+>", " ", text)).split()
+
+
+def test_html_is_drawn_and_answered_as_a_reader_sees_it(world):
+    driver, server, store = world["driver"], world["server"], world["store"]
+    expected = chunks(store, "release-notes.html")
+    ui.open_page(driver, server, "/document?id=release-notes.html")
+    drawn = driver.find_elements(By.CSS_SELECTOR, "#drawn span.child")
+    assert [(e.get_attribute("data-chunk-id"), int(e.get_attribute("data-start")), int(e.get_attribute("data-end")))
+            for e in drawn] == [(c["chunk_id"], c["start"], c["end"]) for c in expected]
+    for element, chunk in zip(drawn, expected):
+        seen = text_of(element)
+        assert "<" not in seen and "&amp;" not in seen, seen
+        assert seen.split() and set(seen.split()) <= set(words(chunk["text"])), (seen, chunk["text"])
+    whole = text_of(driver.find_element(By.ID, "drawn"))
+    assert "files & keeps the column order" in whole and "<strong>" not in driver.find_element(By.ID, "drawn").get_attribute("innerHTML")
+    ui.open_page(driver, server, "/search?q=ledger+export+column+order")
+    hit = driver.find_element(By.CSS_SELECTOR, "li.hit[data-doc-id='release-notes.html'] pre")
+    assert "files & keeps the column order" in text_of(hit)
+    assert "<p>" not in text_of(hit) and hit.find_elements(By.TAG_NAME, "mark")
 
 
 def test_children_split_or_truncated_for_the_model_are_marked(tmp_path):

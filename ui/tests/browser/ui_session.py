@@ -25,7 +25,7 @@ DEMO = REPO / "demo"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
-PUBLIC = ["handbook.md", "office-it-guide.md"]
+PUBLIC = ["handbook.md", "office-it-guide.md", "release-notes.html"]
 ENGINEERING = ["deploy-runbook.md", "incident-2024-03-postmortem.md"]
 FINANCE = ["expense-policy.md", "budget-q3-2024.md"]
 
@@ -46,11 +46,26 @@ def folio(*args, cwd=None):
     return done.stdout
 
 
+RELEASE_NOTES = """<!doctype html><html><head><title>Release notes</title>
+<script>var tracking = 1;</script></head>
+<body><nav><a href="/">Home</a> <a href="/notes">Notes</a></nav><main>
+<h1>Release notes</h1>
+<h2>Version 2.4</h2>
+<p>The ledger export now writes <strong>UTF-8</strong> files &amp; keeps the column order.</p>
+<h2>Version 2.3</h2>
+<ul><li>Faster invoices.</li><li>A dark mode for the <em>whole</em> app.</li></ul>
+</main></body></html>
+"""
+
+
 def make_store(folder):
-    """The demo documents in `folder/store.folio`, in three versions; returns the path."""
+    """The demo documents and an HTML page in `folder/store.folio`, in three versions;
+    returns the path."""
     folder = Path(folder)
     for name in PUBLIC + ENGINEERING + FINANCE:
-        shutil.copy(DEMO / name, folder / name)
+        if name.endswith(".md"):
+            shutil.copy(DEMO / name, folder / name)
+    (folder / "release-notes.html").write_text(RELEASE_NOTES)
     store = folder / "store.folio"
     folio("ingest", store, *PUBLIC, cwd=folder)
     folio("ingest", store, *ENGINEERING, "--acl", "engineering", cwd=folder)
@@ -195,6 +210,7 @@ def page_paths(eval_file):
     return {
         "documents": "/documents",
         "document": "/document?id=deploy-runbook.md",
+        "document-html": "/document?id=release-notes.html",
         "search": "/search?q=how+do+I+roll+back+a+deploy&as=engineering",
         "versions": "/versions",
         "versions-diff": "/versions/diff?index=default&from=1&to=3",

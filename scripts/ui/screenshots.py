@@ -23,10 +23,11 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         store = ui.make_store(folder)
         eval_file, plot = ui.make_eval(folder)
-        server = ui.Server(store, "--eval", eval_file, "--plot", plot)
+        replay = ui.make_replay(folder, store)
+        server = ui.Server(store, "--eval", eval_file, "--eval", replay, "--plot", plot)
         driver = ui.browser(1280, 900)
         try:
-            for name, path in ui.page_paths(eval_file).items():
+            for name, path in ui.page_paths(eval_file, replay).items():
                 ui.open_page(driver, server, path)
                 height = driver.execute_script("return document.body.scrollHeight")
                 driver.set_window_size(1280, min(max(height + 40, 600), 2400))

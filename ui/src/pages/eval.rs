@@ -193,14 +193,31 @@ fn replay_table(values: &[Value]) -> Markup {
                     td { (text(v, "query_id")) ": " (text(v, "query")) }
                     td {
                         @for row in v.get("targets").and_then(Value::as_array).into_iter().flatten() {
-                            code { (text(row, "target")) " → " (text(row, "index")) "@" (text(row, "version")) ": " (text(row, "outcome")) } br;
+                            code.outcome data-target=(text(row, "target")) { (text(row, "target")) " → " (text(row, "index")) "@" (text(row, "version")) ": " (outcome(row.get("outcome"))) } br;
                         }
-                        @if v.get("better").is_some() { "better: " (text(v, "better")) ", worse: " (text(v, "worse")) }
+                        @if v.get("better").is_some() {
+                            "better: " (text(v, "better")) " (" (outcome(v.get("better_outcome"))) "), worse: "
+                            (text(v, "worse")) " (" (outcome(v.get("worse_outcome"))) ")"
+                        }
                     }
                     td.labels { (labels(v).join(", ")) }
                 }
             }
         }
+    }
+}
+
+/// A replay's outcome (`{hit, rank, completeness}`) in words.
+fn outcome(value: Option<&Value>) -> String {
+    let Some(v) = value else {
+        return "no gold span".into();
+    };
+    let completeness = v.get("completeness").and_then(Value::as_str).unwrap_or("");
+    match v.get("rank").and_then(Value::as_u64) {
+        Some(rank) if v.get("hit").and_then(Value::as_bool) == Some(true) => {
+            format!("hit at rank {rank}, {completeness}")
+        }
+        _ => format!("miss, {completeness}"),
     }
 }
 

@@ -20,9 +20,11 @@ def world(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ui")
     store = ui.make_store(folder)
     eval_file, plot = ui.make_eval(folder)
-    server = ui.Server(store, "--eval", eval_file, "--plot", plot)
+    replay = ui.make_replay(folder, store)
+    server = ui.Server(store, "--eval", eval_file, "--eval", replay, "--plot", plot)
     driver = ui.browser()
-    yield {"folder": folder, "store": store, "eval": eval_file, "server": server, "driver": driver}
+    yield {"folder": folder, "store": store, "eval": eval_file, "replay": replay, "server": server,
+           "driver": driver}
     driver.quit()
     server.close()
 
@@ -37,7 +39,7 @@ def text_of(element):
 
 def test_every_page_opens(world):
     driver, server = world["driver"], world["server"]
-    for name, path in ui.page_paths(world["eval"]).items():
+    for name, path in ui.page_paths(world["eval"], world["replay"]).items():
         ui.open_page(driver, server, path)
         assert driver.find_elements(By.CSS_SELECTOR, "main h1"), name
         assert not driver.find_elements(By.CSS_SELECTOR, ".error"), (name, driver.page_source[:2000])
@@ -143,6 +145,15 @@ def test_a_split_gold_span_is_marked(world):
     assert "split by a child chunk boundary" in gold.text
     assert driver.find_elements(By.CSS_SELECTOR, "pre.excerpt .boundary"), "the boundary is drawn"
     assert driver.find_elements(By.CSS_SELECTOR, "pre.excerpt .gold")
+
+
+def test_a_replay_shows_each_question_with_its_label(world):
+    driver, server = world["driver"], world["server"]
+    ui.open_page(driver, server, ui.page_paths(world["eval"], world["replay"])["eval-replay"])
+    row = driver.find_element(By.CSS_SELECTOR, "tr.replayed[data-query-id='q-hotel']")
+    outcomes = {e.get_attribute("data-target"): e.text for e in row.find_elements(By.CSS_SELECTOR, ".outcome")}
+    assert "miss" in outcomes["default@2"] and "hit at rank 1" in outcomes["default@3"], outcomes
+    assert row.find_element(By.CSS_SELECTOR, "td.labels").text == "ranking"
 
 
 def test_the_token_and_the_host_are_checked(world):

@@ -143,6 +143,26 @@ def make_model_store(folder):
     return store, embedder
 
 
+def make_replay(folder, store):
+    """`folio replay --jsonl` between versions 2 and 3 of `make_store`'s store on a question
+    whose gold line only version 3 holds (the finance documents came in it); returns the
+    file."""
+    folder = Path(folder)
+    text = (DEMO / "expense-policy.md").read_text()
+    line = "The hotel limit per night depends on the city."
+    at = len(text[:text.index(line)].encode())
+    questions = folder / "replay-questions.jsonl"
+    questions.write_text(json.dumps({
+        "query_id": "q-hotel", "query": "what is the hotel limit per night",
+        "doc_ids": ["expense-policy.md"],
+        "gold_spans": [{"doc_id": "expense-policy.md", "start_byte": at, "end_byte": at + len(line.encode())}],
+    }) + "\n")
+    replay = folder / "replay.jsonl"
+    folio("replay", store, "--queries", questions, "--target", "default@2", "--target", "default@3",
+          "--unrestricted", "--jsonl", replay)
+    return replay
+
+
 class Server:
     """`folio ui STORE` on a free loopback port, stopped by `close()`."""
 
@@ -204,7 +224,7 @@ def open_page(driver, server, path):
     return driver.page_source
 
 
-def page_paths(eval_file):
+def page_paths(eval_file, replay_file=None):
     """The page of each kind the screenshots show, by name."""
     quoted = urllib.parse.quote(str(eval_file))
     return {
@@ -216,6 +236,7 @@ def page_paths(eval_file):
         "versions-diff": "/versions/diff?index=default&from=1&to=3",
         "eval": f"/eval?file={quoted}",
         "eval-question": f"/eval/question?file={quoted}&line=0",
+        **({"eval-replay": f"/eval?file={urllib.parse.quote(str(replay_file))}"} if replay_file else {}),
         "log": "/log",
     }
 

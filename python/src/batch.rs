@@ -12,7 +12,8 @@ use crate::errors::{self, invalid};
 
 /// One operation, checked when it was added.
 pub enum Op {
-    Upsert(folio::Document, BTreeMap<String, Vec<f32>>),
+    /// A document, whether it is one chunk (`whole=True`), its vectors.
+    Upsert(folio::Document, bool, BTreeMap<String, Vec<f32>>),
     Delete(String),
     SetAcl(String, Vec<String>),
 }
@@ -31,6 +32,8 @@ pub struct UpsertArgs<'a, 'py> {
     pub title: String,
     pub source_uri: String,
     pub vectors: Option<&'a Bound<'py, PyAny>>,
+    /// The text is one chunk, its own parent, in every index.
+    pub whole: bool,
 }
 
 impl UpsertArgs<'_, '_> {
@@ -53,7 +56,7 @@ impl UpsertArgs<'_, '_> {
             None => BTreeMap::new(),
             Some(v) => vectors(store, v)?,
         };
-        Ok(Op::Upsert(doc, vectors))
+        Ok(Op::Upsert(doc, self.whole, vectors))
     }
 }
 
@@ -126,7 +129,10 @@ pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py
             let mut batch = store.batch();
             for op in ops {
                 match op {
-                    Op::Upsert(doc, vectors) => batch.upsert_with_vectors(doc, vectors),
+                    Op::Upsert(doc, whole, vectors) => {
+                        let chunks = whole.then(|| folio::chunk::Chunked::whole(doc.text.len()));
+                        batch.upsert_prepared(doc, chunks, vectors)
+                    }
                     Op::Delete(id) => batch.delete(&id),
                     Op::SetAcl(id, acl) => batch.set_acl(&id, acl),
                 };
@@ -175,7 +181,9 @@ impl Batch {
     /// public); `metadata` is a dict of plain values kept with it. `vectors` brings your own
     /// embeddings: a float32 array of shape (chunks, dimension) in the order of
     /// `Store.plan`, for the `default` index, or a dict of such arrays by index name.
-    #[pyo3(signature = (doc_id, text, *, format="text", acl=None, metadata=None, title=String::new(), source_uri=String::new(), vectors=None))]
+    /// `whole=True` stores the text as one chunk (its own parent) in every index, not cut:
+    /// one row of `vectors` per index.
+    #[pyo3(signature = (doc_id, text, *, format="text", acl=None, metadata=None, title=String::new(), source_uri=String::new(), vectors=None, whole=false))]
     #[allow(clippy::too_many_arguments)]
     fn upsert(
         &self,
@@ -187,6 +195,7 @@ impl Batch {
         title: String,
         source_uri: String,
         vectors: Option<&Bound<'_, PyAny>>,
+        whole: bool,
     ) -> PyResult<()> {
         let args = UpsertArgs {
             doc_id,
@@ -197,6 +206,7 @@ impl Batch {
             title,
             source_uri,
             vectors,
+            whole,
         };
         self.push(args.into_op(&self.store)?)
     }

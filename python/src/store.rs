@@ -21,7 +21,7 @@ use crate::results::SearchResult;
 /// index versions. Open it with `Store.open(path)`, best as a context manager
 /// (`with folio.Store.open("kb.folio") as store:`), which closes it at the end.
 /// One process may write a store at a time; any number may read it.
-#[pyclass(module = "folio", name = "Store", frozen)]
+#[pyclass(module = "folio", name = "Store", frozen, weakref)]
 pub struct Store {
     /// `None` once closed (calls then raise `StoreError`).
     inner: RwLock<Option<folio::Store>>,
@@ -148,7 +148,7 @@ impl Store {
 
     /// Adds or replaces one document in its own commit (arguments as `Batch.upsert`);
     /// returns the receipt.
-    #[pyo3(signature = (doc_id, text, *, format="text", acl=None, metadata=None, title=String::new(), source_uri=String::new(), vectors=None))]
+    #[pyo3(signature = (doc_id, text, *, format="text", acl=None, metadata=None, title=String::new(), source_uri=String::new(), vectors=None, whole=false))]
     #[allow(clippy::too_many_arguments)]
     fn upsert(
         &self,
@@ -161,6 +161,7 @@ impl Store {
         title: String,
         source_uri: String,
         vectors: Option<&Bound<'_, PyAny>>,
+        whole: bool,
     ) -> PyResult<Py<PyAny>> {
         let store = self.get()?;
         let args = UpsertArgs {
@@ -172,6 +173,7 @@ impl Store {
             title,
             source_uri,
             vectors,
+            whole,
         };
         let op = args.into_op(&store)?;
         commit(py, &store, vec![op])
@@ -208,9 +210,10 @@ impl Store {
             title: String::new(),
             source_uri: String::new(),
             vectors: None,
+            whole: false,
         };
         let store = self.get()?;
-        let Op::Upsert(doc, _) = args.into_op(&store)? else {
+        let Op::Upsert(doc, ..) = args.into_op(&store)? else {
             return Err(invalid("plan needs a document"));
         };
         let planned = run(py, &store, |s| s.plan(index, &doc))?;

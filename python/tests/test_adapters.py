@@ -9,11 +9,10 @@ TEXTS = {
 }
 
 
-def test_langchain_flow(store):
-    pytest.importorskip("langchain_core")
+def test_langchain_flow_with_folio_chunking(store):
     from folio.langchain import FolioVectorStore
 
-    vs = FolioVectorStore(store, principals=["eng"])
+    vs = FolioVectorStore(store, principals=["eng"], chunking=True, folio_fields=True)
     ids = vs.add_texts(
         [t for t, _ in TEXTS.values()],
         metadatas=[{"name": n} for n in TEXTS],
@@ -34,7 +33,7 @@ def test_langchain_flow(store):
 
 
 def test_llama_index_flow(store):
-    pytest.importorskip("llama_index.core")
+
     from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
     from llama_index.core.vector_stores.types import VectorStoreQuery
 

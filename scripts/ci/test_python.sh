@@ -23,7 +23,7 @@ prepare() {
   rm -rf "$out/venv"
   python3 -m venv "$out/venv"
   "$out/venv/bin/pip" install --quiet --disable-pip-version-check --no-compile pytest==9.0.3 numpy==2.4.6 \
-    langchain-core==1.8.1 llama-index-core==0.14.25
+    langchain-core==1.8.1 langchain-tests==1.1.9 llama-index-core==0.14.25
   touch "$out/venv/unused"
 }
 

@@ -61,3 +61,23 @@ pub struct Chunked {
     /// In source order; each child's `parent` indexes `parents`.
     pub children: Vec<ChildPiece>,
 }
+
+impl Chunked {
+    /// A text of `len` bytes as one child that is its own parent: how vector-store
+    /// frameworks (LangChain, LlamaIndex) store a text they give, already cut.
+    pub fn whole(len: usize) -> Chunked {
+        let span = Span { start: 0, end: len };
+        Chunked {
+            parents: vec![ParentPiece {
+                span,
+                section_path: Vec::new(),
+            }],
+            children: vec![ChildPiece {
+                span,
+                parent: 0,
+                section_path: Vec::new(),
+                oversized: false,
+            }],
+        }
+    }
+}

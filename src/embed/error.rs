@@ -10,6 +10,15 @@ pub enum EmbedError {
     /// An application embedder's own failure.
     #[error("embedder failed: {0}")]
     Failed(String),
+    /// Text given to an index whose vectors the application computes
+    /// ([`crate::embed::GivenVectors`]).
+    #[error(
+        "`{embedder}` embeds no text: pass the vectors with each document, and search by vector"
+    )]
+    VectorsOnly {
+        /// The embedder's name (`vectors:DIM`).
+        embedder: String,
+    },
     /// An `--embedder` string that does not parse.
     #[error("embedder `{spec}`: {reason}")]
     Spec {

@@ -19,6 +19,7 @@ mod command;
 mod counter;
 mod error;
 mod folder;
+mod given;
 mod hash;
 #[cfg(feature = "http")]
 mod http;
@@ -40,6 +41,7 @@ pub use command::{CommandEmbedder, CommandOptions};
 pub use counter::{counter_from_spec, unit_counter};
 pub use error::EmbedError;
 pub use folder::{ModelFolder, Pooling, Preset, PRESETS};
+pub use given::GivenVectors;
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
 #[cfg(feature = "http")]
 pub use http::{HttpEmbedder, HttpOptions};

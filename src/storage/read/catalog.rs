@@ -89,8 +89,13 @@ impl Catalog {
         names
     }
 
+    /// The registered embedder `name`; an index of application vectors (`vectors:DIM`)
+    /// needs none registered: its name is all there is to it.
     pub(crate) fn embedder(&self, name: &str) -> Option<Arc<dyn Embedder>> {
-        self.embedders.read().get(name).cloned()
+        let registered = self.embedders.read().get(name).cloned();
+        registered.or_else(|| {
+            crate::embed::GivenVectors::from_name(name).map(|e| Arc::new(e) as Arc<dyn Embedder>)
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {

@@ -14,7 +14,7 @@ use super::config::AnnConfig;
 use super::dataset::Dataset;
 use super::error::AnnError;
 use super::report::{load1, BuildRecord};
-use folio::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
+use folio::chunk::{Chunked, SourceFormat};
 use folio::document::Document;
 use folio::embed::{EmbedError, Embedder};
 use folio::index::Metric;
@@ -229,30 +229,13 @@ fn ingest(store: &Store, dataset: &Dataset, progress: &dyn Progress) -> Result<(
                 .map(|(name, _)| *name),
         );
         let text = format!("v{i}");
-        let chunks = one_chunk(text.len());
+        let chunks = Chunked::whole(text.len());
         let vectors = BTreeMap::from([(DEFAULT_INDEX.to_string(), dataset.base.row(i).to_vec())]);
         let doc = Document::new(text.clone(), SourceFormat::Text, text).with_acl(acl);
         batch.upsert_prepared(doc, Some(chunks), vectors);
     }
     batch.commit_with(progress)?;
     Ok(())
-}
-
-/// One parent and one child, both the whole text.
-fn one_chunk(len: usize) -> Chunked {
-    let span = Span { start: 0, end: len };
-    Chunked {
-        parents: vec![ParentPiece {
-            span,
-            section_path: Vec::new(),
-        }],
-        children: vec![ChildPiece {
-            span,
-            parent: 0,
-            section_path: Vec::new(),
-            oversized: false,
-        }],
-    }
 }
 
 /// The searched version must hold every base vector in one segment with a graph, and child

@@ -20,11 +20,8 @@ retriever) are `(1 + cosine) / 2`, in [0, 1].
 from __future__ import annotations
 
 import json
-import math
 import os
-import threading
 import uuid
-import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -33,28 +30,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
+from ._adapter import compare, exists, member, open_store, typed_metadata
 from ._folio import Store
 
 # The caller's metadata, kept whole as JSON beside folio's typed (filterable) fields.
 _METADATA = "_langchain_metadata"
-
-_open_lock = threading.Lock()
-_open_stores: "weakref.WeakValueDictionary[str, Store]" = weakref.WeakValueDictionary()
-
-
-def open_store(path: "str | os.PathLike[str]", **options: Any) -> Store:
-    """`Store.open(path, **options)`, or the store this process already has open at `path`
-    (one handle per file and process: a second `Store.open` of the same file would wait for
-    the first's writer lock). The options of a later call are not applied to a store that
-    is already open."""
-    key = os.path.realpath(os.fspath(path))
-    with _open_lock:
-        store = _open_stores.get(key)
-        if store is None or store.closed:
-            store = Store.open(path, **options)
-            _open_stores[key] = store
-        return store
-
 
 class FolioVectorStore(VectorStore):
     """LangChain `VectorStore` over an open `folio.Store` (see the module's notes).
@@ -281,16 +261,9 @@ class FolioVectorStore(VectorStore):
 
 
 def _stored_metadata(metadata: Dict[str, Any]) -> Dict[str, Any]:
-    """The caller's metadata as folio keeps it: the values folio's filters can test
-    (strings, finite numbers, booleans, lists of strings), and the whole dict as JSON."""
-    stored: Dict[str, Any] = {}
-    for key, value in metadata.items():
-        if isinstance(value, bool) or isinstance(value, str):
-            stored[key] = value
-        elif isinstance(value, (int, float)) and math.isfinite(value):
-            stored[key] = value
-        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            stored[key] = list(value)
+    """The caller's metadata as folio keeps it: the values its filters can test, and the
+    whole dict as JSON."""
+    stored = typed_metadata(metadata)
     stored[_METADATA] = json.dumps(metadata, default=str)
     return stored
 
@@ -341,40 +314,10 @@ def _expression(filter: Dict[str, Any]) -> str:
 
 
 def _field_test(key: str, op: str, operand: Any) -> str:
-    field = "metadata." + _literal(key)
     if op in _OPERATORS:
-        return f"{field} {_OPERATORS[op]} {_literal(operand)}"
+        return compare(key, _OPERATORS[op], operand)
     if op in ("$in", "$nin"):
-        if not isinstance(operand, (list, tuple)) or not operand:
-            raise ValueError(f"{op} takes a non-empty list")
-        test = f"{field} in [{', '.join(_literal(v) for v in operand)}]"
-        return test if op == "$in" else f"not ({test})"
+        return member(key, operand, negated=op == "$nin")
     if op == "$exists":
-        return f"{field} exists" if operand else f"not ({field} exists)"
+        return exists(key, bool(operand))
     raise ValueError(f"unknown filter operator {op}")
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"a filter cannot compare with {value}")
-        return repr(value)
-    if isinstance(value, str):
-        escaped = []
-        for ch in value:
-            if ch in "\"\\":
-                escaped.append("\\" + ch)
-            elif ch == "\n":
-                escaped.append("\\n")
-            elif ch == "\r":
-                escaped.append("\\r")
-            elif ch == "\t":
-                escaped.append("\\t")
-            elif ord(ch) < 0x20:
-                escaped.append("\\u{%x}" % ord(ch))
-            else:
-                escaped.append(ch)
-        return '"' + "".join(escaped) + '"'
-    raise ValueError(f"a filter compares with strings, numbers and booleans, not {type(value).__name__}")

@@ -32,14 +32,14 @@ def test_langchain_flow_with_folio_chunking(store):
     assert [d.id for d in vs.get_by_ids(["salary", "deploy"])] == ["salary"]
 
 
-def test_llama_index_flow(store):
+def test_llama_index_flow_with_folio_chunking(store):
 
     from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
     from llama_index.core.vector_stores.types import VectorStoreQuery
 
     from folio.llama_index import FolioVectorStore
 
-    vs = FolioVectorStore(store, principals=["eng"])
+    vs = FolioVectorStore(store, principals=["eng"], chunking=True)
     nodes = [
         TextNode(
             id_=name,

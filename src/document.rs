@@ -38,6 +38,26 @@ pub struct Document {
     pub metadata: BTreeMap<String, MetadataValue>,
 }
 
+/// An ACL as the store applies it: trimmed, sorted, each principal once.
+pub fn principals(acl: &[String]) -> Vec<String> {
+    let set: std::collections::BTreeSet<String> =
+        acl.iter().map(|p| p.trim().to_string()).collect();
+    set.into_iter().collect()
+}
+
+impl Document {
+    /// Whether storing `self` over `stored` would change nothing: the same text, format,
+    /// title, source, dates and metadata, and the same principals (an ACL is a set). Ingest
+    /// leaves such a document alone: no new version, nothing embedded again.
+    pub fn unchanged_from(&self, stored: &Document) -> bool {
+        principals(&self.acl) == principals(&stored.acl)
+            && Document {
+                acl: self.acl.clone(),
+                ..stored.clone()
+            } == *self
+    }
+}
+
 fn default_format() -> SourceFormat {
     SourceFormat::Text
 }

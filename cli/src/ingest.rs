@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::common::{check_embedders, report_lines, EmbedArgs};
 use crate::output::{err, CliResult};
 use crate::{output, progress};
-use folio::document::Document;
+use folio::document::{principals, Document};
 use folio::embed::TruncationReport;
 use folio::store::{OpenError, Progress, Store};
 
@@ -234,18 +234,13 @@ fn compare(
             changed.push(doc);
             continue;
         };
-        let (before, after) = (principals(&stored.acl), principals(&doc.acl));
-        let same_acl = before == after;
-        let same_content = Document {
-            acl: doc.acl.clone(),
-            ..stored
-        } == doc;
-        if same_acl && same_content {
+        if doc.unchanged_from(&stored) {
             report.unchanged += 1;
             continue;
         }
         report.replaced += 1;
-        if !same_acl {
+        let (before, after) = (principals(&stored.acl), principals(&doc.acl));
+        if before != after {
             report.acl_changes.push(AclChange {
                 doc_id: doc.doc_id.clone(),
                 before,
@@ -255,12 +250,6 @@ fn compare(
         changed.push(doc);
     }
     Ok(changed)
-}
-
-/// An ACL as the store applies it: trimmed, sorted, each principal once.
-fn principals(acl: &[String]) -> Vec<String> {
-    let set: BTreeSet<String> = acl.iter().map(|p| p.trim().to_string()).collect();
-    set.into_iter().collect()
 }
 
 fn who(principals: &[String]) -> String {

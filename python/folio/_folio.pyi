@@ -32,7 +32,7 @@ class ReadOnlyError(StoreError):
 class NotFound(Error):
     """No such store file, index, version, tag, alias, document or logged request."""
 
-class InvalidArgument(Error):
+class InvalidArgument(Error, ValueError):
     """An argument folio refuses: a parameter out of range, a bad name, a document or vectors that cannot be stored."""
 
 class Conflict(Error):

@@ -124,23 +124,81 @@ fn vectors(store: &folio::Store, value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<
 
 /// Commits `ops` as one folio batch, without the GIL.
 pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py<PyAny>> {
-    let receipt = py
-        .detach(|| {
-            let mut batch = store.batch();
-            for op in ops {
-                match op {
-                    Op::Upsert(doc, whole, vectors) => {
-                        let chunks = whole.then(|| folio::chunk::Chunked::whole(doc.text.len()));
-                        batch.upsert_prepared(doc, chunks, vectors)
-                    }
-                    Op::Delete(id) => batch.delete(&id),
-                    Op::SetAcl(id, acl) => batch.set_acl(&id, acl),
-                };
-            }
-            batch.commit()
-        })
+    let (ops, unchanged) = py
+        .detach(|| without_unchanged(store, ops))
         .map_err(errors::to_py)?;
-    Ok(to_py(py, &receipt)?.unbind())
+    let receipt = if ops.is_empty() {
+        // Nothing to write: no new version; the receipt names the versions that stay.
+        let versions: BTreeMap<String, u64> = store
+            .indexes()
+            .list()
+            .map_err(errors::to_py)?
+            .into_iter()
+            .map(|i| (i.name, i.head))
+            .collect();
+        serde_json::json!({
+            "versions": versions, "upserted": 0, "deleted": 0, "acl_changed": 0,
+            "children": 0, "truncation": [], "merged": {}, "merge_error": null,
+        })
+    } else {
+        let receipt = py
+            .detach(|| {
+                let mut batch = store.batch();
+                for op in ops {
+                    match op {
+                        Op::Upsert(doc, whole, vectors) => {
+                            let chunks =
+                                whole.then(|| folio::chunk::Chunked::whole(doc.text.len()));
+                            batch.upsert_prepared(doc, chunks, vectors)
+                        }
+                        Op::Delete(id) => batch.delete(&id),
+                        Op::SetAcl(id, acl) => batch.set_acl(&id, acl),
+                    };
+                }
+                batch.commit()
+            })
+            .map_err(errors::to_py)?;
+        serde_json::to_value(&receipt).map_err(|e| invalid(e.to_string()))?
+    };
+    let out = to_py(py, &receipt)?;
+    out.set_item("unchanged", unchanged)?;
+    Ok(out.unbind())
+}
+
+/// `ops` less the upserts that would change nothing (the document stored as it is, as
+/// `folio ingest` finds them): no new version, nothing embedded again. Only an upsert that
+/// brings no vectors and no chunks of its own, of a document no other operation of the
+/// batch touches, is left out. Also returns how many were.
+fn without_unchanged(store: &folio::Store, ops: Vec<Op>) -> Result<(Vec<Op>, usize), folio::Error> {
+    let mut touched: BTreeMap<&str, usize> = BTreeMap::new();
+    for op in &ops {
+        let id = match op {
+            Op::Upsert(doc, ..) => doc.doc_id.as_str(),
+            Op::Delete(id) | Op::SetAcl(id, _) => id.as_str(),
+        };
+        *touched.entry(id).or_default() += 1;
+    }
+    let mut same = Vec::with_capacity(ops.len());
+    for op in &ops {
+        same.push(match op {
+            Op::Upsert(doc, false, vectors)
+                if vectors.is_empty() && touched[doc.doc_id.as_str()] == 1 =>
+            {
+                store
+                    .document(&doc.doc_id)?
+                    .is_some_and(|stored| doc.unchanged_from(&stored))
+            }
+            _ => false,
+        });
+    }
+    let unchanged = same.iter().filter(|&&s| s).count();
+    let kept = ops
+        .into_iter()
+        .zip(same)
+        .filter(|(_, s)| !s)
+        .map(|(op, _)| op)
+        .collect();
+    Ok((kept, unchanged))
 }
 
 /// A set of changes committed atomically: all of them or none. Use it as a context manager

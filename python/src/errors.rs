@@ -3,8 +3,10 @@
 //! there lands in the base class until it is sorted here.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 create_exception!(folio, Error, PyException, "Every error folio raises.");
 create_exception!(
@@ -33,12 +35,6 @@ create_exception!(
 );
 create_exception!(
     folio,
-    InvalidArgument,
-    Error,
-    "An argument folio refuses: a parameter out of range, a bad name, a document or vectors that cannot be stored."
-);
-create_exception!(
-    folio,
     Conflict,
     Error,
     "A name that is taken, or an index still in use by an alias."
@@ -58,7 +54,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LockedError", py.get_type::<LockedError>())?;
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("NotFound", py.get_type::<NotFound>())?;
-    m.add("InvalidArgument", py.get_type::<InvalidArgument>())?;
+    m.add("InvalidArgument", invalid_argument(py)?)?;
     m.add("Conflict", py.get_type::<Conflict>())?;
     m.add("EmbedError", py.get_type::<EmbedError>())?;
     Ok(())
@@ -104,7 +100,7 @@ pub fn to_py(error: impl Into<folio::Error>) -> PyErr {
         | E::ZeroVector
         | E::InvalidParameter(_)
         | E::Vectors(_)
-        | E::Shape(_) => InvalidArgument::new_err(message),
+        | E::Shape(_) => invalid(message),
         E::IndexExists { .. }
         | E::TagExists { .. }
         | E::NameTaken { .. }
@@ -114,7 +110,44 @@ pub fn to_py(error: impl Into<folio::Error>) -> PyErr {
     }
 }
 
-/// An argument the binding itself refuses (a dtype, a shape, an unknown option).
+const INVALID_ARGUMENT_DOC: &str = "An argument folio refuses: a parameter out of range, a bad name, a document or vectors that cannot be stored. Also a ValueError.";
+
+/// `folio.InvalidArgument`: a `folio.Error` and a `ValueError`, as Python code that catches
+/// either expects (`create_exception!` takes one base, so the class is made by `type`).
+static INVALID_ARGUMENT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn invalid_argument(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    let class = INVALID_ARGUMENT.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        let bases = PyTuple::new(
+            py,
+            [
+                py.get_type::<Error>().into_any(),
+                py.get_type::<PyValueError>().into_any(),
+            ],
+        )?;
+        let namespace = PyDict::new(py);
+        namespace.set_item("__module__", "folio")?;
+        namespace.set_item("__doc__", INVALID_ARGUMENT_DOC)?;
+        let class = py
+            .get_type::<PyType>()
+            .call1(("InvalidArgument", bases, namespace))?;
+        Ok(class.cast_into::<PyType>()?.unbind())
+    })?;
+    Ok(class.bind(py).clone())
+}
+
+/// An argument refused (a dtype, a shape, an unknown option, a number out of range):
+/// `folio.InvalidArgument`.
 pub fn invalid(message: impl Into<String>) -> PyErr {
-    InvalidArgument::new_err(message.into())
+    let message = message.into();
+    Python::attach(|py| match invalid_argument(py) {
+        Ok(class) => PyErr::from_type(class, message),
+        Err(e) => e,
+    })
+}
+
+/// A whole-number argument that may not be negative: `InvalidArgument` (a `ValueError`)
+/// when it is, where PyO3's unsigned extraction raises `OverflowError`.
+pub fn count(name: &str, value: i64) -> PyResult<u64> {
+    u64::try_from(value).map_err(|_| invalid(format!("{name} must be 0 or more, not {value}")))
 }

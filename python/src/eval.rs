@@ -35,13 +35,23 @@ pub fn eval<'py>(
     docs: PathBuf,
     queries: PathBuf,
     strategies: Vec<String>,
-    k: Vec<usize>,
+    k: Vec<i64>,
     embedder: Option<&str>,
-    token_budget: Option<usize>,
+    token_budget: Option<i64>,
     budget_tokens: Option<&str>,
     store_dir: Option<PathBuf>,
-    limit: Option<usize>,
+    limit: Option<i64>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let count = |name: &str, n: i64| -> PyResult<usize> {
+        usize::try_from(crate::errors::count(name, n)?)
+            .map_err(|_| invalid(format!("{name}: {n} is too large")))
+    };
+    let k = k
+        .into_iter()
+        .map(|n| count("k", n))
+        .collect::<PyResult<Vec<usize>>>()?;
+    let token_budget = token_budget.map(|n| count("token_budget", n)).transpose()?;
+    let limit = limit.map(|n| count("limit", n)).transpose()?;
     if strategies.is_empty() {
         return Err(invalid(
             "strategies: give at least one, e.g. [\"structure:500\"]",

@@ -46,6 +46,12 @@ fn run<T: Send, E: Into<folio::Error> + Send>(
     py.detach(|| f(store)).map_err(errors::to_py)
 }
 
+/// A count argument (`k`, a budget) as a `usize`: negative is `InvalidArgument`.
+fn size(name: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(errors::count(name, value)?)
+        .map_err(|_| invalid(format!("{name}: {value} is too large")))
+}
+
 /// `expand=`: "parent", "section", or an int n (the child and n neighbours each side).
 fn expand(value: &Bound<'_, PyAny>) -> PyResult<Expand> {
     if value.is_instance_of::<PyInt>() {
@@ -235,21 +241,21 @@ impl Store {
     /// near-duplicate threshold (None keeps every unit). `filter` narrows the search to
     /// chunks a metadata filter matches (`'team = "sre" and updated_at >= 2024-01-01'`,
     /// see `folio::filter`); the answer is still `min(k, visible and matching units)`.
-    #[pyo3(signature = (query, *, k=DEFAULT_K, principals=None, unrestricted=false, expand=None, token_budget=None, budget_tokens=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
+    #[pyo3(signature = (query, *, k=DEFAULT_K as i64, principals=None, unrestricted=false, expand=None, token_budget=None, budget_tokens=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
         query: &Bound<'_, PyAny>,
-        k: usize,
+        k: i64,
         principals: Option<Vec<String>>,
         unrestricted: bool,
         expand: Option<&Bound<'_, PyAny>>,
-        token_budget: Option<usize>,
+        token_budget: Option<i64>,
         budget_tokens: Option<&str>,
         target: Option<String>,
         route_key: Option<String>,
-        ef: Option<usize>,
+        ef: Option<i64>,
         dedup: Option<f32>,
         filter: Option<&str>,
     ) -> PyResult<SearchResult> {
@@ -258,7 +264,7 @@ impl Store {
             Ok(text) => SearchRequest::text(text.to_cow()?),
             Err(_) => SearchRequest::vector(f32_array(query, 1, "a query vector")?.0),
         };
-        request = request.k(k).access(if unrestricted {
+        request = request.k(size("k", k)?).access(if unrestricted {
             Access::Unrestricted
         } else {
             Access::principals(principals.unwrap_or_default())
@@ -266,11 +272,11 @@ impl Store {
         if let Some(expand) = expand {
             request = request.expand(self::expand(expand)?);
         }
-        request.token_budget = token_budget;
+        request.token_budget = token_budget.map(|t| size("token_budget", t)).transpose()?;
         request.budget_tokens = budget_tokens.map(counter).transpose()?;
         request.target = target;
         request.route_key = route_key;
-        request.ef = ef;
+        request.ef = ef.map(|e| size("ef", e)).transpose()?;
         request.dedup = dedup;
         if let Some(filter) = filter {
             let parsed =
@@ -344,7 +350,8 @@ impl Store {
     }
 
     /// Names `version` of `index` `tag` (searchable as "index@tag"); tags are permanent.
-    fn tag(&self, py: Python<'_>, index: &str, version: u64, tag: &str) -> PyResult<()> {
+    fn tag(&self, py: Python<'_>, index: &str, version: i64, tag: &str) -> PyResult<()> {
+        let version = errors::count("version", version)?;
         run(py, &self.get()?, |s| s.versions(index).tag(version, tag))
     }
 
@@ -413,8 +420,9 @@ impl Store {
         &self,
         py: Python<'py>,
         target: &str,
-        version: u64,
+        version: i64,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let version = errors::count("version", version)?;
         let rollback = run(py, &self.get()?, |s| s.rollback(target, version))?;
         to_py(py, &rollback)
     }
@@ -449,10 +457,11 @@ impl Store {
     fn feedback(
         &self,
         py: Python<'_>,
-        request_id: u64,
+        request_id: i64,
         rating: Option<&str>,
         note: Option<String>,
     ) -> PyResult<()> {
+        let request_id = errors::count("request_id", request_id)?;
         let rating = match rating {
             None => None,
             Some("up") => Some(folio::store::Rating::Up),

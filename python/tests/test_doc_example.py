@@ -18,3 +18,8 @@ def test_doc_example(tmp_path, monkeypatch):
     assert "runbook" in lines[0] and "['Deploys', 'Rollback']" in lines[0]
     assert lines[-1] == "answered by default@1"
     assert (tmp_path / "kb.folio").exists()
+    # Run again: the documents are unchanged, so no new version answers.
+    again = io.StringIO()
+    with contextlib.redirect_stdout(again):
+        exec(compile(code, str(DOC), "exec"), {})
+    assert again.getvalue().splitlines()[-1] == "answered by default@1"

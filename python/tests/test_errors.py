@@ -102,3 +102,22 @@ def test_strided_vectors_are_read_right(store):
 def test_bad_query_vectors(store, query, error):
     with pytest.raises(error):
         store.search(query)
+
+
+def test_bad_numbers_are_invalid_arguments_and_value_errors(store):
+    assert issubclass(folio.InvalidArgument, ValueError) and issubclass(folio.InvalidArgument, folio.Error)
+    store.upsert("a", "some text")
+    for call in [
+        lambda: store.search("x", k=-1),
+        lambda: store.search("x", token_budget=-5),
+        lambda: store.search("x", ef=-1),
+        lambda: store.tag("default", -1, "t"),
+        lambda: store.rollback("default", -2),
+        lambda: store.feedback(-1, rating="up"),
+        lambda: folio.eval("d.jsonl", "q.jsonl", ["structure:500"], k=[-1]),
+    ]:
+        with pytest.raises(folio.InvalidArgument, match="must be 0 or more") as raised:
+            call()
+        assert isinstance(raised.value, ValueError)
+    with pytest.raises(ValueError, match="expand"):
+        store.search("x", expand="everything")

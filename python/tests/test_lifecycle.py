@@ -146,3 +146,21 @@ def test_request_log_and_feedback(tmp_path):
         assert entry["request_id"] == result.request_id
         assert entry["principals"] == ["x"]
         assert entry["feedback"]["rating"] == "thumb_up"
+
+
+def test_an_unchanged_document_makes_no_version_and_is_not_embedded_again(store):
+    first = store.upsert("guide", "# Guide\n\nRead me.", format="markdown", acl=["b", "a"], metadata={"team": "sre"})
+    versions = store.versions()
+    again = store.upsert("guide", "# Guide\n\nRead me.", format="markdown", acl=["a", "b", " a"], metadata={"team": "sre"})
+    assert again["unchanged"] == 1 and again["upserted"] == 0
+    assert again["versions"] == first["versions"] and store.versions() == versions
+    with store.batch() as batch:
+        batch.upsert("guide", "# Guide\n\nRead me.", format="markdown", acl=["a", "b"], metadata={"team": "sre"})
+        batch.upsert("other", "new text")
+    assert len(store.versions()) == len(versions) + 1
+    # A change of text, metadata or ACL is a change; so is an upsert beside a delete of it.
+    assert store.upsert("guide", "# Guide\n\nRead me.", format="markdown", acl=["a"], metadata={"team": "sre"})["unchanged"] == 0
+    with store.batch() as batch:
+        batch.delete("other")
+        batch.upsert("other", "new text")
+    assert store.document("other")["text"] == "new text"

@@ -89,19 +89,4 @@ impl Document {
         self.metadata.insert(key.into(), value);
         self
     }
-
-    /// For a Markdown document, its front matter's `key: value` (or TOML `key = value`)
-    /// lines added to its metadata, typed by [`MetadataValue::infer`]; keys the metadata
-    /// already has keep their value. Other formats are returned as they are. The file and
-    /// JSON Lines readers of [`crate::input`] call it.
-    pub fn with_front_matter(mut self) -> Self {
-        if self.format == SourceFormat::Markdown {
-            for (key, value) in crate::chunk::front_matter(&self.text) {
-                self.metadata
-                    .entry(key)
-                    .or_insert_with(|| MetadataValue::infer(&value));
-            }
-        }
-        self
-    }
 }

@@ -149,8 +149,6 @@ pub struct Tree {
     pub keep: Vec<Span>,
     /// Whether running text follows plain or markup line rules.
     pub prose: Prose,
-    /// Key-value metadata the source carries (Markdown front matter), in source order.
-    pub metadata: Vec<(String, String)>,
 }
 
 impl Tree {
@@ -163,7 +161,6 @@ impl Tree {
             syntax: Vec::new(),
             keep: Vec::new(),
             prose,
-            metadata: Vec::new(),
         }
     }
 

@@ -90,31 +90,6 @@ impl MetadataValue {
         }
     }
 
-    /// An untyped value as front matter writes it: `true`/`false`, a number, a date, a
-    /// `[a, b]` list of strings, or else the string itself.
-    pub fn infer(text: &str) -> Self {
-        let text = text.trim();
-        match text {
-            "true" => return MetadataValue::Bool(true),
-            "false" => return MetadataValue::Bool(false),
-            _ => {}
-        }
-        if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-            return MetadataValue::List(
-                inner
-                    .split(',')
-                    .map(|item| item.trim().trim_matches(['"', '\'']).to_string())
-                    .filter(|item| !item.is_empty())
-                    .collect(),
-            );
-        }
-        let numeric = text.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
-        match text.parse::<f64>() {
-            Ok(x) if numeric && x.is_finite() => MetadataValue::Number(x),
-            _ => Self::from_text(text.to_string()),
-        }
-    }
-
     /// The JSON value this is (dates as their text, see [`format_date`]).
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
@@ -286,32 +261,5 @@ mod tests {
             let back: MetadataValue = serde_json::from_str(&text).expect("deserialises");
             assert_eq!(back, value);
         }
-    }
-
-    #[test]
-    fn front_matter_text_is_inferred() {
-        assert_eq!(MetadataValue::infer("true"), MetadataValue::Bool(true));
-        assert_eq!(MetadataValue::infer(" 12 "), MetadataValue::Number(12.0));
-        assert_eq!(MetadataValue::infer("-0.5"), MetadataValue::Number(-0.5));
-        assert_eq!(
-            MetadataValue::infer("inf"),
-            MetadataValue::String("inf".into())
-        );
-        assert_eq!(
-            MetadataValue::infer("NaN"),
-            MetadataValue::String("NaN".into())
-        );
-        assert_eq!(
-            MetadataValue::infer("[billing, 'cards', ]"),
-            MetadataValue::List(vec!["billing".into(), "cards".into()])
-        );
-        assert!(matches!(
-            MetadataValue::infer("2024-05-01"),
-            MetadataValue::Date(_)
-        ));
-        assert_eq!(
-            MetadataValue::infer("Refund policy"),
-            MetadataValue::String("Refund policy".into())
-        );
     }
 }

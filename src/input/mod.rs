@@ -5,6 +5,7 @@
 //! text becomes the document's text (see [`pdf`]).
 
 pub mod detect;
+pub mod front_matter;
 pub mod pdf;
 
 use std::collections::{BTreeMap, HashSet};
@@ -143,24 +144,23 @@ fn parse_jsonl(path: &Path, text: &str) -> Result<Vec<Document>, InputError> {
             Some(name) => parse_format(name)
                 .ok_or_else(|| json_err(format!("unsupported format `{name}`")))?,
         };
-        docs.push(
-            Document {
-                doc_id: record.doc_id,
-                title: record.title,
-                source_uri: record.source_uri,
-                format,
-                text: record.text,
-                acl: record.acl,
-                published_at: record.published_at.and_then(json_text),
-                updated_at: record.updated_at.and_then(json_text),
-                metadata: record
-                    .metadata
-                    .into_iter()
-                    .filter_map(|(k, v)| Some((k, MetadataValue::from_json(v)?)))
-                    .collect(),
-            }
-            .with_front_matter(),
-        );
+        let doc = Document {
+            doc_id: record.doc_id,
+            title: record.title,
+            source_uri: record.source_uri,
+            format,
+            text: record.text,
+            acl: record.acl,
+            published_at: record.published_at.and_then(json_text),
+            updated_at: record.updated_at.and_then(json_text),
+            metadata: record
+                .metadata
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, MetadataValue::from_json(v)?)))
+                .collect(),
+        };
+        let derived_title = doc.title.is_empty();
+        docs.push(front_matter::apply(doc, derived_title));
     }
     Ok(docs)
 }
@@ -248,7 +248,7 @@ fn file_document(path: &Path, id: String, format: SourceFormat, text: String) ->
     let mut doc = Document::new(id, format, text);
     doc.title = title_of(&doc.text, format, path);
     doc.source_uri = source_uri;
-    doc.with_front_matter()
+    front_matter::apply(doc, true)
 }
 
 /// Reads every document under `paths`: files as given, directories recursively. A file is

@@ -320,3 +320,65 @@ fn ingest_dry_run_cuts_and_counts_but_writes_nothing() {
         serde_json::from_str(&stdout(&folio(&["stats", store, "--json"]))).expect("stats json");
     assert_eq!(stats, after);
 }
+
+/// Front matter's fields are typed metadata and set the document's own dates: the README's
+/// `--where 'updated_at >= …'` finds a file whose front matter says so (it found nothing
+/// when the field was only `metadata.updated_at`), and a YAML list filters by element.
+#[test]
+fn front_matter_dates_and_lists_are_filterable() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(
+        &dir.path().join("refunds.md"),
+        "---\ntitle: Refund rules\nupdated_at: 2024-03-01\ntags:\n  - billing\n  - cards\nacl: [billing]\n---\n# Refunds\n\nCard refunds take five days.\n",
+    );
+    write(
+        &dir.path().join("old.md"),
+        "---\nupdated_at: 2023-01-01\ntags: [misc]\n---\n# Old\n\nCard refunds were slower.\n",
+    );
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let out = folio(&[
+        "ingest",
+        store,
+        dir.path().join("refunds.md").to_str().expect("utf-8"),
+        dir.path().join("old.md").to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let found = |filter: &str| -> Vec<String> {
+        let out = folio(&["search", store, "card refunds", "--where", filter, "--json"]);
+        assert!(out.status.success(), "{filter}: {}", stderr(&out));
+        let response: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        let mut ids: Vec<String> = response["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|hit| {
+                hit["doc_id"]
+                    .as_str()
+                    .expect("doc_id")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    assert_eq!(found("updated_at >= 2024-01-01"), ["refunds.md"]);
+    assert_eq!(found("metadata.updated_at >= 2024-01-01"), ["refunds.md"]);
+    assert_eq!(found(r#"tags = "cards""#), ["refunds.md"]);
+    assert_eq!(found(r#"tags contains "misc""#), ["old.md"]);
+    // The front matter's `acl` is metadata, never the ACL: the document stays public.
+    assert_eq!(found(r#"acl = "billing""#), ["refunds.md"]);
+    let out = folio(&["search", store, "card refunds", "--json"]);
+    let response: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let titles: Vec<&str> = response["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["title"].as_str())
+        .collect();
+    assert!(titles.contains(&"Refund rules"), "{titles:?}");
+}

@@ -3,23 +3,38 @@
 //! start (YAML `---` or TOML `+++`) is skipped and its `key: value` / `key = value` lines
 //! become metadata.
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, MetadataBlockKind, Options, Parser, Tag, TagEnd};
 
 use crate::chunk::pieces::Span;
 use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
 
-/// The `key: value` lines of the front matter at the very start of `text` (none without
-/// one), without reading the rest: what [`read`] puts in the tree's metadata.
-pub fn front_matter(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
+/// The front matter block at the very start of a Markdown text, without its fences: YAML
+/// between `---` lines or TOML between `+++` lines (none without one). Read without the
+/// rest of the text; `input::front_matter` parses it into metadata.
+pub fn front_matter(text: &str) -> Option<FrontMatter> {
+    let mut block: Option<FrontMatter> = None;
     for event in Parser::new_ext(text, OPTIONS) {
-        match event {
-            Event::Start(Tag::MetadataBlock(_)) => {}
-            Event::Text(t) => out.extend(front_matter_lines(&t)),
+        match (event, &mut block) {
+            (Event::Start(Tag::MetadataBlock(kind)), None) => {
+                block = Some(FrontMatter {
+                    toml: kind == MetadataBlockKind::PlusesStyle,
+                    text: String::new(),
+                });
+            }
+            (Event::Text(t), Some(block)) => block.text.push_str(&t),
             _ => break,
         }
     }
-    out
+    block
+}
+
+/// A front matter block: its text, and whether it is TOML (else YAML).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontMatter {
+    /// `+++` fences: TOML.
+    pub toml: bool,
+    /// The block between the fences.
+    pub text: String,
 }
 
 const OPTIONS: Options = Options::ENABLE_TABLES
@@ -107,9 +122,6 @@ impl Reader<'_> {
                     title.push_str(&t);
                 }
             }
-            Event::Text(t) if self.in_front_matter() => {
-                self.tree.metadata.extend(front_matter_lines(&t));
-            }
             Event::SoftBreak | Event::HardBreak if self.heading().is_some() => {
                 if let Some(title) = self.heading() {
                     title.push(' ');
@@ -129,10 +141,6 @@ impl Reader<'_> {
             Some(BlockKind::Heading { title, .. }) => Some(title),
             _ => None,
         }
-    }
-
-    fn in_front_matter(&self) -> bool {
-        self.open.len() == 1 && self.open[0].block.is_none() && self.tree.skipped.len() == 1
     }
 
     fn start(&mut self, tag: &Tag<'_>, start: usize, end: usize) -> Option<Block> {
@@ -190,16 +198,6 @@ pub(crate) fn cells(row: &str) -> Vec<&str> {
 }
 
 /// `key: value` (YAML) or `key = value` (TOML) lines of front matter, quotes removed.
-fn front_matter_lines(text: &str) -> Vec<(String, String)> {
-    text.lines()
-        .filter(|line| !line.starts_with([' ', '\t', '-', '#']))
-        .filter_map(|line| line.split_once(':').or_else(|| line.split_once('=')))
-        .map(|(k, v)| (k.trim(), v.trim().trim_matches(['"', '\''])))
-        .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

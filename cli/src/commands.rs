@@ -67,10 +67,15 @@ enum Command {
         /// rust, python, javascript, typescript, tsx, go, pdf, or jsonl (JSON Lines documents).
         #[arg(long, value_parser = parse_kind)]
         format: Option<folio::input::FileKind>,
-        /// Principals allowed to see these documents (comma-separated); public when absent.
-        /// JSON Lines records keep their own `acl` unless this is given.
-        #[arg(long, value_delimiter = ',')]
+        /// Principals allowed to see these documents (comma-separated). Without it (or
+        /// --public), a new document is public, or has its JSON Lines record's own `acl`,
+        /// and a stored one without an ACL of its own keeps the stored ACL: nothing becomes
+        /// visible to more principals by accident.
+        #[arg(long, value_delimiter = ',', conflicts_with = "public")]
         acl: Vec<String>,
+        /// Make these documents public, restricted ones included.
+        #[arg(long)]
+        public: bool,
         /// Documents per atomic commit.
         #[arg(long, default_value_t = 1000)]
         batch: usize,
@@ -247,6 +252,7 @@ fn run(command: Command) -> CliResult {
             paths,
             format,
             acl,
+            public,
             batch,
             dry_run,
             json,
@@ -257,6 +263,7 @@ fn run(command: Command) -> CliResult {
             ingest::Options {
                 format,
                 acl,
+                public,
                 batch,
                 dry_run,
                 json,

@@ -26,6 +26,9 @@ struct IngestReport {
     chunks: usize,
     /// Replaced documents whose ACL changed: who may see them now differs.
     acl_changes: Vec<AclChange>,
+    /// Stored documents given without an ACL of their own that kept their stored one
+    /// (neither --acl nor --public was given).
+    acl_kept: Vec<String>,
     /// Ids the input held more than once (the last one was kept).
     repeated: Vec<String>,
     /// The version each index now serves (after any automatic merge).
@@ -49,8 +52,10 @@ struct AclChange {
 pub(crate) struct Options {
     /// Every file read as this format.
     pub(crate) format: Option<folio::input::FileKind>,
-    /// Who may see the documents (empty: their own ACLs, or public).
+    /// Who may see the documents (empty: their own ACLs, or the stored ones, or public).
     pub(crate) acl: Vec<String>,
+    /// Every document public, restricted ones included.
+    pub(crate) public: bool,
     /// Documents per commit.
     pub(crate) batch: usize,
     /// Cut and count only: nothing embedded or written.
@@ -67,6 +72,7 @@ pub(crate) fn run(
     let Options {
         format,
         acl,
+        public,
         batch: batch_size,
         dry_run,
         json,
@@ -82,7 +88,7 @@ pub(crate) fn run(
         );
     }
     let (mut docs, repeated) = last_of_each(docs);
-    if !acl.is_empty() {
+    if !acl.is_empty() || public {
         for doc in &mut docs {
             doc.acl = acl.to_vec();
         }
@@ -101,12 +107,13 @@ pub(crate) fn run(
         unchanged: 0,
         chunks: 0,
         acl_changes: Vec::new(),
+        acl_kept: Vec::new(),
         repeated,
         versions: BTreeMap::new(),
         tokens: Vec::new(),
         dry_run,
     };
-    let changed = compare(&store, docs, &mut report, &bar)?;
+    let changed = compare(&store, docs, !acl.is_empty() || public, &mut report, &bar)?;
     for batch_docs in changed.chunks(batch_size.max(1)) {
         let mut batch = store.batch();
         for doc in batch_docs {
@@ -137,6 +144,12 @@ pub(crate) fn run(
     for id in &report.repeated {
         eprintln!(
             "warning: `{}` appears more than once in the input; the last one was kept",
+            output::escape(id)
+        );
+    }
+    for id in &report.acl_kept {
+        eprintln!(
+            "`{}` keeps who may see it (it was given no ACL); --acl or --public changes that",
             output::escape(id)
         );
     }
@@ -218,27 +231,37 @@ fn last_of_each(docs: Vec<Document>) -> (Vec<Document>, Vec<String>) {
 }
 
 /// Sorts `docs` into added, replaced and unchanged against the store; returns the ones to
-/// write.
+/// write. Without `acl_given` (--acl or --public), a stored document given without an ACL
+/// keeps its stored one.
 fn compare(
     store: &Store,
     docs: Vec<Document>,
+    acl_given: bool,
     report: &mut IngestReport,
     bar: &progress::Bar,
 ) -> Result<Vec<Document>, String> {
     bar.stage("compare", docs.len() as u64);
     let mut changed = Vec::with_capacity(docs.len());
-    for doc in docs {
+    for mut doc in docs {
         bar.advance(1);
         let Some(stored) = store.document(&doc.doc_id).map_err(err)? else {
             report.added += 1;
             changed.push(doc);
             continue;
         };
+        // A document given no ACL of its own never becomes public by a re-ingest.
+        let keep = !acl_given && doc.acl.is_empty() && !stored.acl.is_empty();
+        if keep {
+            doc.acl = stored.acl.clone();
+        }
         if doc.unchanged_from(&stored) {
             report.unchanged += 1;
             continue;
         }
         report.replaced += 1;
+        if keep {
+            report.acl_kept.push(doc.doc_id.clone());
+        }
         let (before, after) = (principals(&stored.acl), principals(&doc.acl));
         if before != after {
             report.acl_changes.push(AclChange {

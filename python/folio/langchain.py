@@ -89,8 +89,9 @@ class FolioVectorStore(VectorStore):
         **kwargs: Any,
     ) -> List[str]:
         """Adds (or replaces, by id) texts in one atomic commit. `acl` applies to every text
-        (the store's `acl` by default), `acls` gives one per text. Returns their ids: the
-        given ones, new UUIDs for texts without."""
+        (the store's `acl` by default), `acls` gives one per text; with neither, a new text
+        is public and a replaced one keeps who may see it. Returns their ids: the given
+        ones, new UUIDs for texts without."""
         texts = list(texts)
         given = list(ids) if ids else [None] * len(texts)
         if len(given) != len(texts) or (metadatas is not None and len(metadatas) != len(texts)):
@@ -114,7 +115,7 @@ class FolioVectorStore(VectorStore):
                     doc_id,
                     text,
                     format=format,
-                    acl=list(acls[n]) if acls else list(self.acl if acl is None else acl),
+                    acl=_acl(acls[n] if acls else (self.acl or None) if acl is None else acl),
                     metadata=_stored_metadata(metadata),
                     vectors=vectors,
                     whole=not self.chunking,
@@ -258,6 +259,11 @@ class FolioVectorStore(VectorStore):
         store = cls(open_store(path), embedding, **kwargs)
         store.add_texts(texts, metadatas, ids=ids)
         return store
+
+
+def _acl(acl: Optional[Sequence[str]]) -> Optional[List[str]]:
+    """An ACL as `Batch.upsert` takes it: None keeps a stored document's own."""
+    return None if acl is None else list(acl)
 
 
 def _stored_metadata(metadata: Dict[str, Any]) -> Dict[str, Any]:

@@ -78,7 +78,7 @@ class FolioVectorStore(BasePydanticVectorStore):
         with self._store.batch() as batch:
             for n, node in enumerate(nodes):
                 metadata = dict(node.metadata)
-                acl = metadata.get("acl") or []
+                acl = metadata.get("acl")
                 if self.chunking:
                     stored = typed_metadata(metadata)
                     if node.ref_doc_id is not None:
@@ -88,7 +88,7 @@ class FolioVectorStore(BasePydanticVectorStore):
                 batch.upsert(
                     node.node_id,
                     node.get_content(metadata_mode=MetadataMode.NONE),
-                    acl=list(acl),
+                    acl=None if acl is None else list(acl),
                     metadata=stored,
                     vectors=None if vectors is None else {self.index: vectors[n : n + 1]},
                     whole=not self.chunking,

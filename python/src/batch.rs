@@ -43,8 +43,17 @@ impl UpsertArgs<'_, '_> {
     pub fn into_op(self, store: &folio::Store) -> PyResult<Op> {
         let format = by_name(self.format, "format", FORMATS)?;
         let text = document_text(self.text, format)?;
-        let mut doc =
-            folio::Document::new(self.doc_id, format, text).with_acl(self.acl.unwrap_or_default());
+        // No ACL given: a stored document keeps its own, so a replace never widens who may
+        // see it by accident (an empty list makes it public).
+        let acl = match self.acl {
+            Some(acl) => acl,
+            None => store
+                .document(&self.doc_id)
+                .map_err(errors::to_py)?
+                .map(|stored| stored.acl)
+                .unwrap_or_default(),
+        };
+        let mut doc = folio::Document::new(self.doc_id, format, text).with_acl(acl);
         doc.title = self.title;
         doc.source_uri = self.source_uri;
         if let Some(metadata) = self.metadata {
@@ -235,8 +244,10 @@ impl Batch {
     /// PDF). `format` is how it is read ("text", "markdown", "html", "csv", "tsv", "dialog",
     /// source code: "rust", "python", "javascript", "typescript", "tsx", "go", or "pdf": the
     /// PDF's text layer, without running headers and footers, becomes the stored text, and
-    /// hits carry their `pages`); `acl` lists the principals who may see it (none:
-    /// public); `metadata` is a dict of plain values kept with it. `vectors` brings your own
+    /// hits carry their `pages`); `acl` lists the principals who may see it (`[]`: public;
+    /// None: public when new, the stored ACL when it replaces a stored document, so a
+    /// replace never widens who may see it by accident); `metadata` is a dict of plain
+    /// values kept with it. `vectors` brings your own
     /// embeddings: a float32 array of shape (chunks, dimension) in the order of
     /// `Store.plan`, for the `default` index, or a dict of such arrays by index name.
     /// `whole=True` stores the text as one chunk (its own parent) in every index, not cut:

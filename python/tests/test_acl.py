@@ -57,3 +57,15 @@ def test_acl_search_matches_the_oracle(store):
                 b.set_acl(doc_id, acl)
                 docs[doc_id] = (acl, docs[doc_id][1])
     check_queries(store, docs, rng)
+
+
+def test_a_replace_without_an_acl_never_widens_who_may_see(store):
+    store.upsert("refunds", "Refunds take five days.", acl=["billing"])
+    store.upsert("refunds", "Refunds take three days.")  # no ACL given: the stored one stays
+    assert store.document("refunds")["acl"] == ["billing"]
+    assert [h.doc_id for h in store.search("refunds", k=3)] == []
+    assert [h.doc_id for h in store.search("refunds", k=3, principals=["billing"])] == ["refunds"]
+    store.upsert("refunds", "Refunds take three days.", acl=[])  # public, as asked
+    assert [h.doc_id for h in store.search("refunds", k=3)] == ["refunds"]
+    store.upsert("new", "A new note.")
+    assert store.document("new")["acl"] == []

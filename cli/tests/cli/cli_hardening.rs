@@ -193,9 +193,42 @@ fn ingest_reports_added_replaced_unchanged_and_warns_on_an_acl_change() {
     );
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
 
-    // The same text, now public: replaced, and the change of audience is said aloud.
+    // Given again without an ACL (issue 30: the document became public by accident): it
+    // keeps the stored one, unchanged; a new text keeps it too, and says so.
     write(&docs, "{\"doc_id\": \"a\", \"text\": \"Alpha text.\"}\n");
-    let out = folio(&["ingest", s, utf8(&docs), "--json"]);
+    let kept = json(&["ingest", s, utf8(&docs)]);
+    assert_eq!(
+        (&kept["unchanged"], &kept["acl_changes"]),
+        (&1.into(), &serde_json::json!([]))
+    );
+    write(
+        &docs,
+        "{\"doc_id\": \"a\", \"text\": \"Alpha text, revised.\"}\n",
+    );
+    let out = folio(&["ingest", s, utf8(&docs)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`a` keeps who may see it"),
+        "{}",
+        stderr(&out)
+    );
+    let stored = json(&["search", s, "alpha", "--as", "x"]);
+    assert_eq!(stored["results"][0]["doc_id"], "a");
+    let public = json(&["search", s, "alpha"]);
+    let ids: Vec<&str> = public["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|h| h["doc_id"].as_str())
+        .collect();
+    assert!(
+        !ids.contains(&"a"),
+        "a restricted document answered a public search: {ids:?}"
+    );
+
+    // Public only when asked: replaced, and the change of audience is said aloud.
+    write(&docs, "{\"doc_id\": \"a\", \"text\": \"Alpha text.\"}\n");
+    let out = folio(&["ingest", s, utf8(&docs), "--json", "--public"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(

@@ -171,10 +171,10 @@ impl<'a> Font<'a> {
         if decoded.chars().all(char::is_whitespace) && !decoded.is_empty() {
             return " ".to_string();
         }
-        decoded
+        let kept = decoded
             .chars()
-            .filter(|c| !c.is_control() && !c.is_whitespace() && *c != '\u{fffd}')
-            .collect()
+            .filter(|c| !c.is_control() && !c.is_whitespace() && *c != '\u{fffd}');
+        fold_ligatures(kept)
     }
 
     fn width(&self, code: u32) -> f64 {
@@ -444,5 +444,39 @@ impl<'a, 'p> Run<'a, 'p> {
             }
             *tm = Matrix::translate(advance, 0.0).then(*tm);
         }
+    }
+}
+
+/// `chars` with the Latin ligatures (U+FB00 to U+FB06: ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ) spelled out, as
+/// typesetters' fonts map them, so "ﬁles" reads (and matches) as "files".
+fn fold_ligatures(chars: impl Iterator<Item = char>) -> String {
+    let mut out = String::new();
+    for c in chars {
+        match c {
+            '\u{fb00}' => out.push_str("ff"),
+            '\u{fb01}' => out.push_str("fi"),
+            '\u{fb02}' => out.push_str("fl"),
+            '\u{fb03}' => out.push_str("ffi"),
+            '\u{fb04}' => out.push_str("ffl"),
+            '\u{fb05}' | '\u{fb06}' => out.push_str("st"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_ligatures;
+
+    #[test]
+    fn ligatures_are_spelled_out() {
+        assert_eq!(
+            fold_ligatures(
+                "\u{fb01}les \u{fb00}\u{fb02}y \u{fb03}\u{fb04}\u{fb05}\u{fb06}".chars()
+            ),
+            "files fffly ffifflstst"
+        );
+        assert_eq!(fold_ligatures("plain".chars()), "plain");
     }
 }

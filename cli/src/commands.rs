@@ -76,6 +76,10 @@ enum Command {
         /// Make these documents public, restricted ones included.
         #[arg(long)]
         public: bool,
+        /// Also delete the documents of files that are gone: those read from a file under
+        /// a folder given here (by their `file://` source) that no file read now produced.
+        #[arg(long)]
+        prune: bool,
         /// Documents per atomic commit.
         #[arg(long, default_value_t = 1000)]
         batch: usize,
@@ -253,6 +257,7 @@ fn run(command: Command) -> CliResult {
             format,
             acl,
             public,
+            prune,
             batch,
             dry_run,
             json,
@@ -264,6 +269,7 @@ fn run(command: Command) -> CliResult {
                 format,
                 acl,
                 public,
+                prune,
                 batch,
                 dry_run,
                 json,

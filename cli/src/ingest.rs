@@ -22,6 +22,8 @@ struct IngestReport {
     replaced: usize,
     /// Stored documents given again exactly as they are (not rewritten).
     unchanged: usize,
+    /// Documents deleted because their file is gone (`--prune`).
+    pruned: Vec<String>,
     /// Child chunks written, over all indexes.
     chunks: usize,
     /// Replaced documents whose ACL changed: who may see them now differs.
@@ -56,6 +58,8 @@ pub(crate) struct Options {
     pub(crate) acl: Vec<String>,
     /// Every document public, restricted ones included.
     pub(crate) public: bool,
+    /// Delete the documents of files gone from the folders given.
+    pub(crate) prune: bool,
     /// Documents per commit.
     pub(crate) batch: usize,
     /// Cut and count only: nothing embedded or written.
@@ -73,6 +77,7 @@ pub(crate) fn run(
         format,
         acl,
         public,
+        prune,
         batch: batch_size,
         dry_run,
         json,
@@ -105,6 +110,7 @@ pub(crate) fn run(
         added: 0,
         replaced: 0,
         unchanged: 0,
+        pruned: Vec::new(),
         chunks: 0,
         acl_changes: Vec::new(),
         acl_kept: Vec::new(),
@@ -113,6 +119,9 @@ pub(crate) fn run(
         tokens: Vec::new(),
         dry_run,
     };
+    if prune {
+        report.pruned = gone(&store, paths, &docs)?;
+    }
     let changed = compare(&store, docs, !acl.is_empty() || public, &mut report, &bar)?;
     for batch_docs in changed.chunks(batch_size.max(1)) {
         let mut batch = store.batch();
@@ -136,6 +145,13 @@ pub(crate) fn run(
             bar.suspend(|| eprintln!("{line}"));
         }
         report.tokens.extend(truncation);
+    }
+    if !report.pruned.is_empty() && !dry_run {
+        let mut batch = store.batch();
+        for id in &report.pruned {
+            batch.delete(id);
+        }
+        batch.commit_with(&bar).map_err(err)?;
     }
     bar.finish();
     if !dry_run {
@@ -176,8 +192,13 @@ pub(crate) fn run(
         );
         return Ok(());
     }
+    let pruned = if prune {
+        format!(", {} pruned", report.pruned.len())
+    } else {
+        String::new()
+    };
     println!(
-        "{}: {} added, {} replaced, {} unchanged ({} chunks written); {}",
+        "{}: {} added, {} replaced, {} unchanged{pruned} ({} chunks written); {}",
         path.display(),
         report.added,
         report.replaced,
@@ -186,6 +207,32 @@ pub(crate) fn run(
         output::versions_line(&report.versions)
     );
     Ok(())
+}
+
+/// The stored documents read from a file under one of the folders of `paths` (by their
+/// `file://` source) that none of `docs` (what was read now) comes from: their files are
+/// gone, or no longer read.
+fn gone(store: &Store, paths: &[PathBuf], docs: &[Document]) -> Result<Vec<String>, String> {
+    let folders: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let read: BTreeSet<&str> = docs.iter().map(|d| d.source_uri.as_str()).collect();
+    let mut out = Vec::new();
+    for id in store.document_ids().map_err(err)? {
+        let Some(stored) = store.document(&id).map_err(err)? else {
+            continue;
+        };
+        let Some(file) = stored.source_uri.strip_prefix("file://") else {
+            continue;
+        };
+        let under = folders.iter().any(|f| Path::new(file).starts_with(f));
+        if under && !read.contains(stored.source_uri.as_str()) {
+            out.push(id);
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `path` holds a store to compare against (a missing or zero-byte file does not).

@@ -382,3 +382,50 @@ fn front_matter_dates_and_lists_are_filterable() {
         .collect();
     assert!(titles.contains(&"Refund rules"), "{titles:?}");
 }
+
+/// `--prune` mirrors a folder: the documents of files that are gone go (issue 31: a
+/// re-ingest never removed them); without it they stay, and files elsewhere are untouched.
+#[test]
+fn prune_removes_the_documents_of_files_that_are_gone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).expect("mkdir");
+    for name in ["a.md", "b.md", "c.md"] {
+        write(&docs.join(name), &format!("# {name}\n\nText of {name}.\n"));
+    }
+    let other = dir.path().join("other.md");
+    write(&other, "# Other\n\nElsewhere.\n");
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let folder = docs.to_str().expect("utf-8");
+    let ok = |args: &[&str]| {
+        let out = folio(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    ok(&["ingest", store, folder, other.to_str().expect("utf-8")]);
+    std::fs::remove_file(docs.join("b.md")).expect("rm");
+    ok(&["ingest", store, folder]);
+    let ids = |store: &str| -> Vec<String> {
+        let listed = folio(&["search", store, "text", "--k", "10", "--json"]);
+        let response: serde_json::Value = serde_json::from_str(&stdout(&listed)).expect("json");
+        let mut ids: Vec<String> = response["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|h| h["doc_id"].as_str().expect("id").to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(
+        ids(store),
+        ["docs/a.md", "docs/b.md", "docs/c.md", "other.md"],
+        "kept without --prune"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&ok(&["ingest", store, folder, "--prune", "--json"])).expect("json");
+    assert_eq!(report["pruned"], serde_json::json!(["docs/b.md"]));
+    assert_eq!(ids(store), ["docs/a.md", "docs/c.md", "other.md"]);
+    assert!(ok(&["ingest", store, folder, "--prune"]).contains("0 pruned"));
+}

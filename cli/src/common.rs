@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use folio::embed::{EmbedError, Embedder, EmbedderSpec, HashEmbedder, TokenCounter, Truncation};
+use folio::embed::{
+    Counted, EmbedError, Embedder, EmbedderSpec, HashEmbedder, TokenCounter, Truncation,
+};
 use folio::query::Expand;
 use folio::store::{OpenError, Store, StoreBuilder};
 
@@ -32,6 +34,15 @@ pub(crate) struct EmbedArgs {
     /// token states computed over its whole document, so it carries the document's context.
     #[arg(long, requires = "embedder")]
     pub(crate) late_chunking: bool,
+    /// The tokenizer of a hosted (openai:) or command (cmd:) embedder's model, which counts
+    /// no tokens itself: cl100k, o200k or tokenizer:PATH (a tokenizer.json, or a folder
+    /// holding one); with --max-tokens, its chunks are counted and those too long reported,
+    /// split or refused (--truncation).
+    #[arg(long, requires_all = ["embedder", "max_tokens"], value_parser = parse_counter)]
+    pub(crate) tokenizer: Option<Arc<dyn TokenCounter>>,
+    /// The most tokens that model reads (with --tokenizer).
+    #[arg(long, requires = "tokenizer")]
+    pub(crate) max_tokens: Option<usize>,
 }
 
 pub(crate) fn parse_counter(s: &str) -> Result<Arc<dyn TokenCounter>, String> {
@@ -45,7 +56,8 @@ pub(crate) fn parse_embedder(s: &str) -> Result<EmbedderSpec, String> {
 impl EmbedArgs {
     /// The embedder named, loaded (`None`: the built-in default).
     pub(crate) fn build(&self) -> Result<Option<Arc<dyn Embedder>>, String> {
-        self.embedder
+        let built = self
+            .embedder
             .as_ref()
             .map(|spec| {
                 if self.late_chunking {
@@ -55,7 +67,28 @@ impl EmbedArgs {
                 }
                 .map_err(err)
             })
-            .transpose()
+            .transpose()?;
+        Ok(match (built, &self.tokenizer, self.max_tokens) {
+            (Some(embedder), Some(counter), Some(max)) => {
+                Some(Arc::new(Counted::new(embedder, counter.clone(), max)) as Arc<dyn Embedder>)
+            }
+            (built, ..) => built,
+        })
+    }
+
+    /// What to say when the embedder named counts no tokens (a hosted or command model
+    /// given no --tokenizer): chunks longer than its model reads cannot be found.
+    pub(crate) fn uncounted(&self) -> Option<String> {
+        let spec = self.embedder.as_ref()?;
+        let counts_none = matches!(
+            spec,
+            EmbedderSpec::OpenAi { .. } | EmbedderSpec::Command { .. }
+        );
+        (counts_none && self.tokenizer.is_none()).then(|| {
+            "tokens: not counted (the embedder has no tokenizer): chunks longer than its model \
+             reads cannot be reported; give --tokenizer and --max-tokens"
+                .to_string()
+        })
     }
 
     /// Opens (or, with `create`, creates) the store with the embedder named.

@@ -154,6 +154,9 @@ pub(crate) fn run(
         batch.commit_with(&bar).map_err(err)?;
     }
     bar.finish();
+    if let Some(note) = embed.uncounted().filter(|_| report.chunks > 0) {
+        eprintln!("{note}");
+    }
     if !dry_run {
         report.versions = output::serving_versions(&store)?;
     }

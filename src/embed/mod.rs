@@ -16,6 +16,7 @@ mod bert;
 #[cfg(feature = "models")]
 mod bert_model;
 mod command;
+mod counted;
 mod counter;
 mod error;
 mod folder;
@@ -38,6 +39,7 @@ pub use crate::tokens::{CharCounter, EstimateCounter, TokenCounter};
 #[cfg(feature = "models")]
 pub use bert::{BertEmbedder, LateChunking, MAX_BATCH_TOKENS};
 pub use command::{CommandEmbedder, CommandOptions};
+pub use counted::Counted;
 pub use counter::{counter_from_spec, unit_counter};
 pub use error::EmbedError;
 pub use folder::{ModelFolder, Pooling, Preset, PRESETS};

@@ -90,3 +90,61 @@ fn an_index_keeps_its_embedder_and_refuses_others_by_name() {
     assert!(!out.status.success());
     assert!(text(&out).contains("expected hash"), "{}", text(&out));
 }
+
+/// A command model counts no tokens: without a tokenizer the ingest says its chunks were
+/// not counted (issue 31: its truncation was silent); with `--tokenizer` and
+/// `--max-tokens` they are counted, and one too long is refused or split as for the
+/// in-process models.
+#[test]
+fn a_command_model_is_counted_with_a_tokenizer_and_says_so_without() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let docs = dir.path().join("notes.md");
+    let paragraph = "Refunds are paid within fourteen days of the request. ".repeat(5);
+    std::fs::write(&docs, format!("# Notes\n\n{paragraph}\n")).expect("doc");
+    let model = fake_model(dir.path());
+    let docs = docs.to_str().expect("path");
+    let ingest = |store: &str, extra: &[&str]| {
+        let path = dir.path().join(store);
+        let mut args = vec![
+            "ingest",
+            path.to_str().expect("utf-8"),
+            docs,
+            "--embedder",
+            &model,
+        ];
+        args.extend_from_slice(extra);
+        folio(&args)
+    };
+    let plain = ingest("plain.folio", &[]);
+    assert!(plain.status.success(), "{}", text(&plain));
+    assert!(
+        text(&plain).contains("tokens: not counted"),
+        "{}",
+        text(&plain)
+    );
+
+    let refused = ingest(
+        "refused.folio",
+        &[
+            "--tokenizer",
+            "chars",
+            "--max-tokens",
+            "60",
+            "--truncation",
+            "refuse",
+        ],
+    );
+    assert!(
+        !refused.status.success(),
+        "a chunk longer than 60 characters was accepted"
+    );
+    assert!(text(&refused).contains("60"), "{}", text(&refused));
+
+    let split = ingest(
+        "split.folio",
+        &["--tokenizer", "chars", "--max-tokens", "60"],
+    );
+    assert!(split.status.success(), "{}", text(&split));
+    assert!(text(&split).contains("split into"), "{}", text(&split));
+    assert!(!text(&split).contains("not counted"), "{}", text(&split));
+}

@@ -282,6 +282,20 @@ fn gold_record(g: &GoldEvidence, text_of: impl Fn(&str) -> Option<String>) -> Op
     })
 }
 
+/// A gold span written against a revision of its document that is gone (the document was
+/// edited or deleted since): left out of a replay, not scored against other text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StaleGold {
+    /// The question.
+    pub query_id: String,
+    /// The document.
+    pub doc_id: String,
+    /// Start, in bytes of the revision it was written against.
+    pub start_byte: usize,
+    /// End, exclusive.
+    pub end_byte: usize,
+}
+
 /// Reads a question set (JSON Lines) as it is, without checking it against a corpus.
 pub fn read_question_records(path: &Path) -> Result<Vec<QuestionRecord>, EvalError> {
     Ok(json_lines(path)?.into_iter().map(|(_, r)| r).collect())
@@ -323,6 +337,36 @@ impl QuestionSet {
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// [`QuestionSet::check`] against documents that may have changed since the spans were
+    /// written (a replay of logged questions on a store's current texts): a span whose
+    /// recorded `text` is no longer at its bytes, or whose document is gone, was written
+    /// against a revision that is gone. It is left out, not scored against other text, and
+    /// returned.
+    pub fn check_current(
+        mut self,
+        corpus: &Corpus,
+    ) -> Result<(Vec<Question>, Vec<StaleGold>), EvalError> {
+        let mut stale = Vec::new();
+        for (_, record) in &mut self.records {
+            record.gold_spans.retain(|g| {
+                let now = corpus
+                    .text(&g.doc_id)
+                    .and_then(|t| t.get(g.start_byte..g.end_byte));
+                let kept = now.is_some() && (g.text.is_none() || now == g.text.as_deref());
+                if !kept {
+                    stale.push(StaleGold {
+                        query_id: record.query_id.clone(),
+                        doc_id: g.doc_id.clone(),
+                        start_byte: g.start_byte,
+                        end_byte: g.end_byte,
+                    });
+                }
+                kept
+            });
+        }
+        Ok((self.check(corpus, false)?, stale))
     }
 
     /// The questions, every gold span checked against `corpus`: a known document, a byte

@@ -179,6 +179,9 @@ pub struct VersionReport {
     pub totals: Vec<TargetTotals>,
     /// Per target after the first.
     pub pairs: Vec<PairTotals>,
+    /// Gold spans left out because the document revision they were written against is gone
+    /// (see [`crate::data::QuestionSet::check_current`]).
+    pub stale_gold: Vec<crate::data::StaleGold>,
 }
 
 /// Compares `answers[target][question]` question by question at k; `cuts` gives each
@@ -243,6 +246,7 @@ pub fn compare_versions<'a>(
             .map(|t| pair_totals(&rows, t - 1))
             .collect(),
         questions: rows,
+        stale_gold: Vec::new(),
     }
 }
 
@@ -540,5 +544,17 @@ pub fn tables(report: &VersionReport) -> String {
         &pairs,
         false,
     );
+    if !report.stale_gold.is_empty() {
+        out += &format!(
+            "\n{} gold spans left out: written against a revision of their document that is gone (edited or deleted since)\n",
+            report.stale_gold.len()
+        );
+        for g in &report.stale_gold {
+            out += &format!(
+                "  {}: {} bytes {}..{}\n",
+                g.query_id, g.doc_id, g.start_byte, g.end_byte
+            );
+        }
+    }
     out
 }

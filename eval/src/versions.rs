@@ -65,7 +65,7 @@ impl VersionReplay {
         for id in set.gold_doc_ids() {
             docs.add(store, id)?;
         }
-        let questions = set.check(&Corpus::new(docs.list.clone())?, false)?;
+        let (questions, stale) = set.check_current(&Corpus::new(docs.list.clone())?)?;
         let asked = questions
             .iter()
             .map(|q| Ok((self.access(q)?, filter(q)?)))
@@ -119,14 +119,10 @@ impl VersionReplay {
                     .collect()
             })
             .collect();
-        Ok(compare_versions(
-            &self.targets,
-            &answers,
-            &cuts,
-            &questions,
-            &corpus,
-            self.k,
-        ))
+        let mut report =
+            compare_versions(&self.targets, &answers, &cuts, &questions, &corpus, self.k);
+        report.stale_gold = stale;
+        Ok(report)
     }
 
     /// Who the question is asked as: the principals of its logged request; unrestricted

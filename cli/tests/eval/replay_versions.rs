@@ -238,6 +238,71 @@ fn a_logged_filter_is_applied_and_a_bad_one_refused() {
     );
 }
 
+/// A gold span carries the text it was written against: after its document is edited (or
+/// deleted) the span is left out and reported, not scored against the new text (issue 31:
+/// spans were byte ranges of no particular revision).
+#[test]
+fn a_gold_span_of_a_revision_that_is_gone_is_reported_not_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = build(&dir.path().join("kb.folio"));
+    let path = dir.path().join("q.jsonl");
+    let line = |id: &str, doc: &str, topic: &str| {
+        let mut line: serde_json::Value = serde_json::from_str(&question(
+            id,
+            &text(topic)[100..160],
+            Some(&[]),
+            &[doc],
+            &[(doc, 100, 160)],
+        ))
+        .unwrap();
+        line["gold_spans"][0]["text"] = serde_json::json!(&text(topic)[100..160]);
+        line.to_string() + "\n"
+    };
+    std::fs::write(
+        &path,
+        line("kept", "d3", TOPICS[3]) + &line("edited", "d0", TOPICS[0]),
+    )
+    .unwrap();
+    let replay = VersionReplay::new(["kb@1", "kb_pc@1"]);
+    let before = replay
+        .run(&store, QuestionSet::read(&path, None).unwrap())
+        .unwrap();
+    assert!(before.stale_gold.is_empty());
+    assert_eq!(before.questions[1].gold_spans, 1);
+    // d0 is edited: its first 200 bytes change, the span's bytes hold other text now.
+    let edited = format!("{}{}", "x".repeat(200), &text(TOPICS[0])[200..]);
+    store
+        .upsert(Document::new("d0", SourceFormat::Text, edited))
+        .unwrap();
+    let after = replay
+        .run(&store, QuestionSet::read(&path, None).unwrap())
+        .unwrap();
+    assert_eq!(after.stale_gold.len(), 1);
+    assert_eq!(
+        (
+            after.stale_gold[0].query_id.as_str(),
+            after.stale_gold[0].doc_id.as_str()
+        ),
+        ("edited", "d0")
+    );
+    let edited_row = after
+        .questions
+        .iter()
+        .find(|q| q.query_id == "edited")
+        .unwrap();
+    assert_eq!(edited_row.gold_spans, 0, "a stale span is not scored");
+    assert!(
+        after
+            .questions
+            .iter()
+            .find(|q| q.query_id == "kept")
+            .unwrap()
+            .gold_spans
+            == 1
+    );
+    assert!(folio_eval::version_report::tables(&after).contains("1 gold spans left out"));
+}
+
 #[test]
 fn the_command_prints_the_library_report() {
     let dir = tempfile::tempdir().unwrap();

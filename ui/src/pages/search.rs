@@ -11,7 +11,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::{blocking, encode, given, layout, number, params, slice, PageError};
-use folio::chunk::{EmbedTexts, Span};
+use folio::chunk::{EmbedTexts, SourceFormat, Span};
 use folio::query::{Expand, Hit, SearchRequest, SearchResponse, DEFAULT_K};
 use folio::store::{Access, Store, DEFAULT_INDEX};
 use folio::{Document, Filter};
@@ -185,7 +185,7 @@ fn answer_markup(response: &SearchResponse, hidden: u64, sources: &[Option<Docum
 }
 
 /// The unit's text with its matching children marked, as a reader sees it (HTML without
-/// its markup) when `source` is the revision the unit was cut from.
+/// its markup; `source` says the document's format).
 fn highlighted(hit: &Hit, source: Option<&Document>) -> Markup {
     let mut spans: Vec<(usize, usize)> = hit
         .children
@@ -208,13 +208,17 @@ fn highlighted(hit: &Hit, source: Option<&Document>) -> Markup {
     if at < hit.end {
         cuts.push((false, at, hit.end));
     }
-    // The current revision is the one that answered when the unit's text is its span.
-    let reader = source
-        .filter(|d| d.text.get(hit.start..hit.end) == Some(hit.text.as_str()))
-        .map(|d| EmbedTexts::new(&d.text, d.format));
-    let show = |start: usize, end: usize| match &reader {
-        Some(reader) => reader.body(Span { start, end }),
-        None => slice(&hit.text, start - hit.start, end - hit.start).to_string(),
+    // Formats whose visible text is not their source are read from the unit's own text (cut
+    // at element bounds), not the whole document: a search stays as fast on a book-sized page.
+    let format = source.map_or(SourceFormat::Text, |d| d.format);
+    let reader = matches!(format, SourceFormat::Html | SourceFormat::Dialog)
+        .then(|| EmbedTexts::new(&hit.text, format));
+    let show = |start: usize, end: usize| {
+        let (start, end) = (start - hit.start, end - hit.start);
+        match &reader {
+            Some(reader) => reader.body(Span { start, end }),
+            None => slice(&hit.text, start, end).to_string(),
+        }
     };
     html! {
         @for (marked, start, end) in cuts {

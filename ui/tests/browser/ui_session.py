@@ -212,6 +212,15 @@ def browser(width=1280, height=1000):
     os.environ.setdefault("SE_OFFLINE", "true")
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
+    quit_browser = driver.quit
+
+    def quit_and_remove_profile():
+        try:
+            quit_browser()
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+
+    driver.quit = quit_and_remove_profile
     return driver
 
 

@@ -46,6 +46,17 @@ pub fn principals(acl: &[String]) -> Vec<String> {
 }
 
 impl Document {
+    /// Takes `stored`'s ACL when `self`, given again without one, would otherwise make a
+    /// restricted document public: a replace never widens who may see it by accident.
+    /// Returns whether it did.
+    pub fn inherit_acl(&mut self, stored: &Document) -> bool {
+        let inherit = self.acl.is_empty() && !stored.acl.is_empty();
+        if inherit {
+            self.acl.clone_from(&stored.acl);
+        }
+        inherit
+    }
+
     /// Whether storing `self` over `stored` would change nothing: the same text, format,
     /// title, source, dates and metadata, and the same principals (an ACL is a set). Ingest
     /// leaves such a document alone: no new version, nothing embedded again.

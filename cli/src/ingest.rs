@@ -299,11 +299,7 @@ fn compare(
             changed.push(doc);
             continue;
         };
-        // A document given no ACL of its own never becomes public by a re-ingest.
-        let keep = !acl_given && doc.acl.is_empty() && !stored.acl.is_empty();
-        if keep {
-            doc.acl = stored.acl.clone();
-        }
+        let keep = !acl_given && doc.inherit_acl(&stored);
         if doc.unchanged_from(&stored) {
             report.unchanged += 1;
             continue;

@@ -112,7 +112,7 @@ pub fn traces(
             let gold = question
                 .gold
                 .iter()
-                .map(|g| gold_trace(index, corpus, g, &units))
+                .map(|g| gold_trace(index, corpus, g, &ranked))
                 .collect();
             QuestionTrace {
                 strategy: index.strategy.to_string(),
@@ -134,7 +134,7 @@ fn gold_trace(
     index: &BuiltIndex,
     corpus: &Corpus,
     gold: &crate::data::Gold,
-    units: &[UnitTrace],
+    ranked: &[crate::metrics::Span],
 ) -> GoldTrace {
     let span = gold.span();
     let doc = corpus.index_of(&gold.doc_id);
@@ -167,9 +167,9 @@ fn gold_trace(
         end: gold.end,
         child_split: is_split(&children, &span),
         parent_split: is_split(&parents, &span),
-        found_at: units
+        found_at: ranked
             .iter()
-            .position(|u| u.doc_id == gold.doc_id && u.start <= gold.start && gold.end <= u.end)
+            .position(|unit| unit.contains(&span))
             .map(|rank| rank + 1),
         excerpt: Excerpt {
             start,

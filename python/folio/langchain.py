@@ -115,12 +115,23 @@ class FolioVectorStore(VectorStore):
                     doc_id,
                     text,
                     format=format,
-                    acl=_acl(acls[n] if acls else (self.acl or None) if acl is None else acl),
+                    acl=self._acl_of(n, acl, acls),
                     metadata=_stored_metadata(metadata),
                     vectors=vectors,
                     whole=not self.chunking,
                 )
         return ids
+
+    def _acl_of(
+        self, n: int, acl: Optional[Sequence[str]], acls: Optional[Sequence[Sequence[str]]]
+    ) -> Optional[List[str]]:
+        """Text `n`'s ACL: its own in `acls`, else `acl`, else the store's; None when none
+        is given, so a replaced document keeps its stored ACL."""
+        if acls:
+            return list(acls[n])
+        if acl is not None:
+            return list(acl)
+        return list(self.acl) or None
 
     def delete(self, ids: Optional[List[str]] = None, **kwargs: Any) -> Optional[bool]:
         """Deletes the documents `ids` (every document when None) in one commit; ids not in
@@ -259,11 +270,6 @@ class FolioVectorStore(VectorStore):
         store = cls(open_store(path), embedding, **kwargs)
         store.add_texts(texts, metadatas, ids=ids)
         return store
-
-
-def _acl(acl: Optional[Sequence[str]]) -> Optional[List[str]]:
-    """An ACL as `Batch.upsert` takes it: None keeps a stored document's own."""
-    return None if acl is None else list(acl)
 
 
 def _stored_metadata(metadata: Dict[str, Any]) -> Dict[str, Any]:

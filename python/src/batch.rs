@@ -12,10 +12,19 @@ use crate::errors::{self, invalid};
 
 /// One operation, checked when it was added.
 pub enum Op {
-    /// A document, whether it is one chunk (`whole=True`), its vectors.
-    Upsert(folio::Document, bool, BTreeMap<String, Vec<f32>>),
+    /// A document, how it was given, its vectors.
+    Upsert(folio::Document, Given, BTreeMap<String, Vec<f32>>),
     Delete(String),
     SetAcl(String, Vec<String>),
+}
+
+/// How an upsert was given.
+#[derive(Clone, Copy)]
+pub struct Given {
+    /// The text is one chunk, its own parent (`whole=True`).
+    pub whole: bool,
+    /// No ACL was given (`acl=None`): a stored document keeps its own.
+    pub inherit_acl: bool,
 }
 
 /// The formats `format=` takes.
@@ -43,17 +52,9 @@ impl UpsertArgs<'_, '_> {
     pub fn into_op(self, store: &folio::Store) -> PyResult<Op> {
         let format = by_name(self.format, "format", FORMATS)?;
         let text = document_text(self.text, format)?;
-        // No ACL given: a stored document keeps its own, so a replace never widens who may
-        // see it by accident (an empty list makes it public).
-        let acl = match self.acl {
-            Some(acl) => acl,
-            None => store
-                .document(&self.doc_id)
-                .map_err(errors::to_py)?
-                .map(|stored| stored.acl)
-                .unwrap_or_default(),
-        };
-        let mut doc = folio::Document::new(self.doc_id, format, text).with_acl(acl);
+        let inherit_acl = self.acl.is_none();
+        let mut doc =
+            folio::Document::new(self.doc_id, format, text).with_acl(self.acl.unwrap_or_default());
         doc.title = self.title;
         doc.source_uri = self.source_uri;
         if let Some(metadata) = self.metadata {
@@ -65,7 +66,14 @@ impl UpsertArgs<'_, '_> {
             None => BTreeMap::new(),
             Some(v) => vectors(store, v)?,
         };
-        Ok(Op::Upsert(doc, self.whole, vectors))
+        Ok(Op::Upsert(
+            doc,
+            Given {
+                whole: self.whole,
+                inherit_acl,
+            },
+            vectors,
+        ))
     }
 }
 
@@ -134,7 +142,7 @@ fn vectors(store: &folio::Store, value: &Bound<'_, PyAny>) -> PyResult<BTreeMap<
 /// Commits `ops` as one folio batch, without the GIL.
 pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py<PyAny>> {
     let (ops, unchanged) = py
-        .detach(|| without_unchanged(store, ops))
+        .detach(|| as_written(store, ops))
         .map_err(errors::to_py)?;
     let receipt = if ops.is_empty() {
         // Nothing to write: no new version; the receipt names the versions that stay.
@@ -155,9 +163,10 @@ pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py
                 let mut batch = store.batch();
                 for op in ops {
                     match op {
-                        Op::Upsert(doc, whole, vectors) => {
-                            let chunks =
-                                whole.then(|| folio::chunk::Chunked::whole(doc.text.len()));
+                        Op::Upsert(doc, given, vectors) => {
+                            let chunks = given
+                                .whole
+                                .then(|| folio::chunk::Chunked::whole(doc.text.len()));
                             batch.upsert_prepared(doc, chunks, vectors)
                         }
                         Op::Delete(id) => batch.delete(&id),
@@ -174,39 +183,42 @@ pub fn commit(py: Python<'_>, store: &folio::Store, ops: Vec<Op>) -> PyResult<Py
     Ok(out.unbind())
 }
 
-/// `ops` less the upserts that would change nothing (the document stored as it is, as
-/// `folio ingest` finds them): no new version, nothing embedded again. Only an upsert that
-/// brings no vectors and no chunks of its own, of a document no other operation of the
-/// batch touches, is left out. Also returns how many were.
-fn without_unchanged(store: &folio::Store, ops: Vec<Op>) -> Result<(Vec<Op>, usize), folio::Error> {
-    let mut touched: BTreeMap<&str, usize> = BTreeMap::new();
+/// `ops` as they will be written: an upsert given no ACL takes its stored document's (a
+/// replace never widens who may see it by accident), and the upserts that would change
+/// nothing are left out (the document stored as it is, as `folio ingest` finds them: no new
+/// version, nothing embedded again): those that bring no vectors and no chunks of their own,
+/// of a document no other operation of the batch touches. Each stored document is read once.
+/// Also returns how many were left out.
+fn as_written(store: &folio::Store, ops: Vec<Op>) -> Result<(Vec<Op>, usize), folio::Error> {
+    let mut touched: BTreeMap<String, usize> = BTreeMap::new();
     for op in &ops {
         let id = match op {
-            Op::Upsert(doc, ..) => doc.doc_id.as_str(),
-            Op::Delete(id) | Op::SetAcl(id, _) => id.as_str(),
+            Op::Upsert(doc, ..) => &doc.doc_id,
+            Op::Delete(id) | Op::SetAcl(id, _) => id,
         };
-        *touched.entry(id).or_default() += 1;
+        *touched.entry(id.clone()).or_default() += 1;
     }
-    let mut same = Vec::with_capacity(ops.len());
-    for op in &ops {
-        same.push(match op {
-            Op::Upsert(doc, false, vectors)
-                if vectors.is_empty() && touched[doc.doc_id.as_str()] == 1 =>
-            {
-                store
-                    .document(&doc.doc_id)?
-                    .is_some_and(|stored| doc.unchanged_from(&stored))
+    let mut kept = Vec::with_capacity(ops.len());
+    let mut unchanged = 0;
+    for op in ops {
+        let Op::Upsert(mut doc, given, vectors) = op else {
+            kept.push(op);
+            continue;
+        };
+        let may_be_same = !given.whole && vectors.is_empty() && touched[&doc.doc_id] == 1;
+        if given.inherit_acl || may_be_same {
+            if let Some(stored) = store.document(&doc.doc_id)? {
+                if given.inherit_acl {
+                    doc.inherit_acl(&stored);
+                }
+                if may_be_same && doc.unchanged_from(&stored) {
+                    unchanged += 1;
+                    continue;
+                }
             }
-            _ => false,
-        });
+        }
+        kept.push(Op::Upsert(doc, given, vectors));
     }
-    let unchanged = same.iter().filter(|&&s| s).count();
-    let kept = ops
-        .into_iter()
-        .zip(same)
-        .filter(|(_, s)| !s)
-        .map(|(op, _)| op)
-        .collect();
     Ok((kept, unchanged))
 }
 

@@ -16,7 +16,8 @@ pub(crate) struct VersionDoc {
 }
 
 /// Every document revision live in `view`, in child order. A revision's children are
-/// contiguous and live or deleted together, so one child record per document is read.
+/// contiguous and live or deleted together, so one child record per document is read (and
+/// its revision record, not its text).
 pub(crate) fn version_docs(
     snapshot: &Snapshot<'_>,
     state: &IndexState,
@@ -27,10 +28,10 @@ pub(crate) fn version_docs(
     while let Some(number) = live.next() {
         let child = snapshot.child(state, number).map_err(read_err)?;
         let ranges = snapshot.chunk_ranges(state, &child).map_err(read_err)?;
-        let doc = snapshot.doc(child.rev).map_err(read_err)?;
+        let doc_id = snapshot.doc_id(child.rev).map_err(read_err)?;
         live.advance_to(ranges.children.end);
         docs.push(VersionDoc {
-            doc_id: doc.doc_id.clone(),
+            doc_id,
             rev: child.rev,
             children: ranges.children,
             parents: ranges.parents,

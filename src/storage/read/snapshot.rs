@@ -271,6 +271,14 @@ impl Snapshot<'_> {
         })
     }
 
+    /// The document of revision `rev`, without reading its text.
+    pub fn doc_id(&self, rev: u64) -> Result<String, StorageError> {
+        match self.docs.borrow().get(&rev) {
+            Some(doc) => Ok(doc.doc_id.clone()),
+            None => Ok(read_revision(&self.txn, rev)?.doc_id),
+        }
+    }
+
     /// Document revision `rev` (read once per reader).
     pub fn doc(&self, rev: u64) -> Result<Rc<DocView>, StorageError> {
         if let Some(doc) = self.docs.borrow().get(&rev) {

@@ -87,6 +87,17 @@ def make_store(folder):
     return store
 
 
+def gold(doc_id, text, start, end):
+    """A gold span of `text[start:end]` (character indexes), in bytes."""
+    return {"doc_id": doc_id, "start_byte": len(text[:start].encode()), "end_byte": len(text[:end].encode())}
+
+
+def gold_of(doc_id, text, phrase):
+    """The gold span of `phrase` where it first appears in `text`."""
+    start = text.index(phrase)
+    return gold(doc_id, text, start, start + len(phrase))
+
+
 def make_eval(folder):
     """`folio eval --jsonl` and `--plot` on the handbook with two questions: one whose gold
     span is longer than a child of fixed:200, so a child boundary cuts it, and one whose
@@ -98,18 +109,15 @@ def make_eval(folder):
     with open(docs, "w") as out:
         out.write(json.dumps({"doc_id": "handbook", "format": "markdown", "text": text}) + "\n")
     start = text.index("## ")
-    start_b, end_b = len(text[:start].encode()), len(text[:start + 500].encode())
     sentence = "Full-time employees get **28 days of paid vacation** per calendar year"
-    at = len(text[:text.index(sentence)].encode())
     with open(queries, "w") as out:
         out.write(json.dumps({
             "query_id": "q-split", "query": "first week at Northwind", "doc_ids": ["handbook"],
-            "gold_spans": [{"doc_id": "handbook", "start_byte": start_b, "end_byte": end_b}],
+            "gold_spans": [gold("handbook", text, start, start + 500)],
         }) + "\n")
         out.write(json.dumps({
             "query_id": "q-vacation", "query": "how many days of paid vacation do employees get",
-            "doc_ids": ["handbook"],
-            "gold_spans": [{"doc_id": "handbook", "start_byte": at, "end_byte": at + len(sentence.encode())}],
+            "doc_ids": ["handbook"], "gold_spans": [gold_of("handbook", text, sentence)],
         }) + "\n")
     jsonl = folder / "eval.jsonl"
     plot = folder / "eval.png"
@@ -150,12 +158,10 @@ def make_replay(folder, store):
     folder = Path(folder)
     text = (DEMO / "expense-policy.md").read_text()
     line = "The hotel limit per night depends on the city."
-    at = len(text[:text.index(line)].encode())
     questions = folder / "replay-questions.jsonl"
     questions.write_text(json.dumps({
         "query_id": "q-hotel", "query": "what is the hotel limit per night",
-        "doc_ids": ["expense-policy.md"],
-        "gold_spans": [{"doc_id": "expense-policy.md", "start_byte": at, "end_byte": at + len(line.encode())}],
+        "doc_ids": ["expense-policy.md"], "gold_spans": [gold_of("expense-policy.md", text, line)],
     }) + "\n")
     replay = folder / "replay.jsonl"
     folio("replay", store, "--queries", questions, "--target", "default@2", "--target", "default@3",

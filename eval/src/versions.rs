@@ -216,7 +216,11 @@ fn version_answer(response: SearchResponse, corpus: &Corpus) -> VersionAnswer {
         let Some(doc) = corpus.index_of(&hit.doc_id) else {
             continue;
         };
-        let current = corpus.docs()[doc].text.get(hit.start..hit.end) == Some(&hit.text);
+        let source = &corpus.docs()[doc];
+        let current = source
+            .text
+            .get(hit.start..hit.end)
+            .is_some_and(|s| folio::chunk::visible_text_of(s, source.format) == hit.text);
         units.push(Unit {
             doc,
             start: if current { hit.start } else { 0 },

@@ -30,6 +30,12 @@ def open_store(path: "str | os.PathLike[str]", **options: Any) -> Store:
         return store
 
 
+def relevance(cosine: float) -> float:
+    """A cosine similarity (-1 to 1) as a relevance in [0, 1], the range both frameworks
+    expect of a store's scores."""
+    return (1.0 + cosine) / 2.0
+
+
 def typed_metadata(metadata: Dict[str, Any]) -> Dict[str, Any]:
     """The values of `metadata` folio keeps typed, so filters can test them: strings,
     finite numbers, booleans and lists of strings (others are left out)."""

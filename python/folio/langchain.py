@@ -30,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from ._adapter import compare, exists, member, open_store, typed_metadata
+from ._adapter import compare, exists, member, open_store, relevance, typed_metadata
 from ._folio import Store
 
 # The caller's metadata, kept whole as JSON beside folio's typed (filterable) fields.
@@ -216,7 +216,7 @@ class FolioVectorStore(VectorStore):
         return [doc for doc, _ in self._search(vector, k, filter, principals, **kwargs)]
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        return lambda cosine: (1.0 + cosine) / 2.0
+        return relevance
 
     def max_marginal_relevance_search(
         self,

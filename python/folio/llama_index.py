@@ -12,7 +12,8 @@ and queries go through folio's ACL-filtered search: `principals` (or a query's
 `chunking=True` uses folio's own chunking and small-to-big units instead: each node is a
 folio document that the store chunks and embeds with its own embedder, so queries go by text.
 
-Similarities are the cosine (-1 to 1).
+Similarities are relevances in [0, 1]: `(1 + cosine) / 2`, the cosine of the query with the
+node's embedding (or, with `chunking=True`, with the best child's of the store's embedder).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from llama_index.core.vector_stores.types import (
 )
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 
-from ._adapter import compare, exists, literal, member, typed_metadata
+from ._adapter import compare, exists, literal, member, relevance, typed_metadata
 from ._folio import Store
 
 REF_DOC_ID = "ref_doc_id"
@@ -195,7 +196,7 @@ class FolioVectorStore(BasePydanticVectorStore):
             nodes = [self._node(hit.doc_id, hit.text, hit.metadata) for hit in result]
         return VectorStoreQueryResult(
             nodes=nodes,
-            similarities=[hit.score for hit in result],
+            similarities=[relevance(hit.score) for hit in result],
             ids=[hit.doc_id for hit in result],
         )
 

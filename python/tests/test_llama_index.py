@@ -73,11 +73,12 @@ def test_from_documents_returns_top_k_nodes_by_their_embeddings(index):
     retriever = built.as_retriever(similarity_top_k=3)
     found = retriever.retrieve("bananas are yellow and sweet")
     assert len(found) == 3 and texts(found)[0] == "bananas are yellow and sweet"
-    # The score is the cosine with the node's own embedding, which LlamaIndex made from
-    # its text with its metadata.
+    # The score is the relevance (1 + cosine) / 2 in [0, 1] of the query and the node's own
+    # embedding, which LlamaIndex made from its text with its metadata.
     embedded = WordEmbedding()._vector(found[0].node.get_content(metadata_mode=MetadataMode.EMBED))
     query = WordEmbedding()._vector("bananas are yellow and sweet")
-    assert found[0].score == pytest.approx(float(np.dot(embedded, query)), abs=1e-5)
+    assert found[0].score == pytest.approx((1.0 + float(np.dot(embedded, query))) / 2.0, abs=1e-5)
+    assert all(0.0 <= hit.score <= 1.0 for hit in built.as_retriever(similarity_top_k=10).retrieve("chef"))
     assert found[0].node.metadata == {"kind": "fruit", "price": 1}
     assert found[0].node.ref_doc_id == "banana"
     # The nodes' own vectors are in the store: a search by the query's vector finds the same.

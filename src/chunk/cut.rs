@@ -1,6 +1,8 @@
 //! Cutting one document: read it into a block tree, lay it out, cut parents, then the
 //! children inside each parent.
 
+use std::borrow::Cow;
+
 use super::layout::{trim, Layout};
 use super::pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 use super::siblings::{self, Child};
@@ -360,6 +362,32 @@ fn path_at(layout: &Layout<'_>, pos: usize) -> Vec<String> {
 /// documents (the page breaks of their extracted text), `None` for formats without pages.
 pub fn pages(text: &str, format: SourceFormat, span: Span) -> Option<Pages> {
     (format == SourceFormat::Pdf).then(|| readers::pdf::pages(text, span))
+}
+
+/// What a late-chunking model reads of a document (`text` read as `format`), and where each
+/// of its children (`spans`, byte ranges of `text`) lies in that: the source itself, or for
+/// HTML the children's visible texts one after another, a blank line apart (a model reading
+/// the page's source would read its tags, scripts and navigation).
+pub fn late_input<'t>(
+    text: &'t str,
+    format: SourceFormat,
+    spans: &[(usize, usize)],
+) -> (Cow<'t, str>, Vec<(usize, usize)>) {
+    if format != SourceFormat::Html {
+        return (Cow::Borrowed(text), spans.to_vec());
+    }
+    let reader = EmbedTexts::new(text, format);
+    let mut joined = String::new();
+    let mut placed = Vec::with_capacity(spans.len());
+    for &(start, end) in spans {
+        if !joined.is_empty() {
+            joined.push_str("\n\n");
+        }
+        let from = joined.len();
+        joined.push_str(&reader.body(Span { start, end }));
+        placed.push((from, joined.len()));
+    }
+    (Cow::Owned(joined), placed)
 }
 
 /// The texts to embed for the children of `chunked` (cut from `text` read as `format`), in

@@ -453,7 +453,9 @@ impl Layout<'_> {
         if self.uncounted.is_empty() || start >= end {
             return all;
         }
-        all - self.uncounted_chars_before(end) + self.uncounted_chars_before(start)
+        // Added before subtracting: the uncounted characters before `end` may outnumber
+        // `all` when markup precedes `start` (a chunk starting right after a tag).
+        (all + self.uncounted_chars_before(start)).saturating_sub(self.uncounted_chars_before(end))
     }
 
     /// The uncounted characters before byte `pos` (a run holding `pos` counts in part).

@@ -29,10 +29,12 @@ pub mod tree;
 mod tree_layout;
 
 pub use cut::{
-    chunk_document, chunk_document_with, chunk_tree, embed_texts, fits, pages, EmbedTexts,
+    chunk_document, chunk_document_with, chunk_tree, embed_texts, fits, late_input, pages,
+    EmbedTexts,
 };
 pub use pieces::{ChildPiece, Chunked, Pages, ParentPiece, Span};
 pub use readers::markdown::{front_matter, FrontMatter};
+pub use readers::visible_text_of;
 pub use spec::{
     ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SizeUnit, SourceFormat,
     DEFAULT_CHILD_OVERLAP, DEFAULT_CHILD_TARGET, DEFAULT_HEADING_DEPTH, DEFAULT_SECTION_MAX,

@@ -237,7 +237,8 @@ fn cut_all(
                     .iter()
                     .map(|c| (c.span.start, c.span.end))
                     .collect();
-                cut.late = embedder.embed_spans(&doc.text, &spans)?;
+                let (input, spans) = crate::chunk::late_input(&doc.text, doc.format, &spans);
+                cut.late = embedder.embed_spans(&input, &spans)?;
             }
             progress.advance(1);
             Ok(cut)

@@ -51,11 +51,12 @@ impl Unit {
     ) -> Result<Unit, QueryError> {
         let (start, end, section_path) = span(chunks, child, request.expand)?;
         let doc = chunks.doc(child.rev)?;
-        let text = doc
-            .text
-            .get(start..end)
-            .ok_or_else(|| StorageError::Corrupt(format!("span {start}..{end} outside its text")))?
-            .to_string();
+        let source = doc.text.get(start..end).ok_or_else(|| {
+            StorageError::Corrupt(format!("span {start}..{end} outside its text"))
+        })?;
+        // What the reader sees is what is returned, counted and compared (an HTML unit's tags
+        // are no words of the answer); the span keeps the source bytes for citations.
+        let text = crate::chunk::visible_text_of(source, doc.format).into_owned();
         let tokens = match &request.budget_tokens {
             Some(counter) => counter.count(&text),
             None => crate::tokens::count(&text),

@@ -314,9 +314,11 @@ pub struct Hit {
     pub metadata: BTreeMap<String, MetadataValue>,
     /// The best child's score.
     pub score: f32,
-    /// The unit's text: a slice of the document's source text.
+    /// The unit's text as a reader sees it: the document's source text from `start` to
+    /// `end`, or for HTML that slice's visible text ([`crate::chunk::visible_text_of`]:
+    /// no tags, scripts or page chrome).
     pub text: String,
-    /// Byte span of `text` in the document's source text.
+    /// Byte span of the unit in the document's source text (for citations).
     pub start: usize,
     /// End of the span (exclusive).
     pub end: usize,

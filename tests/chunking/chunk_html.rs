@@ -514,3 +514,88 @@ fn a_line_ending_in_a_colon_stays_with_its_list_in_html_as_in_markdown() {
         }
     }
 }
+
+/// What a page looks like around its content when a generator made it: a permalink glyph
+/// in each heading, a table of contents inside the content, a stray end tag.
+const GENERATED: &str = r##"<html><head><title>Tides</title></head><body>
+<div class="body" role="main">
+<section id="tides"><h1>Tides<a class="headerlink" href="#tides" title="Link">¶</a></h1>
+<div class="toctree-wrapper"><ul>
+<li><a href="setup.html">Setting up</a></li>
+<li><a href="tables.html">Tide tables</a><ul><li><a href="tables.html#spring">Spring tides</a></li></ul></li>
+<li><a href="alerts.html">Low-water alerts</a></li>
+</ul></div>
+<p>Spring tides come two days after a full moon.</p></span></em>
+<ul><li>Keep the <a href="gauge.html">gauge</a> dry and the log on paper.</li>
+<li>Calibrate at slack water.</li><li>Report <a href="x.html">faults</a> at once.</li></ul>
+</section></div></body></html>"##;
+
+#[test]
+fn generated_pages_lose_permalinks_link_lists_and_stray_end_tags() {
+    let visible = folio::chunk::visible_text_of(GENERATED, SourceFormat::Html);
+    assert!(
+        visible.contains("Spring tides come two days after a full moon."),
+        "{visible}"
+    );
+    assert!(
+        visible.contains("Keep the gauge dry"),
+        "a list with links and words stays"
+    );
+    assert!(!visible.contains('¶'), "{visible}");
+    assert!(
+        !visible.contains("Setting up"),
+        "a list of links only is navigation: {visible}"
+    );
+    assert!(
+        !visible.contains("</span>") && !visible.contains("</em>"),
+        "{visible}"
+    );
+    let out = chunk_document(GENERATED, SourceFormat::Html, &ChunkSpec::default());
+    let first = out.children.first().expect("a child");
+    assert_eq!(first.section_path.last().map(String::as_str), Some("Tides"));
+    for child in &out.children {
+        let text = EmbedTexts::new(GENERATED, SourceFormat::Html).body(child.span);
+        assert!(!text.contains('¶') && !text.contains("</span>"), "{text}");
+    }
+}
+
+#[test]
+fn a_page_asking_not_to_be_indexed_has_no_chunks() {
+    let page = r#"<html><head><meta name="robots" content="noindex"></head>
+        <body><main><h1>Print</h1><p>Every chapter again.</p></main></body></html>"#;
+    let out = chunk_document(page, SourceFormat::Html, &ChunkSpec::default());
+    assert!(out.children.is_empty() && out.parents.is_empty());
+    assert_eq!(folio::chunk::visible_text_of(page, SourceFormat::Html), "");
+}
+
+#[test]
+fn a_child_starting_right_after_a_tag_is_sized_without_overflow() {
+    // Markup before a short child outnumbered its characters: a subtraction overflowed.
+    for page in ["<p>. b</p>", "<div>&#169;. &amp; <a href=\"x\">A</a>"] {
+        let out = chunk_document(page, SourceFormat::Html, &ChunkSpec::default());
+        assert!(!out.children.is_empty(), "{page}");
+    }
+}
+
+#[test]
+fn late_chunking_reads_the_visible_text_of_a_page() {
+    let out = chunk_document(PAGE, SourceFormat::Html, &ChunkSpec::default());
+    let spans: Vec<(usize, usize)> = out
+        .children
+        .iter()
+        .map(|c| (c.span.start, c.span.end))
+        .collect();
+    let (input, placed) = folio::chunk::late_input(PAGE, SourceFormat::Html, &spans);
+    assert!(
+        !input.contains('<') && !input.contains("TRACKER-SCRIPT"),
+        "{input}"
+    );
+    assert_eq!(placed.len(), spans.len());
+    let reader = EmbedTexts::new(PAGE, SourceFormat::Html);
+    for (&(start, end), &(from, to)) in spans.iter().zip(&placed) {
+        assert_eq!(&input[from..to], reader.body(Span { start, end }));
+    }
+    let markdown = "# A\n\nSome text.\n";
+    let (same, at) = folio::chunk::late_input(markdown, SourceFormat::Markdown, &[(0, 3)]);
+    assert_eq!((same.as_ref(), at), (markdown, vec![(0, 3)]));
+}

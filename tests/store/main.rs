@@ -9,6 +9,7 @@ mod defaults;
 mod errors;
 mod filter_props;
 mod fuzz_regressions;
+mod html_hits;
 mod index_props;
 mod live_acl_props;
 mod query_stages;

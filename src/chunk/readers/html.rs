@@ -1,8 +1,11 @@
 //! HTML pages, tokenized by lol_html (which reports every tag's byte position): the page's
 //! main content (`main`, else `article`, else `body`) without navigation, headers, footers,
-//! asides, scripts, styles, forms and cookie banners; `h1`-`h6` make the heading tree;
-//! `pre` and `table` are kept whole. Spans are byte ranges of the original HTML; tags are
-//! markup (never cut, not counted, left out of the embedded text).
+//! asides, scripts, styles, forms, cookie banners and lists that are only links (a table of
+//! contents inside the content); `h1`-`h6` make the heading tree; `pre` and `table` are kept
+//! whole. A page that asks search engines not to index it (`<meta name="robots"
+//! content="noindex">`: generated print pages, tables of contents, search pages) has no
+//! content. Spans are byte ranges of the original HTML; tags are markup (never cut, not
+//! counted, left out of the embedded text and of a hit's text).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -38,6 +41,10 @@ const BANNER_WORDS: &[&str] = &[
     "skip-link",
     "skiplink",
 ];
+
+/// The class of a heading's permalink (Sphinx's and MkDocs' `¶`): its glyph is markup, not
+/// a word of the heading (dropping it would cut the heading off its section).
+const PERMALINK_CLASS: &str = "headerlink";
 
 /// Elements rendered inline: their tags stand for nothing in the embedded text.
 const INLINE: &[&str] = &[
@@ -106,6 +113,8 @@ struct Attrs {
     class: String,
     role: String,
     hidden: bool,
+    /// A `<meta name="robots">` whose content says `noindex`.
+    noindex: bool,
 }
 
 fn span_of(range: std::ops::Range<usize>) -> Span {
@@ -126,6 +135,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, lol_html::errors::RewritingError> 
                 class: attr("class"),
                 role: attr("role"),
                 hidden: el.has_attribute("hidden") || attr("aria-hidden") == "true",
+                noindex: el.tag_name() == "meta"
+                    && attr("name").eq_ignore_ascii_case("robots")
+                    && attr("content").to_ascii_lowercase().contains("noindex"),
             };
             on_element.borrow_mut().push(Token::Start {
                 name: el.tag_name(),
@@ -224,7 +236,67 @@ fn elements(text: &str, tokens: Vec<Token>, markup: &mut Vec<Markup>) -> (Vec<No
         }
     }
     close(&mut nodes, &mut open, 0, text.len());
+    for link in nodes.iter().filter(|n| {
+        n.name == "a"
+            && n.attrs
+                .class
+                .split_whitespace()
+                .any(|c| c == PERMALINK_CLASS)
+    }) {
+        let span = link.span;
+        markup.retain(|m| m.span.end <= span.start || m.span.start >= span.end);
+        markup.push(Markup {
+            span,
+            separator: Separator::None,
+        });
+    }
+    markup.extend(stray_end_tags(text, markup));
     (nodes, roots)
+}
+
+/// End tags the tokenizer left as text because nothing they close is open: a page's extra
+/// `</div>`, or the closing tags of a piece of a page cut at element bounds (a search hit).
+/// They are markup too, or they would show as words.
+fn stray_end_tags(text: &str, markup: &[Markup]) -> Vec<Markup> {
+    let mut known: Vec<Span> = markup.iter().map(|m| m.span).collect();
+    known.sort_by_key(|s| s.start);
+    let mut stray = Vec::new();
+    let mut at = 0;
+    for span in known.iter().copied().chain([Span {
+        start: text.len(),
+        end: text.len(),
+    }]) {
+        if at < span.start {
+            let gap = &text[at..span.start];
+            let mut from = 0;
+            while let Some(open) = gap[from..].find("</") {
+                let start = from + open;
+                let name_len = gap[start + 2..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                    .unwrap_or(gap.len() - start - 2);
+                let after = start + 2 + name_len;
+                let close = gap[after..].find('>').filter(|&c| {
+                    name_len > 0 && gap[after..after + c].chars().all(char::is_whitespace)
+                });
+                match close {
+                    Some(c) => {
+                        let name = &gap[start + 2..after];
+                        stray.push(Markup {
+                            span: Span {
+                                start: at + start,
+                                end: at + after + c + 1,
+                            },
+                            separator: separator(&name.to_ascii_lowercase()),
+                        });
+                        from = after + c + 1;
+                    }
+                    None => from = start + 2,
+                }
+            }
+        }
+        at = at.max(span.end);
+    }
+    stray
 }
 
 /// The depth of the open element a start tag `name` closes implicitly, if any.
@@ -285,6 +357,14 @@ fn build(text: &str, tokens: Vec<Token>) -> Tree {
     let (nodes, roots) = elements(text, tokens, &mut tree.markup);
     tree.markup.sort_by_key(|m| m.span.start);
     let find = |pred: &dyn Fn(&Node) -> bool| nodes.iter().position(pred);
+    if find(&|n| n.attrs.noindex).is_some() {
+        let mut nothing = Tree::new(Prose::Markup);
+        nothing.skipped.push(Span {
+            start: 0,
+            end: text.len(),
+        });
+        return nothing;
+    }
     let root = find(&|n| n.name == "main" || n.attrs.role == "main")
         .or_else(|| find(&|n| n.name == "article"))
         .or_else(|| find(&|n| n.name == "body"));
@@ -358,7 +438,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         for &i in children {
             let node = &self.nodes[i];
-            if dropped(node, in_content) {
+            if dropped(node, in_content) || self.only_links(node) {
                 self.skip(node.span.start, node.span.end);
                 continue;
             }
@@ -367,7 +447,9 @@ impl Reader<'_> {
             let kind = match node.name.as_str() {
                 "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                     let level = usize::from(node.name.as_bytes()[1] - b'0');
-                    let title = render(self.text, &self.tree.markup, node.span);
+                    let mut holes = Vec::new();
+                    self.dropped_inside(&node.children, in_content, &mut holes);
+                    let title = render_except(self.text, &self.tree.markup, node.span, holes);
                     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
                     BlockKind::Heading { level, title }
                 }
@@ -406,6 +488,42 @@ impl Reader<'_> {
         out
     }
 
+    /// Whether `node` is a list of links and nothing else, as a table of contents is (three
+    /// items or more, nine tenths of its visible characters link text): navigation the page
+    /// put inside its content, which would otherwise outrank the pages it points to.
+    fn only_links(&self, node: &Node) -> bool {
+        const MIN_ITEMS: usize = 3;
+        if !matches!(node.name.as_str(), "ul" | "ol" | "menu") {
+            return false;
+        }
+        let items = node
+            .children
+            .iter()
+            .filter(|&&i| self.nodes[i].name == "li")
+            .count();
+        if items < MIN_ITEMS {
+            return false;
+        }
+        let visible = |span: Span| {
+            render(self.text, &self.tree.markup, span)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .count()
+        };
+        let all = visible(node.span);
+        let mut linked = 0;
+        let mut stack = node.children.clone();
+        while let Some(i) = stack.pop() {
+            let child = &self.nodes[i];
+            if child.name == "a" {
+                linked += visible(child.span);
+            } else {
+                stack.extend(&child.children);
+            }
+        }
+        all > 0 && linked * 10 >= all * 9
+    }
+
     /// A table with its rows (`tr`, in `thead`, `tbody` or `tfoot` too, not in a nested
     /// table). The first row heads it, `th` cells or not: a table longer than a child is
     /// cut into row groups under that row, as a Markdown table is under its head row.
@@ -432,15 +550,56 @@ impl Reader<'_> {
 
     /// Dropped elements inside a block kept whole (a script inside a table cell).
     fn skip_inside(&mut self, children: &[usize], in_content: bool) {
+        let mut holes = Vec::new();
+        self.dropped_inside(children, in_content, &mut holes);
+        for hole in holes {
+            self.skip(hole.start, hole.end);
+        }
+    }
+
+    /// The spans of the dropped elements among `children` and their descendants.
+    fn dropped_inside(&self, children: &[usize], in_content: bool, out: &mut Vec<Span>) {
         for &i in children {
             let node = &self.nodes[i];
             if dropped(node, in_content) {
-                self.skip(node.span.start, node.span.end);
+                out.push(node.span);
             } else {
-                self.skip_inside(&node.children, in_content);
+                self.dropped_inside(&node.children, in_content, out);
             }
         }
     }
+}
+
+/// What a reader sees of a page (or of a piece of one cut at element bounds): the content
+/// the block tree holds, rendered, without the page chrome, scripts and styles it skips.
+pub(crate) fn visible(text: &str) -> String {
+    let tree = read(text);
+    let whole = Span {
+        start: 0,
+        end: text.len(),
+    };
+    render_except(text, &tree.markup, whole, tree.skipped.clone())
+}
+
+/// [`render`] of `span` less the `holes` in it (skipped elements), a line apart.
+fn render_except(text: &str, markup: &[Markup], span: Span, mut holes: Vec<Span>) -> String {
+    holes.sort_by_key(|s| s.start);
+    let mut parts = Vec::new();
+    let mut at = span.start;
+    for hole in holes.into_iter().chain([Span {
+        start: span.end,
+        end: span.end,
+    }]) {
+        let end = hole.start.min(span.end);
+        if at < end {
+            let part = render(text, markup, Span { start: at, end });
+            if !part.is_empty() {
+                parts.push(part);
+            }
+        }
+        at = at.max(hole.end);
+    }
+    parts.join("\n")
 }
 
 /// The visible text of `span`: markup replaced by its separator, entities decoded, runs of

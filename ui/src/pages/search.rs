@@ -11,7 +11,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::{blocking, encode, given, layout, number, params, slice, PageError};
-use folio::chunk::{EmbedTexts, SourceFormat, Span};
+use folio::chunk::{visible_text_of, EmbedTexts, SourceFormat, Span};
 use folio::query::{Expand, Hit, SearchRequest, SearchResponse, DEFAULT_K};
 use folio::store::{Access, Store, DEFAULT_INDEX};
 use folio::{Document, Filter};
@@ -185,8 +185,20 @@ fn answer_markup(response: &SearchResponse, hidden: u64, sources: &[Option<Docum
 }
 
 /// The unit's text with its matching children marked, as a reader sees it (HTML without
-/// its markup; `source` says the document's format).
+/// its markup; `source` is the document as it is now). An HTML hit's text is already its
+/// visible text: the children are marked in its source, read from `source` when that is the
+/// revision the hit came from, and otherwise the text is shown unmarked.
 fn highlighted(hit: &Hit, source: Option<&Document>) -> Markup {
+    let format = source.map_or(SourceFormat::Text, |d| d.format);
+    let unit = match format {
+        SourceFormat::Html => source
+            .and_then(|d| d.text.get(hit.start..hit.end))
+            .filter(|s| visible_text_of(s, format) == hit.text),
+        _ => Some(hit.text.as_str()),
+    };
+    let Some(unit) = unit else {
+        return html! { (hit.text) };
+    };
     let mut spans: Vec<(usize, usize)> = hit
         .children
         .iter()
@@ -208,16 +220,16 @@ fn highlighted(hit: &Hit, source: Option<&Document>) -> Markup {
     if at < hit.end {
         cuts.push((false, at, hit.end));
     }
-    // Formats whose visible text is not their source are read from the unit's own text (cut
-    // at element bounds), not the whole document: a search stays as fast on a book-sized page.
-    let format = source.map_or(SourceFormat::Text, |d| d.format);
+    // Formats whose visible text is not their source are read from the unit's own source
+    // (cut at element bounds), not the whole document: a search stays as fast on a
+    // book-sized page.
     let reader = matches!(format, SourceFormat::Html | SourceFormat::Dialog)
-        .then(|| EmbedTexts::new(&hit.text, format));
+        .then(|| EmbedTexts::new(unit, format));
     let show = |start: usize, end: usize| {
         let (start, end) = (start - hit.start, end - hit.start);
         match &reader {
             Some(reader) => reader.body(Span { start, end }),
-            None => slice(&hit.text, start, end).to_string(),
+            None => slice(unit, start, end).to_string(),
         }
     };
     html! {

@@ -453,7 +453,9 @@ impl Layout<'_> {
         if self.uncounted.is_empty() || start >= end {
             return all;
         }
-        all - self.uncounted_chars_before(end) + self.uncounted_chars_before(start)
+        // Added before subtracting: the uncounted characters before `end` may outnumber
+        // `all` (those before `start` count too), which overflows in a debug build.
+        all + self.uncounted_chars_before(start) - self.uncounted_chars_before(end)
     }
 
     /// The uncounted characters before byte `pos` (a run holding `pos` counts in part).

@@ -8,6 +8,7 @@ use std::sync::Arc;
 pub use crate::embed::EmbedderIdentity;
 pub use crate::index::ChildSearch;
 pub use crate::ingest::{DocumentProblem, Piece};
+pub use crate::input::{FileRoot, Outside};
 pub use crate::progress::{NoProgress, Progress};
 pub use crate::review::{
     Annotation, Feedback, GoldEvidence, LogEntry, LoggedQuery, LoggedRequest, Outcome, Rating,
@@ -335,6 +336,18 @@ impl Store {
     /// unrestricted search of the version sees.
     pub fn export(&self, target: &str) -> Result<Export<'_>, ReadError> {
         self.inner.catalog.export(target)
+    }
+    /// The folder the store's file documents' ids are relative to, as recorded by
+    /// [`Store::set_file_root`] (`folio ingest` records it at the first ingest of files);
+    /// `None` when none was recorded.
+    pub fn file_root(&self) -> Result<Option<FileRoot>, ReadError> {
+        self.inner.catalog.file_root()
+    }
+    /// Records the folder file documents' ids are relative to (an absolute path in UTF-8,
+    /// else [`WriteError::InvalidParameter`]), in a commit of its own. The library keeps it
+    /// for the application: no document changes, and no search reads it.
+    pub fn set_file_root(&self, root: &FileRoot) -> Result<(), WriteError> {
+        self.writer().set_file_root(root)
     }
     /// Counts and settings, for `folio stats`.
     pub fn stats(&self) -> Result<StoreStats, ReadError> {

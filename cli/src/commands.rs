@@ -56,7 +56,7 @@ enum Command {
         /// The store file (created when missing or empty; its folder must exist).
         store: PathBuf,
         /// Files and directories to read (directories recursively, each file once). A
-        /// file's id is its path relative to the store's folder (docs/cli.md). Files are
+        /// file's id is its path relative to the store's root (--root; docs/cli.md). Files are
         /// read as their extension says (.md .markdown .txt .html .htm .csv .tsv .jsonl
         /// .ndjson .pdf, source code .rs .py .js .mjs .ts .tsx .go), files named here with
         /// another extension as their content looks;
@@ -67,6 +67,11 @@ enum Command {
         /// rust, python, javascript, typescript, tsx, go, pdf, or jsonl (JSON Lines documents).
         #[arg(long, value_parser = parse_kind)]
         format: Option<folio::input::FileKind>,
+        /// The folder file ids are relative to, recorded in the store. Without it: the
+        /// recorded one (while that folder exists), else the current folder. A file outside
+        /// it is refused (one found in a folder given is skipped, with a warning).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
         /// Principals allowed to see these documents (comma-separated). Without it (or
         /// --public), a new document is public, or has its JSON Lines record's own `acl`,
         /// and a stored one without an ACL of its own keeps the stored ACL: nothing becomes
@@ -255,6 +260,7 @@ fn run(command: Command) -> CliResult {
             store,
             paths,
             format,
+            root,
             acl,
             public,
             prune,
@@ -267,6 +273,7 @@ fn run(command: Command) -> CliResult {
             &paths,
             ingest::Options {
                 format,
+                root,
                 acl,
                 public,
                 prune,
@@ -354,6 +361,18 @@ fn run(command: Command) -> CliResult {
                 stats.file_bytes,
                 stats.documents
             );
+            match &stats.file_root {
+                Some(root) => println!(
+                    "  file ids relative to {}{}",
+                    escape(&root.path.display().to_string()),
+                    match root.outside {
+                        folio::input::Outside::AbsoluteId =>
+                            " (absolute outside it: made by an older folio)",
+                        _ => "",
+                    }
+                ),
+                None => println!("  file ids relative to: none recorded yet"),
+            }
             for index in stats.indexes {
                 let principals = if index.principals.is_empty() {
                     "(public only)".to_string()

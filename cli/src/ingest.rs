@@ -10,6 +10,7 @@ use crate::output::{err, CliResult};
 use crate::{output, progress};
 use folio::document::{principals, Document};
 use folio::embed::TruncationReport;
+use folio::input::{FileRoot, InputError, Outside};
 use folio::store::{OpenError, Progress, Store};
 
 /// What an ingest did, as `--json` prints it.
@@ -24,6 +25,10 @@ struct IngestReport {
     unchanged: usize,
     /// Documents deleted because their file is gone (`--prune`).
     pruned: Vec<String>,
+    /// The folder file ids are relative to (see docs/cli.md, "Document ids").
+    root: PathBuf,
+    /// Files found in the folders given that lie outside the root: not read.
+    outside_root: Vec<PathBuf>,
     /// Child chunks written, over all indexes.
     chunks: usize,
     /// Replaced documents whose ACL changed: who may see them now differs.
@@ -54,6 +59,8 @@ struct AclChange {
 pub(crate) struct Options {
     /// Every file read as this format.
     pub(crate) format: Option<folio::input::FileKind>,
+    /// The folder file ids are relative to (`--root`); recorded in the store.
+    pub(crate) root: Option<PathBuf>,
     /// Who may see the documents (empty: their own ACLs, or the stored ones, or public).
     pub(crate) acl: Vec<String>,
     /// Every document public, restricted ones included.
@@ -75,6 +82,7 @@ pub(crate) fn run(
 ) -> CliResult {
     let Options {
         format,
+        root,
         acl,
         public,
         prune,
@@ -83,27 +91,54 @@ pub(crate) fn run(
         json,
     } = options;
     let folder = store_folder(&path)?;
-    // Everything is read before the store is opened: a file refused means nothing written.
-    let docs = folio::input::read_paths(paths, &folder, format)
-        .map_err(|e| format!("{e}; nothing was ingested"))?;
-    if docs.is_empty() {
+    // An existing store is opened first, for the root its file ids are relative to; a new one
+    // is created only once everything is read: a file refused means nothing written.
+    let existing = match (has_store(&path), dry_run) {
+        (false, _) => None,
+        (true, false) => Some(embed.open(&path, Store::builder())?),
+        (true, true) => Some(embed.open(&path, Store::builder().read_only(true))?),
+    };
+    let root = choose_root(existing.as_ref(), root.as_deref(), &folder)?;
+    let read = folio::input::read_paths(paths, &root.root, format).map_err(refused)?;
+    // Only files have ids relative to the root: a note about it is for ingests of files.
+    if let Some(note) = root.note.as_ref().filter(|_| read.files > 0) {
+        eprintln!("{note}");
+    }
+    let root_shown = output::escape(&root.root.path.display().to_string());
+    for file in &read.outside_root {
+        eprintln!(
+            "warning: {} is outside {root_shown}, the folder file ids are relative to; not \
+             read ({ROOT_HINT})",
+            output::escape(&file.display().to_string()),
+        );
+    }
+    if read.documents.is_empty() && !read.outside_root.is_empty() {
+        return Err(format!(
+            "every file found is outside {root_shown}, the folder file ids are relative to; \
+             nothing was ingested ({ROOT_HINT})"
+        ));
+    }
+    if read.documents.is_empty() {
         return Err(
             "no documents found (expected .md, .markdown, .txt, .html, .csv, .tsv or .jsonl)"
                 .into(),
         );
     }
-    let (mut docs, repeated) = last_of_each(docs);
+    let (mut docs, repeated) = last_of_each(read.documents);
     if !acl.is_empty() || public {
         for doc in &mut docs {
             doc.acl = acl.to_vec();
         }
     }
-    let store = match (dry_run, has_store(&path)) {
-        (false, _) => embed.open(&path, Store::builder().create(true))?,
-        (true, true) => embed.open(&path, Store::builder().read_only(true))?,
-        (true, false) => embed.open_in_memory()?,
+    let store = match existing {
+        Some(store) => store,
+        None if dry_run => embed.open_in_memory()?,
+        None => embed.open(&path, Store::builder().create(true))?,
     };
     check_embedders(&store)?;
+    if root.record && read.files > 0 && !dry_run {
+        store.set_file_root(&root.root).map_err(err)?;
+    }
     let bar = progress::Bar::new();
     let mut report = IngestReport {
         store: path.clone(),
@@ -111,6 +146,8 @@ pub(crate) fn run(
         replaced: 0,
         unchanged: 0,
         pruned: Vec::new(),
+        root: root.root.path.clone(),
+        outside_root: read.outside_root.clone(),
         chunks: 0,
         acl_changes: Vec::new(),
         acl_kept: Vec::new(),
@@ -120,7 +157,7 @@ pub(crate) fn run(
         dry_run,
     };
     if prune {
-        report.pruned = gone(&store, paths, &docs)?;
+        report.pruned = gone(&store, paths, &docs, &read.outside_root)?;
     }
     let changed = compare(&store, docs, !acl.is_empty() || public, &mut report, &bar)?;
     for batch_docs in changed.chunks(batch_size.max(1)) {
@@ -213,29 +250,145 @@ pub(crate) fn run(
 }
 
 /// The stored documents read from a file under one of the folders of `paths` (by their
-/// `file://` source) that none of `docs` (what was read now) comes from: their files are
+/// `file://` source) that none of `docs` (what was read now) comes from and that is not one
+/// of `outside_root` (files still there, left out as outside the root): their files are
 /// gone, or no longer read.
-fn gone(store: &Store, paths: &[PathBuf], docs: &[Document]) -> Result<Vec<String>, String> {
+fn gone(
+    store: &Store,
+    paths: &[PathBuf],
+    docs: &[Document],
+    outside_root: &[PathBuf],
+) -> Result<Vec<String>, String> {
     let folders: Vec<PathBuf> = paths
         .iter()
         .filter(|p| p.is_dir())
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
-    let read: BTreeSet<&str> = docs.iter().map(|d| d.source_uri.as_str()).collect();
+    let mut present: BTreeSet<PathBuf> = docs
+        .iter()
+        .filter_map(|d| d.source_uri.strip_prefix("file://").map(PathBuf::from))
+        .collect();
+    present.extend(
+        outside_root
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok()),
+    );
+    Ok(stored_files(store)?
+        .into_iter()
+        .filter(|(_, file)| folders.iter().any(|f| file.starts_with(f)) && !present.contains(file))
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// The stored documents read from a file (a `file://` source), with that file's path.
+fn stored_files(store: &Store) -> Result<Vec<(String, PathBuf)>, String> {
     let mut out = Vec::new();
     for id in store.document_ids().map_err(err)? {
         let Some(stored) = store.document(&id).map_err(err)? else {
             continue;
         };
-        let Some(file) = stored.source_uri.strip_prefix("file://") else {
-            continue;
-        };
-        let under = folders.iter().any(|f| Path::new(file).starts_with(f));
-        if under && !read.contains(stored.source_uri.as_str()) {
-            out.push(id);
+        if let Some(file) = stored.source_uri.strip_prefix("file://") {
+            out.push((id, PathBuf::from(file)));
         }
     }
     Ok(out)
+}
+
+/// The root file ids are relative to in this ingest.
+struct Root {
+    root: FileRoot,
+    /// It is not the one the store records.
+    record: bool,
+    /// What to tell the user about it.
+    note: Option<String>,
+}
+
+/// The root of this ingest: `--root` when given; else the one the store records while that
+/// folder exists; else, for a store of older folio (file documents, no recorded root), the
+/// store's folder, files outside it keeping their absolute ids; else the current folder.
+fn choose_root(
+    store: Option<&Store>,
+    given: Option<&Path>,
+    store_folder: &Path,
+) -> Result<Root, String> {
+    let recorded = match store {
+        Some(store) => store.file_root().map_err(err)?,
+        None => None,
+    };
+    let legacy = match (store, &recorded) {
+        (Some(store), None) => !stored_files(store)?.is_empty(),
+        _ => false,
+    };
+    let outside = match &recorded {
+        Some(recorded) => recorded.outside,
+        None if legacy => Outside::AbsoluteId,
+        None => Outside::Refused,
+    };
+    let (path, note) = match (given, &recorded) {
+        (Some(given), _) => (real_folder(given).map_err(|e| format!("--root {e}"))?, None),
+        (None, Some(recorded)) if recorded.path.is_dir() => (recorded.path.clone(), None),
+        (None, Some(recorded)) => {
+            let cwd = current_folder()?;
+            let note = format!(
+                "note: {}, the folder the store's file ids were relative to, is gone; they are \
+                 now relative to the current folder, {}",
+                recorded.path.display(),
+                cwd.display()
+            );
+            (cwd, Some(note))
+        }
+        (None, None) if legacy => {
+            let folder = real_folder(store_folder)?;
+            let note = format!(
+                "note: this store's file ids were made relative to its folder, {}, which is \
+                 now recorded as the folder they are relative to (files outside it keep \
+                 their absolute paths as ids)",
+                folder.display()
+            );
+            (folder, Some(note))
+        }
+        (None, None) => (current_folder()?, None),
+    };
+    let root = FileRoot { path, outside };
+    let note = match &recorded {
+        Some(recorded) if recorded.path != root.path && note.is_none() => Some(format!(
+            "note: file ids are now relative to {} (they were relative to {})",
+            root.path.display(),
+            recorded.path.display()
+        )),
+        _ => note,
+    };
+    Ok(Root {
+        record: recorded.as_ref() != Some(&root),
+        root,
+        note,
+    })
+}
+
+/// `folder`'s real path; refused unless it is a folder.
+fn real_folder(folder: &Path) -> Result<PathBuf, String> {
+    match std::fs::canonicalize(folder) {
+        Ok(real) if real.is_dir() => Ok(real),
+        Ok(_) => Err(format!("{}: not a folder", folder.display())),
+        Err(e) => Err(format!("{}: {e}", folder.display())),
+    }
+}
+
+fn current_folder() -> Result<PathBuf, String> {
+    std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("the current folder: {e}"))
+}
+
+/// What to do about a file outside the root.
+const ROOT_HINT: &str = "--root DIR makes file ids relative to DIR, a folder holding them";
+
+/// Why nothing was ingested: the reading error, with what to do about a file outside the root.
+fn refused(e: InputError) -> String {
+    match e {
+        InputError::OutsideRoot { .. } => format!("{e}; nothing was ingested ({ROOT_HINT})"),
+        e => format!("{e}; nothing was ingested"),
+    }
 }
 
 /// Whether `path` holds a store to compare against (a missing or zero-byte file does not).
@@ -243,7 +396,7 @@ fn has_store(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
-/// The folder that holds the store: file ids are relative to it.
+/// The folder that holds the store (it must exist; older folio made file ids relative to it).
 fn store_folder(store: &Path) -> Result<PathBuf, String> {
     let folder = match store.parent() {
         Some(f) if !f.as_os_str().is_empty() => f.to_path_buf(),

@@ -7,6 +7,7 @@
 pub mod detect;
 pub mod front_matter;
 pub mod pdf;
+pub mod root;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use crate::chunk::SourceFormat;
 use crate::document::Document;
 use crate::filter::MetadataValue;
 pub use detect::FileKind;
+pub use root::{FileRoot, Outside};
 
 /// Why documents could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +55,15 @@ pub enum InputError {
         path: PathBuf,
         /// Why its text could not be read.
         source: pdf::PdfError,
+    },
+    /// A file named on its own whose real path lies outside the root its id would be
+    /// relative to (see [`FileRoot`]).
+    #[error("{path} is outside {root}, the folder file ids are relative to")]
+    OutsideRoot {
+        /// The file, as named.
+        path: PathBuf,
+        /// The root.
+        root: PathBuf,
     },
     /// Not text: a known binary format, NUL bytes, or mostly invalid UTF-8.
     #[error("{path}: {what}, not text folio can read")]
@@ -251,29 +262,48 @@ fn file_document(path: &Path, id: String, format: SourceFormat, text: String) ->
     front_matter::apply(doc, true)
 }
 
+/// What [`read_paths`] read.
+#[derive(Debug, Default)]
+pub struct ReadPaths {
+    /// The documents, in the order read.
+    pub documents: Vec<Document>,
+    /// How many of them were read from a file of their own (the others are JSON Lines
+    /// records, which carry their ids).
+    pub files: usize,
+    /// Files found by walking a directory whose real path lies outside a root that refuses
+    /// them (a directory outside it, or a symlink out of it): not read.
+    pub outside_root: Vec<PathBuf>,
+}
+
 /// Reads every document under `paths`: files as given, directories recursively. A file is
 /// read as `format` when given, else as its extension says, else (a file named explicitly
 /// with another extension or none) as its content looks; files of other extensions inside
 /// directories are skipped. Binary files are an error, so a caller that writes nothing
-/// until all is read writes nothing. A directory reached twice (a symlink loop, or named twice) is read once, and so is a file.
+/// until all is read writes nothing. A directory reached twice (a symlink loop, or named
+/// twice) is read once, and so is a file.
 ///
-/// File documents get as `doc_id` their real path (symlinks resolved) relative to `base`,
-/// components joined by `/`, or their absolute real path when they lie outside `base`:
-/// however a file is named (`a.md`, `./docs/../a.md`, an absolute path, a symlink, or
-/// found by walking a directory) it gets the same id. `folio ingest` passes the folder
-/// that holds the store. JSON Lines records keep the `doc_id` they carry.
+/// File documents get as `doc_id` their real path (symlinks resolved) relative to `root`,
+/// components joined by `/`: however a file is named (`a.md`, `./docs/../a.md`, an absolute
+/// path, a symlink, or found by walking a directory) it gets the same id, and wherever the
+/// store lives. A file outside the root is [`InputError::OutsideRoot`] when named on its
+/// own, and left out (listed in [`ReadPaths::outside_root`]) when found in a directory,
+/// unless the root's rule is [`Outside::AbsoluteId`]. JSON Lines records keep the `doc_id`
+/// they carry, wherever their file is.
 pub fn read_paths(
     paths: &[PathBuf],
-    base: &Path,
+    root: &FileRoot,
     format: Option<FileKind>,
-) -> Result<Vec<Document>, InputError> {
-    let base = real_path(base)?;
+) -> Result<ReadPaths, InputError> {
+    let root = FileRoot {
+        path: real_path(&root.path)?,
+        outside: root.outside,
+    };
     let mut read = Reading {
-        base: &base,
+        root: &root,
         format,
         dirs: HashSet::new(),
         files: HashSet::new(),
-        docs: Vec::new(),
+        read: ReadPaths::default(),
     };
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|source| InputError::Io {
@@ -285,28 +315,35 @@ pub fn read_paths(
             walk(path, &mut files, &mut read.dirs)?;
             files.sort();
             for file in files {
-                read.file(&file)?;
+                read.file(&file, Found::InDirectory)?;
             }
         } else {
-            read.file(path)?;
+            read.file(path, Found::Named)?;
         }
     }
-    Ok(read.docs)
+    Ok(read.read)
+}
+
+/// How [`read_paths`] came to a file: named on its own, or by walking a directory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    Named,
+    InDirectory,
 }
 
 /// The state of one [`read_paths`].
 struct Reading<'a> {
-    base: &'a Path,
+    root: &'a FileRoot,
     /// The format the caller named for every file.
     format: Option<FileKind>,
     /// Real paths of the directories walked and files read so far.
     dirs: HashSet<PathBuf>,
     files: HashSet<PathBuf>,
-    docs: Vec<Document>,
+    read: ReadPaths,
 }
 
 impl Reading<'_> {
-    fn file(&mut self, path: &Path) -> Result<(), InputError> {
+    fn file(&mut self, path: &Path, found: Found) -> Result<(), InputError> {
         let real = real_path(path)?;
         if !self.files.insert(real.clone()) {
             return Ok(());
@@ -317,10 +354,11 @@ impl Reading<'_> {
         if named == Some(FileKind::Single(SourceFormat::Pdf))
             || (named.is_none() && cfg!(feature = "pdf") && detect::is_pdf(&bytes))
         {
+            let Some(id) = self.id_of(path, &real, found)? else {
+                return Ok(());
+            };
             let text = file_text(path, bytes, SourceFormat::Pdf)?;
-            let id = file_id(&real, self.base);
-            self.docs
-                .push(file_document(path, id, SourceFormat::Pdf, text));
+            self.push_file(file_document(path, id, SourceFormat::Pdf, text));
             return Ok(());
         }
         let text = text_of(path, bytes)?;
@@ -335,13 +373,40 @@ impl Reading<'_> {
             (None, None) => detect::by_content(&text),
         };
         match kind {
-            FileKind::Documents => self.docs.extend(parse_jsonl(path, &text)?),
+            FileKind::Documents => self.read.documents.extend(parse_jsonl(path, &text)?),
             FileKind::Single(format) => {
-                let id = file_id(&real, self.base);
-                self.docs.push(file_document(path, id, format, text));
+                if let Some(id) = self.id_of(path, &real, found)? {
+                    self.push_file(file_document(path, id, format, text));
+                }
             }
         }
         Ok(())
+    }
+
+    /// The id of the file at `path` (real path `real`); `None` when it is left out as
+    /// outside the root, an error when it was named on its own.
+    fn id_of(
+        &mut self,
+        path: &Path,
+        real: &Path,
+        found: Found,
+    ) -> Result<Option<String>, InputError> {
+        if let Some(id) = self.root.id_of(real) {
+            return Ok(Some(id));
+        }
+        if found == Found::Named {
+            return Err(InputError::OutsideRoot {
+                path: path.to_path_buf(),
+                root: self.root.path.clone(),
+            });
+        }
+        self.read.outside_root.push(path.to_path_buf());
+        Ok(None)
+    }
+
+    fn push_file(&mut self, doc: Document) {
+        self.read.files += 1;
+        self.read.documents.push(doc);
     }
 }
 
@@ -350,18 +415,6 @@ fn real_path(path: &Path) -> Result<PathBuf, InputError> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// The `doc_id` of the file at real path `real`: relative to `base` when inside it.
-fn file_id(real: &Path, base: &Path) -> String {
-    match real.strip_prefix(base) {
-        Ok(relative) => relative
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-        Err(_) => real.to_string_lossy().into_owned(),
-    }
 }
 
 /// The files of supported types under `dir`, each directory walked once (by real path).

@@ -3,12 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(args)
-        .output()
-        .expect("run folio")
-}
+use crate::folio;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

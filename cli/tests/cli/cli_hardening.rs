@@ -3,18 +3,12 @@
 //! checked by unit tests in `cli/src/commands.rs`, which walk clap's command tree.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::folio;
 
 fn folio_in(cwd: Option<&Path>, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-    if let Some(cwd) = cwd {
-        command.current_dir(cwd);
-    }
-    command.args(args).output().expect("run folio")
-}
-
-fn folio(args: &[&str]) -> Output {
-    folio_in(None, args)
+    folio_testkit::cli::run_in(env!("CARGO_BIN_EXE_folio"), cwd, args)
 }
 
 fn stdout(o: &Output) -> String {

@@ -2,14 +2,9 @@
 //! both embedders, to query or ingest with another one.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(args)
-        .output()
-        .expect("run folio")
-}
+use crate::folio;
 
 fn text(o: &Output) -> String {
     format!(

@@ -9,7 +9,8 @@ use crate::folio;
 use folio_testkit::cli::{self, utf8 as s};
 
 use folio::chunk::{chunk_document, ChunkSpec};
-use folio::input::{read_paths, FileKind, InputError};
+use folio::input::{read_paths, FileKind, FileRoot, InputError};
+use folio::Document;
 use folio::SourceFormat;
 
 fn data_dir() -> PathBuf {
@@ -18,6 +19,15 @@ fn data_dir() -> PathBuf {
 
 fn data(name: &str) -> PathBuf {
     data_dir().join(name)
+}
+
+/// The documents of `paths`, file ids relative to `root`.
+fn read_docs(
+    paths: &[PathBuf],
+    root: &Path,
+    format: Option<FileKind>,
+) -> Result<Vec<Document>, InputError> {
+    read_paths(paths, &FileRoot::new(root), format).map(|read| read.documents)
 }
 
 #[test]
@@ -32,7 +42,7 @@ fn files_without_a_telling_extension_are_read_as_their_content_looks() {
         ("ticket-4711.jsonl", SourceFormat::Dialog),
     ];
     for (name, format) in cases {
-        let docs = read_paths(&[data(name)], &data_dir(), None).unwrap();
+        let docs = read_docs(&[data(name)], &data_dir(), None).unwrap();
         assert_eq!(docs.len(), 1, "{name}");
         assert_eq!(docs[0].format, format, "{name}");
         assert_eq!(docs[0].doc_id, name);
@@ -40,7 +50,7 @@ fn files_without_a_telling_extension_are_read_as_their_content_looks() {
 
     // Read as detected, each is cut by its own reader.
     let spec = ChunkSpec::default();
-    let page = &read_paths(&[data("help-page")], &data_dir(), None).unwrap()[0];
+    let page = &read_docs(&[data("help-page")], &data_dir(), None).unwrap()[0];
     let chunked = chunk_document(&page.text, page.format, &spec);
     let texts: Vec<&str> = chunked
         .children
@@ -51,7 +61,7 @@ fn files_without_a_telling_extension_are_read_as_their_content_looks() {
         .iter()
         .all(|t| !t.contains("NAV-LINK") && !t.contains("FOOTER-TEXT")));
     assert!(texts.iter().any(|t| t.contains("Forgot password")));
-    let notes = &read_paths(&[data("release-notes")], &data_dir(), None).unwrap()[0];
+    let notes = &read_docs(&[data("release-notes")], &data_dir(), None).unwrap()[0];
     let chunked = chunk_document(&notes.text, notes.format, &spec);
     assert!(chunked
         .children
@@ -61,7 +71,7 @@ fn files_without_a_telling_extension_are_read_as_their_content_looks() {
 
 #[test]
 fn json_lines_records_without_a_format_are_detected_and_a_named_format_wins() {
-    let docs = read_paths(&[data("records.jsonl")], &data_dir(), None).unwrap();
+    let docs = read_docs(&[data("records.jsonl")], &data_dir(), None).unwrap();
     let formats: Vec<(&str, SourceFormat)> =
         docs.iter().map(|d| (d.doc_id.as_str(), d.format)).collect();
     assert_eq!(
@@ -79,7 +89,7 @@ fn json_lines_records_without_a_format_are_detected_and_a_named_format_wins() {
 
 #[test]
 fn a_named_format_overrides_extension_and_content() {
-    let as_text = read_paths(
+    let as_text = read_docs(
         &[data("release-notes"), data("help-page")],
         &data_dir(),
         Some(FileKind::Single(SourceFormat::Text)),
@@ -130,7 +140,7 @@ fn binary_files_are_refused_by_name_and_nothing_is_written() {
     ];
     for (name, what) in cases {
         // With the `pdf` feature, a PDF is read unless another format is named.
-        let read = read_paths(&[data("LETTER"), data(name)], &data_dir(), None);
+        let read = read_docs(&[data("LETTER"), data(name)], &data_dir(), None);
         match read {
             Ok(docs) if name.ends_with(".pdf") => {
                 assert_eq!(docs[1].format, SourceFormat::Pdf);
@@ -155,6 +165,8 @@ fn binary_files_are_refused_by_name_and_nothing_is_written() {
             s(&data(name)),
             "--format",
             "text",
+            "--root",
+            s(&data_dir()),
         ]);
         assert!(!out.status.success(), "{name}");
         let stderr = cli::stderr(&out);
@@ -167,7 +179,9 @@ fn binary_files_are_refused_by_name_and_nothing_is_written() {
     // existing store, which keeps what it had; files of other extensions are skipped.
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.folio");
-    let out = folio(&["ingest", s(&store), s(&data("LETTER"))]);
+    let letter = dir.path().join("LETTER");
+    std::fs::copy(data("LETTER"), &letter).unwrap();
+    let out = folio(&["ingest", s(&store), s(&letter)]);
     assert!(out.status.success(), "{}", cli::stderr(&out));
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
@@ -246,7 +260,8 @@ fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
     let renamed = dir.path().join("report.bin");
     std::fs::copy(data("quarterly-report.pdf"), &renamed).unwrap();
     for path in [data("quarterly-report.pdf"), renamed] {
-        let docs = read_paths(&[path], &data_dir(), None).unwrap();
+        let folder = path.parent().expect("a folder").to_path_buf();
+        let docs = read_docs(&[path], &folder, None).unwrap();
         assert_eq!(docs[0].format, SourceFormat::Pdf);
         assert_eq!(docs[0].text, expected);
     }
@@ -254,7 +269,7 @@ fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
     let docs = dir.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
     std::fs::copy(data("quarterly-report.pdf"), docs.join("q.pdf")).unwrap();
-    let read = read_paths(std::slice::from_ref(&docs), &docs, None).unwrap();
+    let read = read_docs(std::slice::from_ref(&docs), &docs, None).unwrap();
     assert_eq!(read.len(), 1);
     assert_eq!(read[0].doc_id, "q.pdf");
 
@@ -274,11 +289,13 @@ fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
     let damaged = dir.path().join("damaged.pdf");
     std::fs::write(&damaged, b"%PDF-1.4\nthis is not a PDF body").unwrap();
     let fresh = dir.path().join("fresh.folio");
-    match read_paths(std::slice::from_ref(&damaged), dir.path(), None) {
+    match read_docs(std::slice::from_ref(&damaged), dir.path(), None) {
         Err(InputError::Pdf { path, .. }) => assert_eq!(path, damaged),
         other => panic!("{other:?}"),
     }
-    let out = folio(&["ingest", s(&fresh), s(&data("LETTER")), s(&damaged)]);
+    let letter = dir.path().join("LETTER");
+    std::fs::copy(data("LETTER"), &letter).unwrap();
+    let out = folio(&["ingest", s(&fresh), s(&letter), s(&damaged)]);
     assert!(!out.status.success());
     let stderr = cli::stderr(&out);
     assert!(
@@ -287,7 +304,12 @@ fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
     );
     assert!(!fresh.exists(), "the store was created");
     // `--format pdf` reads a file as PDF whatever its name; a text file is then no PDF.
-    let out = folio(&["ingest", s(&fresh), s(&data("LETTER")), "--format", "pdf"]);
+    let out = folio(&["ingest", s(&fresh), s(&letter), "--format", "pdf"]);
     assert!(!out.status.success());
+    assert!(
+        cli::stderr(&out).contains("LETTER"),
+        "{}",
+        cli::stderr(&out)
+    );
     assert!(!fresh.exists());
 }

@@ -8,6 +8,7 @@ mod ann_bench;
 mod cli;
 mod cli_hardening;
 mod embedder_cli;
+mod file_ids;
 mod formats_detect;
 mod params_validation;
 mod request_log;

@@ -12,6 +12,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::folio;
+
 use folio::chunk::ChunkSpec;
 use folio::query::SearchRequest;
 use folio::store::{IndexError, OpenError, ReadError, StorageError, StoreBuilder, WriteError};
@@ -249,13 +251,6 @@ fn eight_reader_processes_follow_one_writer() {
     assert!(report.is_consistent(), "{:?}", report.problems);
     let out = folio(&["check", path.to_str().expect("utf-8")]);
     assert!(out.status.success(), "folio check: {}", text(&out.stderr));
-}
-
-fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(args)
-        .output()
-        .expect("run folio")
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -3,16 +3,10 @@
 //! gc, and `check` (exit code 0 only when the store is consistent).
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+use crate::folio;
 
 use redb::TableDefinition;
-
-fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(args)
-        .output()
-        .expect("run folio")
-}
 
 /// Runs folio, requires success, returns stdout.
 fn ok(args: &[&str]) -> String {

@@ -17,6 +17,7 @@ use crate::chunk::{ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SourceFo
 use crate::embed::EmbedderIdentity;
 use crate::filter::MetadataValue;
 use crate::index::{DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
+use crate::input::{FileRoot, Outside};
 use crate::storage::error::StorageError;
 
 /// No record may claim more than this many bytes; a corrupted length fails before allocating.
@@ -83,6 +84,35 @@ pub(crate) fn encode_bitmap(bitmap: &RoaringBitmap) -> Vec<u8> {
 pub(crate) fn decode_bitmap(bytes: &[u8], what: &str) -> Result<RoaringBitmap, StorageError> {
     RoaringBitmap::deserialize_from(bytes)
         .map_err(|e| StorageError::corrupt(format!("{what}: bad bitmap: {e}")))
+}
+
+/// `meta.file_root`: the rule for files outside the root (`0` refused, `1` absolute ids),
+/// then the root's path in UTF-8; `None` for a path that is not UTF-8.
+pub(crate) fn encode_file_root(root: &FileRoot) -> Option<Vec<u8>> {
+    let rule = match root.outside {
+        Outside::Refused => 0u8,
+        Outside::AbsoluteId => 1,
+    };
+    let path = root.path.to_str()?;
+    let mut out = Vec::with_capacity(1 + path.len());
+    out.push(rule);
+    out.extend_from_slice(path.as_bytes());
+    Some(out)
+}
+
+pub(crate) fn decode_file_root(bytes: &[u8]) -> Result<FileRoot, StorageError> {
+    let bad = |why: &str| StorageError::corrupt(format!("meta file_root: {why}"));
+    let (&rule, path) = bytes.split_first().ok_or_else(|| bad("empty"))?;
+    let outside = match rule {
+        0 => Outside::Refused,
+        1 => Outside::AbsoluteId,
+        other => return Err(bad(&format!("unknown rule {other}"))),
+    };
+    let path = std::str::from_utf8(path).map_err(|_| bad("not UTF-8"))?;
+    Ok(FileRoot {
+        path: path.into(),
+        outside,
+    })
 }
 
 /// The time records carry (`created_ms`, `time_ms`): Unix milliseconds.

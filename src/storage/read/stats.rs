@@ -3,12 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use redb::ReadableTableMetadata;
+use redb::{ReadTransaction, ReadableTableMetadata};
 
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
+use crate::input::FileRoot;
 use crate::storage::error::{CompactFileError, ReadError, StorageError};
-use crate::storage::file::tables::{DOCS, FORMAT_VERSION};
+use crate::storage::file::records::decode_file_root;
+use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::state;
 use crate::storage::read::unavailable::UnavailableIndex;
@@ -24,6 +26,8 @@ pub struct StoreStats {
     pub file_bytes: u64,
     /// Documents stored.
     pub documents: u64,
+    /// The folder file documents' ids are relative to (see [`crate::Store::file_root`]).
+    pub file_root: Option<FileRoot>,
     /// Each loaded index, by name.
     pub indexes: Vec<IndexStats>,
     /// Indexes that could not be loaded (see [`crate::Store::unavailable_indexes`]).
@@ -68,6 +72,7 @@ impl Catalog {
     pub(crate) fn stats(&self) -> Result<StoreStats, ReadError> {
         let (txn, states) = self.snapshot()?;
         let documents = txn.open_table(DOCS)?.len()?;
+        let file_root = read_file_root(&txn)?;
         let mut indexes = Vec::new();
         for (name, state) in states {
             let view = state.head();
@@ -88,9 +93,16 @@ impl Catalog {
             format_version: FORMAT_VERSION,
             file_bytes,
             documents,
+            file_root,
             indexes,
             unavailable: self.unavailable_indexes(),
         })
+    }
+
+    /// The folder file documents' ids are relative to, as recorded.
+    pub(crate) fn file_root(&self) -> Result<Option<FileRoot>, ReadError> {
+        let (txn, _) = self.snapshot()?;
+        Ok(read_file_root(&txn)?)
     }
 
     /// Gives the file back its free space (see [`crate::Store::compact_file`]): needs the
@@ -105,6 +117,14 @@ impl Catalog {
             bytes_after: file_len(self.path()),
         })
     }
+}
+
+fn read_file_root(txn: &ReadTransaction) -> Result<Option<FileRoot>, StorageError> {
+    let meta = txn.open_table(META)?;
+    let Some(value) = meta.get(FILE_ROOT)? else {
+        return Ok(None);
+    };
+    Ok(Some(decode_file_root(value.value())?))
 }
 
 /// The size of the file at `path`, or 0 (the store may live on another backend).

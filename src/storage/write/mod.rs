@@ -1,6 +1,6 @@
 //! The write path: batches staged, chunked and embedded before the writer lock, then
 //! committed as new index versions; merges of segments, garbage collection, named
-//! indexes, and names for versions (tags, aliases, rollback).
+//! indexes, names for versions (tags, aliases, rollback), and the recorded file root.
 
 pub(crate) mod batch;
 pub(crate) mod commit;
@@ -9,5 +9,6 @@ pub(crate) mod gc;
 pub(crate) mod indexes;
 pub(crate) mod plan;
 pub(crate) mod refs;
+pub(crate) mod root;
 pub(crate) mod staged;
 pub(crate) mod writer;

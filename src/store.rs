@@ -302,6 +302,15 @@ impl Store {
     pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
         self.inner.catalog.document_ids()
     }
+    /// Every stored document (current revision) in id order, all read from one committed
+    /// state (a writer may commit meanwhile), until `visit` returns
+    /// [`std::ops::ControlFlow::Break`]: what `folio dump` writes.
+    pub fn for_each_document(
+        &self,
+        visit: impl FnMut(crate::document::Document) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), ReadError> {
+        self.inner.catalog.for_each_document(visit)
+    }
     /// The stored document `doc_id` (current revision), or `None`.
     pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
         self.inner.catalog.document(doc_id)

@@ -167,6 +167,15 @@ enum Command {
         #[command(flatten)]
         embed: EmbedArgs,
     },
+    /// Write every document (text, ACL, dates, metadata) as JSON Lines that `folio ingest`
+    /// reads back: a copy of the documents outside the store file.
+    Dump {
+        /// The store file.
+        store: PathBuf,
+        /// Write to this file (replaced once the dump is whole) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Delete documents and their chunks.
     Delete {
         /// The store file.
@@ -396,6 +405,7 @@ fn run(command: Command) -> CliResult {
             }
             Ok(())
         }
+        Command::Dump { store, out } => crate::dump::dump(&store, out.as_deref()),
         Command::Delete {
             store,
             doc_ids,

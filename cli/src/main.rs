@@ -5,6 +5,7 @@ mod bench;
 mod commands;
 mod common;
 mod demo;
+mod dump;
 mod eval;
 mod external;
 mod ingest;

@@ -7,6 +7,7 @@
 mod ann_bench;
 mod cli;
 mod cli_hardening;
+mod dump;
 mod embedder_cli;
 mod file_ids;
 mod formats_detect;

@@ -1,6 +1,8 @@
 //! Documents and chunks as stored, and as an index would cut a document before it is
 //! written (what an application embeds itself to bring its own vectors).
 
+use std::ops::ControlFlow;
+
 use redb::ReadableTable;
 
 use crate::embed::{Oversized, TokenStats, Truncation, TruncationReport};
@@ -85,6 +87,26 @@ impl Catalog {
             return Ok(None);
         };
         Ok(Some(read_document(&txn, entry)?))
+    }
+
+    /// Every stored document (current revision) in id order, all from one committed state,
+    /// until `visit` breaks.
+    pub(crate) fn for_each_document(
+        &self,
+        mut visit: impl FnMut(crate::document::Document) -> ControlFlow<()>,
+    ) -> Result<(), ReadError> {
+        let (txn, _) = self.snapshot()?;
+        let table = txn.open_table(DOCS)?;
+        for entry in table.iter()? {
+            let (id, _) = entry?;
+            let Some(doc) = read_doc_entry(&txn, id.value())? else {
+                continue;
+            };
+            if visit(read_document(&txn, doc)?).is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// The child chunks of `doc_id` in index `index` (newest version), with their

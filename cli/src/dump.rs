@@ -1,0 +1,72 @@
+//! `folio dump STORE [--out FILE]`: every stored document as one JSON Lines record (id,
+//! title, source, format, text, ACL, dates, metadata), the records `folio ingest` reads
+//! back. All from one committed state, so a writer may run meanwhile.
+
+use std::io::{BufWriter, Write};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use crate::common::open_reader;
+use crate::output::{err, CliResult};
+
+/// Writes the dump to `out` (replaced only once every record is written: a failed dump
+/// leaves no half file), or to standard output; the count goes to standard error.
+pub(crate) fn dump(store: &Path, out: Option<&Path>) -> CliResult {
+    let store = open_reader(store)?;
+    let count = match out {
+        None => write_records(&store, std::io::stdout().lock())?,
+        Some(path) => {
+            // Written beside the target and renamed over it: one filesystem, one rename.
+            let mut partial = path.as_os_str().to_owned();
+            partial.push(format!(".partial-{}", std::process::id()));
+            let partial = std::path::PathBuf::from(partial);
+            let cannot = |e: std::io::Error| format!("cannot write {}: {e}", partial.display());
+            let written = std::fs::File::create(&partial)
+                .map_err(cannot)
+                .and_then(|file| {
+                    let count = write_records(&store, &file)?;
+                    file.sync_all().map_err(cannot)?;
+                    Ok(count)
+                });
+            let renamed = written.and_then(|count| {
+                std::fs::rename(&partial, path)
+                    .map(|()| count)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
+            if renamed.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            renamed?
+        }
+    };
+    eprintln!("{count} documents dumped");
+    Ok(())
+}
+
+fn write_records(store: &folio::store::Store, to: impl Write) -> Result<usize, String> {
+    let mut to = BufWriter::new(to);
+    let mut count = 0;
+    let mut failed = None;
+    store
+        .for_each_document(|doc| {
+            let line = serde_json::to_writer(&mut to, &doc)
+                .and_then(|()| to.write_all(b"\n").map_err(serde_json::Error::io));
+            match line {
+                Ok(()) => {
+                    count += 1;
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        })
+        .map_err(err)?;
+    if let Some(e) = failed {
+        return Err(format!("cannot write the dump: {e}"));
+    }
+    to.flush()
+        .map_err(|e| format!("cannot write the dump: {e}"))?;
+    Ok(count)
+}

@@ -1,0 +1,109 @@
+//! `folio dump` (issue 30, item 1): every document as JSON Lines that `folio ingest` reads
+//! back into another store with the same text, ACL, dates and metadata.
+
+use std::path::Path;
+
+use folio::Store;
+use folio_testkit::cli::{run_in, stderr, stdout, utf8};
+
+fn folio_in(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let out = run_in(env!("CARGO_BIN_EXE_folio"), Some(cwd), args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    out
+}
+
+fn documents(path: &Path) -> Vec<folio::Document> {
+    let store = Store::builder()
+        .read_only(true)
+        .open(path)
+        .expect("open read-only");
+    let ids = store.document_ids().expect("ids");
+    ids.iter()
+        .map(|id| store.document(id).expect("read").expect("stored"))
+        .collect()
+}
+
+#[test]
+fn a_dump_ingested_into_a_new_store_gives_the_same_documents() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cwd = dir.path();
+    let docs = cwd.join("docs");
+    std::fs::create_dir_all(&docs).expect("mkdir");
+    std::fs::write(
+        docs.join("refunds.md"),
+        "---\ntitle: Refunds\nupdated_at: 2024-03-01\ntags: [billing, money]\npriority: 2\n---\n\
+         # Refunds\n\nRefunds take five days.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        docs.join("page.html"),
+        "<html><head><title>Page</title></head><body><main><h1>Page</h1>\
+         <p>Tides &amp; moons.</p></main></body></html>",
+    )
+    .expect("write");
+    std::fs::write(docs.join("rates.csv"), "band,rate\nA,1\nB,2\n").expect("write");
+    folio_in(cwd, &["ingest", "kb.folio", "docs"]);
+    folio_in(
+        cwd,
+        &["acl", "kb.folio", "docs/refunds.md", "billing,finance"],
+    );
+
+    folio_in(cwd, &["dump", "kb.folio", "--out", "dump.jsonl"]);
+    let printed = folio_in(cwd, &["dump", "kb.folio"]);
+    let written = std::fs::read_to_string(cwd.join("dump.jsonl")).expect("dump file");
+    assert_eq!(
+        stdout(&printed),
+        written,
+        "--out writes what standard output shows"
+    );
+    assert_eq!(written.lines().count(), 3);
+    assert!(stderr(&printed).contains("3 documents dumped"));
+
+    folio_in(cwd, &["ingest", "copy.folio", "dump.jsonl"]);
+    let (before, after) = (
+        documents(&cwd.join("kb.folio")),
+        documents(&cwd.join("copy.folio")),
+    );
+    assert_eq!(before, after);
+    let refunds = after
+        .iter()
+        .find(|d| d.doc_id == "docs/refunds.md")
+        .expect("refunds");
+    assert_eq!(refunds.acl, ["billing", "finance"]);
+    assert_eq!(refunds.updated_at.as_deref(), Some("2024-03-01"));
+    // The ACL holds in the copy: a public search does not see the restricted document.
+    let public = folio_in(
+        cwd,
+        &["search", "copy.folio", "refunds take five days", "--json"],
+    );
+    assert!(
+        !stdout(&public).contains("docs/refunds.md"),
+        "{}",
+        stdout(&public)
+    );
+    let billing = folio_in(
+        cwd,
+        &[
+            "search",
+            "copy.folio",
+            "refunds take five days",
+            "--as",
+            "billing",
+            "--json",
+        ],
+    );
+    assert!(stdout(&billing).contains("docs/refunds.md"));
+}
+
+#[test]
+fn a_failed_dump_leaves_no_file_and_a_bad_store_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("missing.folio");
+    let out = run_in(
+        env!("CARGO_BIN_EXE_folio"),
+        Some(dir.path()),
+        &["dump", utf8(&missing), "--out", "d.jsonl"],
+    );
+    assert!(!out.status.success());
+    assert!(!dir.path().join("d.jsonl").exists());
+}

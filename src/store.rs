@@ -15,9 +15,10 @@ pub use crate::review::{
     Verdict,
 };
 pub use crate::storage::error::{
-    CompactFileError, IndexError, NameKind, NameRule, OpenError, ReadError, StorageError,
-    WriteError,
+    BackupError, CompactFileError, IndexError, NameKind, NameRule, OpenError, ReadError,
+    StorageError, WriteError,
 };
+pub use crate::storage::file::backup::BackupReport;
 pub use crate::storage::file::open::StorageBackend;
 pub use crate::storage::file::records::{
     GraphParams, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
@@ -275,6 +276,18 @@ impl Store {
         // Only this handle is left, so no writer holds the write lock and no reader holds
         // a transaction (a snapshot borrows the store).
         inner.catalog.compact_file()
+    }
+    /// Copies the store as it is now committed into a new file `dest` (which must not
+    /// exist) while writers go on: every table read in one read transaction, written in one
+    /// durable commit to a file beside `dest`, then renamed to it, so a copy cut short
+    /// leaves nothing under that name. A writing handle saves its pending request-log
+    /// entries first. The copy is a store of this format, packed (no free pages), that
+    /// answers as the source did at that commit.
+    pub fn backup(&self, dest: impl AsRef<std::path::Path>) -> Result<BackupReport, BackupError> {
+        if !self.inner.catalog.is_read_only() {
+            self.inner.log.flush(self.inner.catalog.db())?;
+        }
+        self.inner.catalog.backup(dest.as_ref())
     }
     /// Checks the whole store: redb's check (when this is the only handle), then that every
     /// version's segments load (graphs decode with every link in range and one node per

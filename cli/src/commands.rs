@@ -176,6 +176,16 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Copy the whole store, as committed now, to a new file while writers go on.
+    Backup {
+        /// The store file.
+        store: PathBuf,
+        /// The new file (never replaced: it must not exist).
+        dest: PathBuf,
+        /// Print what was copied as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete documents and their chunks.
     Delete {
         /// The store file.
@@ -406,6 +416,7 @@ fn run(command: Command) -> CliResult {
             Ok(())
         }
         Command::Dump { store, out } => crate::dump::dump(&store, out.as_deref()),
+        Command::Backup { store, dest, json } => crate::dump::backup(&store, &dest, json),
         Command::Delete {
             store,
             doc_ids,

@@ -1,6 +1,7 @@
-//! `folio dump STORE [--out FILE]`: every stored document as one JSON Lines record (id,
-//! title, source, format, text, ACL, dates, metadata), the records `folio ingest` reads
-//! back. All from one committed state, so a writer may run meanwhile.
+//! Copies of what a store holds, each from one committed state while a writer may run:
+//! `folio dump STORE [--out FILE]`, every document as one JSON Lines record (id, title,
+//! source, format, text, ACL, dates, metadata) that `folio ingest` reads back; `folio backup
+//! STORE DEST`, the whole store (versions, tags, aliases, request log) as a new file.
 
 use std::io::{BufWriter, Write};
 use std::ops::ControlFlow;
@@ -69,4 +70,20 @@ fn write_records(store: &folio::store::Store, to: impl Write) -> Result<usize, S
     to.flush()
         .map_err(|e| format!("cannot write the dump: {e}"))?;
     Ok(count)
+}
+
+/// `folio backup STORE DEST`: the whole store, as committed now, copied to the new file DEST.
+pub(crate) fn backup(store: &Path, dest: &Path, json: bool) -> CliResult {
+    let report = open_reader(store)?.backup(dest).map_err(err)?;
+    if json {
+        return crate::output::print_json(&report);
+    }
+    println!(
+        "{}: {} rows of {} tables, {} bytes",
+        dest.display(),
+        report.rows,
+        report.tables,
+        report.bytes
+    );
+    Ok(())
 }

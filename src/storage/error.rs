@@ -491,6 +491,34 @@ pub enum ReadError {
     Storage(#[from] StorageError),
 }
 
+/// [`crate::store::Store::backup`] wrote no copy (a copy cut short leaves no file under the
+/// destination's name).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackupError {
+    /// The destination exists; a backup never replaces a file.
+    #[error("{} exists; a backup never replaces a file", .0.display())]
+    Exists(std::path::PathBuf),
+    /// The store holds a table this build does not know (a newer format's): copying the
+    /// others would make an incomplete copy.
+    #[error("the store has a table this build does not know ({0}); use the folio that wrote it")]
+    UnknownTable(String),
+    /// The new file could not be made.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The new file could not be renamed into place.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The destination.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The store could not be read or the copy written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
 /// [`crate::store::Store::compact_file`] did not run (nothing was changed), or failed part
 /// way (the file is then still a consistent store: see `storage-format.md`, "Giving the
 /// file back its free space").

@@ -14,6 +14,7 @@ mod index_props;
 mod live_acl_props;
 mod query_stages;
 mod search_results;
+mod store_backup;
 mod store_corrupt;
 mod store_create;
 mod store_file_size;

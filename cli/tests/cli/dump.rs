@@ -107,3 +107,38 @@ fn a_failed_dump_leaves_no_file_and_a_bad_store_is_an_error() {
     assert!(!out.status.success());
     assert!(!dir.path().join("d.jsonl").exists());
 }
+
+#[test]
+fn a_backup_is_a_store_that_answers_and_never_replaces_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cwd = dir.path();
+    std::fs::write(
+        cwd.join("tides.md"),
+        "# Tides\n\nSpring tides follow the full moon.\n",
+    )
+    .expect("write");
+    folio_in(cwd, &["ingest", "kb.folio", "tides.md"]);
+    folio_in(cwd, &["tag", "kb.folio", "default@1", "launch"]);
+    let out = folio_in(cwd, &["backup", "kb.folio", "copy.folio", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(report["rows"].as_u64().expect("rows") > 0);
+    let found = folio_in(
+        cwd,
+        &[
+            "search",
+            "copy.folio",
+            "spring tides",
+            "--index",
+            "default@launch",
+            "--json",
+        ],
+    );
+    assert!(stdout(&found).contains("tides.md"), "{}", stdout(&found));
+    let again = run_in(
+        env!("CARGO_BIN_EXE_folio"),
+        Some(cwd),
+        &["backup", "kb.folio", "copy.folio"],
+    );
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+}

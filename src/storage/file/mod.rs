@@ -2,6 +2,7 @@
 //! and creating the file (one writer, many readers), format checks and in-place upgrades,
 //! the current-ACL bitmaps, and segments' vectors and graphs as blocks.
 
+pub(crate) mod backup;
 pub(crate) mod current;
 pub(crate) mod format;
 pub(crate) mod open;

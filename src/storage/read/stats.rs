@@ -8,7 +8,8 @@ use redb::{ReadTransaction, ReadableTableMetadata};
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
 use crate::input::FileRoot;
-use crate::storage::error::{CompactFileError, ReadError, StorageError};
+use crate::storage::error::{BackupError, CompactFileError, ReadError, StorageError};
+use crate::storage::file::backup::{self, BackupReport};
 use crate::storage::file::records::decode_file_root;
 use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
@@ -103,6 +104,12 @@ impl Catalog {
     pub(crate) fn file_root(&self) -> Result<Option<FileRoot>, ReadError> {
         let (txn, _) = self.snapshot()?;
         Ok(read_file_root(&txn)?)
+    }
+
+    /// A consistent copy of the committed state at `dest` (see [`crate::Store::backup`]).
+    pub(crate) fn backup(&self, dest: &Path) -> Result<BackupReport, BackupError> {
+        let (txn, _) = self.snapshot()?;
+        backup::backup(&txn, dest)
     }
 
     /// Gives the file back its free space (see [`crate::Store::compact_file`]): needs the

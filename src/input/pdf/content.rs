@@ -21,8 +21,20 @@ const DEFAULT_WIDTH: f64 = 500.0;
 /// The most vertical rules kept per page.
 const MAX_RULES: usize = 50_000;
 /// Parts of the names of monospaced fonts (lowercase), for fonts whose descriptor does not
-/// say they are.
-const MONOSPACE_NAMES: [&str; 6] = ["courier", "mono", "consol", "typewriter", "cmtt", "code"];
+/// say they are (`mono` but not `monotype`: Monotype Corsiva is no code font; no bare
+/// `code`: Arial Unicode is none either).
+const MONOSPACE_NAMES: [&str; 10] = [
+    "courier",
+    "mono",
+    "consol",
+    "typewriter",
+    "cmtt",
+    "menlo",
+    "monaco",
+    "sourcecode",
+    "firacode",
+    "cascadiacode",
+];
 
 /// The placed glyphs of every page of the PDF file `bytes`, in page order.
 pub(super) fn pages(bytes: &[u8]) -> Result<Vec<Page>, PdfError> {
@@ -306,6 +318,7 @@ fn monospace(doc: &Document, font: &Dictionary) -> bool {
         .and_then(Object::as_name)
         .map(|n| String::from_utf8_lossy(n).to_lowercase())
         .unwrap_or_default();
+    let name = name.replace("monotype", "");
     fixed_pitch || MONOSPACE_NAMES.iter().any(|m| name.contains(m))
 }
 
@@ -658,7 +671,36 @@ fn fold_ligatures(chars: impl Iterator<Item = char>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{fold_ligatures, unicode_name};
+    use super::{fold_ligatures, monospace, unicode_name};
+    use lopdf::{dictionary, Document};
+
+    #[test]
+    fn monospaced_fonts_by_flag_or_name() {
+        let doc = Document::new();
+        let named = |name: &str| monospace(&doc, &dictionary! { "BaseFont" => name });
+        for yes in [
+            "Courier",
+            "ABCDEF+DejaVuSansMono-Bold",
+            "Consolas",
+            "CMTT10",
+            "Menlo",
+        ] {
+            assert!(named(yes), "{yes}");
+        }
+        for no in [
+            "Times-Roman",
+            "MonotypeCorsiva",
+            "ArialUnicodeMS",
+            "Helvetica",
+        ] {
+            assert!(!named(no), "{no}");
+        }
+        let flagged = dictionary! {
+            "BaseFont" => "F1",
+            "FontDescriptor" => dictionary! { "Flags" => 33 },
+        };
+        assert!(monospace(&doc, &flagged));
+    }
 
     #[test]
     fn glyphs_named_by_code_point() {

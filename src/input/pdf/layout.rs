@@ -83,17 +83,25 @@ impl Piece {
 /// The stored text of these pages.
 pub(super) fn text(pages: &[Page]) -> String {
     let mut lines: Vec<Line> = Vec::new();
+    let mut carried: Option<Vec<(f64, f64)>> = None;
     for (index, page) in pages.iter().enumerate() {
-        lines.extend(page_lines(index, page));
+        let (page_lines, ends_in) = page_lines(index, page, carried.as_deref());
+        lines.extend(page_lines);
+        carried = ends_in;
     }
     drop_margins(&mut lines, pages.len());
     let blocks = blocks(&lines);
     render(&blocks, pages.len())
 }
 
-/// The lines of one page in reading order.
-fn page_lines(page: usize, source: &Page) -> Vec<Line> {
-    let pieces = tables(pieces(&source.glyphs, &source.rules));
+/// The lines of one page in reading order, and the columns of the table the page ends in
+/// (see [`tables`] for `carried`).
+fn page_lines(
+    page: usize,
+    source: &Page,
+    carried: Option<&[(f64, f64)]>,
+) -> (Vec<Line>, Option<Vec<(f64, f64)>>) {
+    let (pieces, ends_in) = tables(pieces(&source.glyphs, &source.rules), carried);
     // Table cells are narrow pieces side by side: they would pass for columns of text.
     let text_pieces: Vec<&Piece> = pieces.iter().filter(|p| p.cells.is_empty()).collect();
     let gutter = gutter(&text_pieces);
@@ -156,7 +164,7 @@ fn page_lines(page: usize, source: &Page) -> Vec<Line> {
         }
     }
     lines.retain(|l| !l.text.trim().is_empty());
-    lines
+    (lines, ends_in)
 }
 
 /// The page's glyphs grouped in rows (top to bottom, by baseline) and cut at wide gaps and
@@ -235,8 +243,13 @@ fn ruled_between(rules: &[Rule], x: f64, g: &Glyph) -> bool {
 /// each piece overlapping the same column of every other row; two rows are enough with
 /// three or more columns or with rules drawn between the cells, two columns without rules
 /// take [`TWO_CELL_ROWS`]; two columns of running text or a list's markers beside its items
-/// are not a table.
-fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
+/// are not a table. Rows at the top of the page (below at most its running header) in the
+/// `carried` columns of a table that ended the page before go on with it, however few.
+/// Also the columns of the table this page ends in (above at most its footer), if one does.
+fn tables(
+    pieces: Vec<Piece>,
+    carried: Option<&[(f64, f64)]>,
+) -> (Vec<Piece>, Option<Vec<(f64, f64)>>) {
     let mut rows: Vec<Vec<Piece>> = Vec::new();
     for piece in pieces {
         match rows.last_mut() {
@@ -252,6 +265,7 @@ fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
     };
     let mut out = Vec::new();
     let mut at = 0;
+    let mut last: Option<(usize, Vec<(f64, f64)>)> = None;
     while at < rows.len() {
         // The longest run of aligned rows of enough cells from here.
         let mut columns: Vec<(f64, f64)> = rows[at].iter().map(|p| (p.x0, p.x1)).collect();
@@ -262,7 +276,12 @@ fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
             }
             end += 1;
         }
-        if !is_table(&rows[at..end]) {
+        let run = &rows[at..end];
+        let goes_on = at <= MARGIN_LINES
+            && last.is_none()
+            && !run.is_empty()
+            && carried.is_some_and(|c| run.iter().all(|row| fits(c, row)));
+        if !goes_on && !is_table(run) {
             out.append(&mut rows[at]);
             at += 1;
             continue;
@@ -284,9 +303,11 @@ fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
                 ruled: false,
             });
         }
+        last = Some((end, columns));
         at = end;
     }
-    out
+    let ends_in = last.filter(|(end, _)| rows.len() - end <= MARGIN_LINES);
+    (out, ends_in.map(|(_, columns)| columns))
 }
 
 /// Whether aligned rows `run` (see [`tables`]) are a table.
@@ -841,6 +862,42 @@ mod tests {
         assert!(!page_of(&list, Vec::new()).contains('\t'));
         assert!(is_marker("•") && is_marker("(iv)") && is_marker("b)") && is_marker("10."));
         assert!(!is_marker("Key") && !is_marker("v1.2.") && !is_marker("--"));
+    }
+
+    #[test]
+    fn a_two_column_table_goes_on_at_the_next_page_however_few_rows_are_there() {
+        let row = |page: &mut Page, y: f64, key: &str, value: &str| {
+            page.glyphs.extend(glyphs(50.0, y, 10.0, key));
+            page.glyphs.extend(glyphs(200.0, y, 10.0, value));
+        };
+        for repeat in [false, true] {
+            let mut first = Page::default();
+            first
+                .glyphs
+                .extend(glyphs(50.0, 700.0, 10.0, "The keys and their values:"));
+            for (i, (k, v)) in [("Key", "Value"), ("a", "one"), ("b", "two"), ("c", "three")]
+                .iter()
+                .enumerate()
+            {
+                row(&mut first, 676.0 - 12.0 * i as f64, k, v);
+            }
+            let mut next = Page::default();
+            let mut y = 700.0;
+            if repeat {
+                row(&mut next, y, "Key", "Value");
+                y -= 12.0;
+            }
+            row(&mut next, y, "d", "four");
+            next.glyphs
+                .extend(glyphs(50.0, y - 30.0, 10.0, "After the table."));
+            assert_eq!(
+                text(&[first, next.clone()]),
+                "The keys and their values:\n\nKey\tValue\na\tone\nb\ttwo\nc\tthree\n\u{c}d\tfour\n\nAfter the table.",
+                "repeat {repeat}"
+            );
+            // Without the table before it, a row or two of two pieces is text.
+            assert!(!text(&[next]).contains('\t'));
+        }
     }
 
     #[test]

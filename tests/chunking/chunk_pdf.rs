@@ -2,8 +2,8 @@
 //! before right), no running header, footer or page number in any chunk, hyphenated line
 //! ends joined, headings in section paths, every content word kept, each chunk's pages;
 //! a table across a page break read as one table, cut in row groups under its head row;
-//! damaged and encrypted files refused with a typed error. And PDFs of two other producers
-//! (groff -ms and reportlab, made by `scripts/fixtures/make_pdfs.sh`, committed under
+//! damaged and encrypted files refused with a typed error. And PDFs of three other producers
+//! (groff -ms, reportlab and fpdf2, made by `scripts/fixtures/make_pdfs.sh`, committed under
 //! `tests/data/pdf/`): code lines starting with `# ` are no headings, two-column and ruled
 //! tables (one across a page break, its head row repeated there) are tables, groff's
 //! ligatures read as letters, a list with a hanging indent and two columns of prose are
@@ -311,22 +311,22 @@ fn fixture(name: &str) -> String {
     extract(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The headings of the documents reportlab and fpdf2 set (sections unnumbered).
+const LIBRARY_TITLES: &[&str] = &[
+    "Notes on the shared file database",
+    "Overview",
+    "Updating the cache",
+    "Glob patterns",
+    "Known types",
+    "Magic rules",
+];
+
 /// What each fixture holds: its file, its headings' titles, its ruled table's head row
-/// (reportlab's first: its text has no ligatures, so a test fails there for its own
-/// finding alone).
-const FIXTURES: [(&str, &[&str], &str); 2] = [
-    (
-        "reportlab-notes.pdf",
-        &[
-            "Notes on the shared file database",
-            "Overview",
-            "Updating the cache",
-            "Glob patterns",
-            "Known types",
-            "Magic rules",
-        ],
-        "Rule\tOffset\tBytes",
-    ),
+/// (reportlab's and fpdf2's first: their text has no ligatures, so a test fails there for
+/// its own finding alone).
+const FIXTURES: [(&str, &[&str], &str); 3] = [
+    ("reportlab-notes.pdf", LIBRARY_TITLES, "Rule\tOffset\tBytes"),
+    ("fpdf2-notes.pdf", LIBRARY_TITLES, "Rule\tOffset\tBytes"),
     (
         "groff-notes.pdf",
         &[

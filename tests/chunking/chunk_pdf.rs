@@ -2,10 +2,17 @@
 //! before right), no running header, footer or page number in any chunk, hyphenated line
 //! ends joined, headings in section paths, every content word kept, each chunk's pages;
 //! a table across a page break read as one table, cut in row groups under its head row;
-//! damaged and encrypted files refused with a typed error.
+//! damaged and encrypted files refused with a typed error. And PDFs of three other producers
+//! (groff -ms, reportlab and fpdf2, made by `scripts/fixtures/make_pdfs.sh`, committed under
+//! `tests/data/pdf/`): code lines starting with `# ` are no headings, two-column and ruled
+//! tables (one across a page break, its head row repeated there) are tables, groff's
+//! ligatures read as letters, a list with a hanging indent and two columns of prose are
+//! no tables.
 
-use folio::chunk::tree::BlockKind;
-use folio::chunk::{chunk_document, pages, ChunkSpec, EmbedTexts, SourceFormat};
+use folio::chunk::tree::{Block, BlockKind};
+use folio::chunk::{
+    chunk_document, pages, ChildPiece, ChunkSpec, Chunked, EmbedTexts, SourceFormat,
+};
 use folio::input::pdf::{extract, PdfError};
 use folio_testkit::chunks::{check_any_format, chunk_and_check, specs};
 use folio_testkit::pdf::{self, paper, paper_with, report, FOOTER, HEADER};
@@ -185,11 +192,7 @@ fn a_table_across_a_page_break_is_one_table_with_its_head_row_once() {
         let title = report.head.join(" | ");
         let out = chunk_and_check(&text, SourceFormat::Pdf, &ChunkSpec::default()).unwrap();
         let embed = EmbedTexts::new(&text, SourceFormat::Pdf);
-        let groups: Vec<_> = out
-            .children
-            .iter()
-            .filter(|c| table.span.start <= c.span.start && c.span.end <= table.span.end)
-            .collect();
+        let groups = children_in(&out, table);
         assert!(groups.len() >= 3, "{} groups", groups.len());
         let mut seen = Vec::new();
         for c in &groups {
@@ -231,6 +234,15 @@ fn a_table_across_a_page_break_is_one_table_with_its_head_row_once() {
             "every row once, in order, the head row once"
         );
     }
+}
+
+/// The children of `out` inside `block`.
+fn children_in<'o>(out: &'o Chunked, block: &Block) -> Vec<&'o ChildPiece> {
+    let span = block.span;
+    out.children
+        .iter()
+        .filter(|c| span.start <= c.span.start && c.span.end <= span.end)
+        .collect()
 }
 
 #[test]
@@ -289,5 +301,229 @@ proptest! {
         if let Ok(text) = extract(&bytes) {
             check_any_format(&text, SourceFormat::Pdf).map_err(TestCaseError::fail)?;
         }
+    }
+}
+
+/// A committed fixture of `tests/data/pdf/`, extracted.
+fn fixture(name: &str) -> String {
+    let path = format!("{}/tests/data/pdf/{name}", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    extract(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The headings of the documents reportlab and fpdf2 set (sections unnumbered).
+const LIBRARY_TITLES: &[&str] = &[
+    "Notes on the shared file database",
+    "Overview",
+    "Updating the cache",
+    "Glob patterns",
+    "Known types",
+    "Magic rules",
+];
+
+/// What each fixture holds: its file, its headings' titles, its ruled table's head row
+/// (reportlab's and fpdf2's first: their text has no ligatures, so a test fails there for
+/// its own finding alone).
+const FIXTURES: [(&str, &[&str], &str); 3] = [
+    ("reportlab-notes.pdf", LIBRARY_TITLES, "Rule\tOffset\tBytes"),
+    ("fpdf2-notes.pdf", LIBRARY_TITLES, "Rule\tOffset\tBytes"),
+    (
+        "groff-notes.pdf",
+        &[
+            "Notes on the shared file database",
+            "1. Overview",
+            "2. Updating the cache",
+            "3. Glob patterns",
+            "4. Known types",
+            "5. Magic rules",
+            "6. Two columns of prose",
+        ],
+        "Rule\tBytes",
+    ),
+];
+
+fn headings(text: &str) -> Vec<String> {
+    let tree = folio::chunk::readers::pdf::read(text);
+    tree.walk()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Heading { title, .. } => Some(title.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn code_lines_starting_with_a_hash_are_not_headings() {
+    for (name, titles, _) in FIXTURES {
+        let text = fixture(name);
+        assert_eq!(headings(&text), titles, "{name}: {text}");
+        // The code is kept, line by line, its `#` escaped so it cannot read as a heading.
+        assert!(
+            text.contains(
+                "\\# rebuild the cache after installing\nupdate-mime-database /usr/share/mime"
+            ),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("\n\n\\# xdg-mime query filetype notes.txt\n\n"),
+            "{name}: {text}"
+        );
+        // The sections after the code keep their own section paths.
+        let out = chunk_and_check(&text, SourceFormat::Pdf, &ChunkSpec::default()).unwrap();
+        let glob = titles
+            .iter()
+            .find(|t| t.ends_with("Glob patterns"))
+            .unwrap();
+        let mut seen = false;
+        for c in &out.children {
+            let body = &text[c.span.start..c.span.end];
+            assert!(
+                !c.section_path
+                    .iter()
+                    .any(|s| s.contains("xdg-mime") || s.contains("rebuild")),
+                "{name}: {:?}",
+                c.section_path
+            );
+            if body.contains("A glob pattern matches") {
+                assert_eq!(c.section_path.last(), Some(&glob.to_string()), "{name}");
+                seen = true;
+            }
+        }
+        assert!(seen, "{name}: no chunk holds the glob patterns' text");
+    }
+}
+
+/// The tables of the block tree of `text`, each as its rows' text (page breaks left out).
+fn tables(text: &str) -> Vec<(Block, Vec<&str>)> {
+    let tree = folio::chunk::readers::pdf::read(text);
+    tree.blocks
+        .into_iter()
+        .filter(|b| matches!(b.kind, BlockKind::Table { .. }))
+        .map(|b| {
+            let rows = b
+                .children
+                .iter()
+                .filter(|r| r.kind == BlockKind::Row)
+                .map(|r| &text[r.span.start..r.span.end])
+                .collect();
+            (b, rows)
+        })
+        .collect()
+}
+
+/// The table of `text` whose head row is `head`, with its rows; exactly one must be.
+fn table_headed<'t>(name: &str, text: &'t str, head: &str) -> (Block, Vec<&'t str>) {
+    let mut found: Vec<_> = tables(text)
+        .into_iter()
+        .filter(|(b, _)| {
+            matches!(b.kind, BlockKind::Table { header: Some(h) } if &text[h.start..h.end] == head)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{name}: tables headed {head:?} in {text}");
+    found.remove(0)
+}
+
+#[test]
+fn two_column_tables_are_tables_with_their_head_row() {
+    let expected = [
+        "Type\tDescription",
+        "text/plain\tplain text",
+        "text/html\tweb pages",
+        "image/png\tportable network graphics",
+        "application/pdf\tprintable documents",
+        "application/zip\tcompressed archives",
+    ];
+    for (name, _, _) in FIXTURES {
+        let text = fixture(name);
+        let (_, rows) = table_headed(name, &text, expected[0]);
+        assert_eq!(rows, expected, "{name}");
+        // The paragraphs around it are not in it.
+        assert!(
+            text.contains("The types most files have:\n\nType\t"),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("compressed archives\n\nTypes not listed here"),
+            "{name}: {text}"
+        );
+    }
+}
+
+#[test]
+fn ruled_tables_across_a_page_break_are_one_table_with_the_head_row_once() {
+    for (name, _, head) in FIXTURES {
+        let text = fixture(name);
+        let (ruled, rows) = table_headed(name, &text, head);
+        // The head row repeated on the next page is left out; every row in order.
+        assert_eq!(rows[0], head, "{name}");
+        assert_eq!(text.matches(head).count(), 1, "{name}: {text}");
+        let firsts: Vec<&str> = rows[1..]
+            .iter()
+            .map(|r| r.split('\t').next().unwrap_or_default())
+            .collect();
+        let expected: Vec<String> = (1..=60).map(|i| format!("rule{i:02}")).collect();
+        assert_eq!(firsts, expected, "{name}");
+        let cells = head.split('\t').count();
+        assert!(
+            rows.iter().all(|r| r.split('\t').count() == cells),
+            "{name}: {rows:?}"
+        );
+        let breaks = ruled
+            .children
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::PageBreak { .. }))
+            .count();
+        assert!(breaks >= 1, "{name}: the table does not cross a page");
+        // Cut in row groups, each under the head row.
+        let out = chunk_and_check(&text, SourceFormat::Pdf, &ChunkSpec::default()).unwrap();
+        let title = head.replace('\t', " | ");
+        let groups = children_in(&out, &ruled);
+        assert!(groups.len() >= 2, "{name}: {} row groups", groups.len());
+        for c in groups {
+            assert_eq!(c.section_path.last(), Some(&title), "{name}");
+        }
+    }
+}
+
+#[test]
+fn groff_ligatures_read_as_letters() {
+    let text = fixture("groff-notes.pdf");
+    for word in [
+        "files", "first", "office", "affluent", "fluent", "shuffled", "baffled",
+    ] {
+        assert!(
+            text.split(|c: char| !c.is_alphabetic()).any(|w| w == word),
+            "{word} missing: {text}"
+        );
+    }
+    assert!(!text.contains(['\u{fb00}', '\u{fb01}', '\u{fb02}', '\u{fb03}', '\u{fb04}']));
+}
+
+#[test]
+fn a_hanging_list_and_two_columns_of_prose_are_not_tables() {
+    let text = fixture("groff-notes.pdf");
+    // Only the two tables hold tabs.
+    let in_tables: usize = tables(&text).iter().map(|(_, rows)| rows.len()).sum();
+    let tabbed = text.lines().filter(|l| l.contains('\t')).count();
+    assert_eq!(tabbed, in_tables, "{text}");
+    assert!(
+        text.contains("1. literal names, such as Makefile;"),
+        "{text}"
+    );
+    // Each paragraph of the two columns whole, in order.
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliet", "kilo", "lima",
+    ];
+    let mut at = 0;
+    for word in words {
+        let paragraph = format!(
+            "The {word} paragraph runs on for a few lines of ordinary running text, set in two \
+             columns as a journal would set it, so that its lines stand side by side with the \
+             lines of the other column and must still be read one column after the other."
+        );
+        let found = text[at..].find(&paragraph);
+        assert!(found.is_some(), "{word}: {text}");
+        at += found.unwrap_or_default() + paragraph.len();
     }
 }

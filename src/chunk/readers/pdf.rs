@@ -4,15 +4,22 @@
 //!
 //! - a form feed (U+000C) where each page after the first starts (page `n` starts after the
 //!   `n - 1`th form feed), so a chunk's pages follow from its span ([`pages`]);
-//! - blocks (paragraphs, headings) separated by blank lines; a block of one line starting
-//!   with one to six `#` and a space is a heading of that level (so is a one-line paragraph
-//!   of the PDF that starts that way: the text is kept as the file has it).
-//! - a block of two or more lines that all hold the same number of tab-separated cells
-//!   (two or more; the layout writes three or more) is a table, its first line the head row; a page break may start any row
-//!   but the first (the text of PDF glyphs holds no tabs, so no other block looks like one).
+//! - blocks (paragraphs, code, headings) separated by blank lines; a block of one line
+//!   starting with one to six `#` and a space is a heading of that level;
+//! - a block the layout did not make a heading but whose text starts with `#` (a code line
+//!   `# comment`, a paragraph `#3 on the list`) is written with a backslash before it
+//!   (`\# comment`), one more backslash before text that starts with backslashes and `#`,
+//!   so no block of the PDF reads as a heading by its text alone ([`escaped`]). Text stored
+//!   before this escape holds no such backslashes: its `#` lines read as
+//!   they did, headings, and a block starting with a backslash is a paragraph in both;
+//! - a block of two or more lines that all hold the same number of tab-separated cells (two
+//!   or more) is a table, its first line the head row; a page break may start any row but
+//!   the first (the text of PDF glyphs holds no tabs, so no other block looks like one).
 //!
 //! [`read`] turns that text into the block tree; it needs no PDF parser, so a store holding
 //! PDF documents can be re-chunked by a build without the feature.
+
+use std::borrow::Cow;
 
 use crate::chunk::pieces::{Pages, Span};
 use crate::chunk::tree::{Block, BlockKind, Prose, Tree};
@@ -97,6 +104,18 @@ fn page_break(index: usize) -> BlockKind {
     }
 }
 
+/// The text of a block that is not a heading as the stored text holds it: with a backslash
+/// before it when it starts with `#` after any backslashes (`# x` is `\# x`, `\# x` is
+/// `\\# x`), so it never reads as a heading; other text as it is. The text after the first
+/// backslash of an escaped block is the block's own.
+pub fn escaped(block: &str) -> Cow<'_, str> {
+    if block.trim_start_matches('\\').starts_with('#') {
+        Cow::Owned(format!("\\{block}"))
+    } else {
+        Cow::Borrowed(block)
+    }
+}
+
 /// A heading block: one line, `#` to `######`, a space, a title.
 fn heading(block: &str) -> Option<(usize, &str)> {
     if block.contains('\n') {
@@ -154,6 +173,27 @@ mod tests {
         assert_eq!(heading_of("#NoSpace"), None);
         assert_eq!(heading_of("####### seven"), None);
         assert_eq!(heading_of("# two\nlines"), None);
+    }
+
+    #[test]
+    fn an_escaped_hash_is_a_paragraph_and_old_hash_lines_stay_headings() {
+        assert_eq!(escaped("# comment"), "\\# comment");
+        assert_eq!(escaped("#3 on the list"), "\\#3 on the list");
+        assert_eq!(escaped("\\# as set"), "\\\\# as set");
+        assert_eq!(escaped("\\ alone"), "\\ alone");
+        assert_eq!(escaped("C# and F#"), "C# and F#");
+        // What the layout writes: no heading. What older stores hold: the headings they had.
+        let new = read("\\# comment\n\nText.");
+        assert!(new
+            .walk()
+            .all(|b| !matches!(b.kind, BlockKind::Heading { .. })));
+        let old = read("# comment\n\nText.");
+        assert_eq!(
+            old.walk()
+                .filter(|b| matches!(b.kind, BlockKind::Heading { .. }))
+                .count(),
+            1
+        );
     }
 
     fn heading_of(block: &str) -> Option<(usize, &str)> {

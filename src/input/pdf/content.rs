@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use lopdf::content::{Content, Operation};
-use lopdf::{Dictionary, Document, Encoding, LoadOptions, Object, ObjectId};
+use lopdf::{dictionary, Dictionary, Document, Encoding, LoadOptions, Object, ObjectId};
 
-use super::page::{Glyph, Page};
+use super::page::{Glyph, Page, Rule};
 use super::PdfError;
 
 /// The most bytes one stream may inflate to (lopdf's own default is 256 MiB).
@@ -18,6 +18,23 @@ const MAX_GLYPHS: usize = 200_000;
 const MAX_FORM_DEPTH: usize = 8;
 /// The advance of a glyph whose font gives no width, in text space units (1/1000 em).
 const DEFAULT_WIDTH: f64 = 500.0;
+/// The most vertical rules kept per page.
+const MAX_RULES: usize = 50_000;
+/// Parts of the names of monospaced fonts (lowercase), for fonts whose descriptor does not
+/// say they are (`mono` but not `monotype`: Monotype Corsiva is no code font; no bare
+/// `code`: Arial Unicode is none either).
+const MONOSPACE_NAMES: [&str; 10] = [
+    "courier",
+    "mono",
+    "consol",
+    "typewriter",
+    "cmtt",
+    "menlo",
+    "monaco",
+    "sourcecode",
+    "firacode",
+    "cascadiacode",
+];
 
 /// The placed glyphs of every page of the PDF file `bytes`, in page order.
 pub(super) fn pages(bytes: &[u8]) -> Result<Vec<Page>, PdfError> {
@@ -85,6 +102,12 @@ impl Matrix {
         ])
     }
 
+    /// The point `(x, y)` mapped by `self`.
+    fn apply(self, x: f64, y: f64) -> (f64, f64) {
+        let [a, b, c, d, e, f] = self.0;
+        (a * x + c * y + e, b * x + d * y + f)
+    }
+
     fn from_operands(operands: &[Object]) -> Option<Matrix> {
         let values: Vec<f64> = operands.iter().filter_map(number).collect();
         let m: [f64; 6] = values.try_into().ok()?;
@@ -103,6 +126,10 @@ fn number(object: &Object) -> Option<f64> {
 /// A font as far as placing its glyphs needs: how codes map to text and how wide they are.
 struct Font<'a> {
     encoding: Option<Encoding<'a>>,
+    /// Each code's text, where the encoding has a `/Differences` array (read here, not by
+    /// lopdf: see [`differences`]).
+    table: Option<Vec<String>>,
+    mono: bool,
     /// Composite (Type0) fonts show two-byte codes.
     two_byte: bool,
     widths: HashMap<u32, f64>,
@@ -111,7 +138,11 @@ struct Font<'a> {
 
 impl<'a> Font<'a> {
     fn new(doc: &'a Document, dict: &'a Dictionary) -> Font<'a> {
-        let encoding = dict.get_font_encoding_with_limit(doc, MAX_STREAM).ok();
+        let table = differences(doc, dict);
+        let encoding = match table {
+            Some(_) => None,
+            None => dict.get_font_encoding_with_limit(doc, MAX_STREAM).ok(),
+        };
         let two_byte = dict.get(b"Subtype").and_then(Object::as_name).ok() == Some(&b"Type0"[..]);
         let mut widths = HashMap::new();
         let mut default_width = DEFAULT_WIDTH;
@@ -143,6 +174,8 @@ impl<'a> Font<'a> {
         }
         Font {
             encoding,
+            table,
+            mono: monospace(doc, dict),
             two_byte,
             widths,
             default_width,
@@ -159,9 +192,13 @@ impl<'a> Font<'a> {
 
     /// The text of one code: control characters dropped, white space one space.
     fn text(&self, code: u32, bytes: &[u8]) -> String {
-        let decoded = match &self.encoding {
-            Some(encoding) => encoding.bytes_to_string(bytes).ok(),
-            None => None,
+        let decoded = match (&self.table, &self.encoding) {
+            (Some(table), _) => usize::try_from(code)
+                .ok()
+                .and_then(|c| table.get(c))
+                .cloned(),
+            (None, Some(encoding)) => encoding.bytes_to_string(bytes).ok(),
+            (None, None) => None,
         };
         // A simple font with an encoding lopdf does not know is read as Latin-1.
         let decoded = decoded.unwrap_or_else(|| match (self.two_byte, char::from_u32(code)) {
@@ -191,6 +228,100 @@ impl<'a> Font<'a> {
     }
 }
 
+/// Each code's text for a simple font whose `/Encoding` is a dictionary with a
+/// `/Differences` array. lopdf reads such an encoding whole or not at all: one glyph name it
+/// does not know (`.notdef`, which groff writes for unused codes) makes it read the font in
+/// the standard encoding, losing every glyph the array named (groff's ligatures among
+/// them). Here each name is read on its own (through lopdf's glyph list), the base
+/// encoding's text kept where the array names nothing.
+fn differences(doc: &Document, font: &Dictionary) -> Option<Vec<String>> {
+    let encoding = font.get_deref(b"Encoding", doc).ok()?.as_dict().ok()?;
+    let array = encoding
+        .get_deref(b"Differences", doc)
+        .ok()?
+        .as_array()
+        .ok()?;
+    let base = encoding
+        .get(b"BaseEncoding")
+        .and_then(Object::as_name)
+        .unwrap_or(b"StandardEncoding");
+    // The text of `code` in a font of encoding `encoding` (a name or a dictionary).
+    let decode = |encoding: Object, code: u8| {
+        let font = dictionary! { "Type" => "Font", "Encoding" => encoding };
+        let text = font
+            .get_font_encoding(doc)
+            .and_then(|e| e.bytes_to_string(&[code]));
+        text.unwrap_or_default()
+    };
+    let mut table: Vec<String> = (0..=255u8)
+        .map(|code| decode(Object::Name(base.to_vec()), code))
+        .collect();
+    // lopdf reads an encoding with an unknown name in the standard one, which maps code 0
+    // to nothing: so a name at code 0 that gives text is a name lopdf knows.
+    let glyph = |name: &[u8]| {
+        let one = vec![Object::Integer(0), Object::Name(name.to_vec())];
+        let known = decode(Object::Dictionary(dictionary! { "Differences" => one }), 0);
+        if known.is_empty() {
+            unicode_name(name).map(String::from).unwrap_or_default()
+        } else {
+            known
+        }
+    };
+    let mut code: Option<usize> = None;
+    for item in array {
+        match item {
+            Object::Integer(c) => code = usize::try_from(*c).ok().filter(|&c| c < 256),
+            Object::Name(name) => {
+                if let Some(slot) = code.and_then(|c| table.get_mut(c)) {
+                    *slot = glyph(name);
+                }
+                code = code.map(|c| c + 1);
+            }
+            _ => return None,
+        }
+    }
+    Some(table)
+}
+
+/// The character of a glyph named by its code point: `uni00E9`, `u1F600`.
+fn unicode_name(name: &[u8]) -> Option<char> {
+    let name = std::str::from_utf8(name).ok()?;
+    let hex = name
+        .strip_prefix("uni")
+        .filter(|h| h.len() == 4)
+        .or_else(|| {
+            name.strip_prefix('u')
+                .filter(|h| (4..=6).contains(&h.len()))
+        })?;
+    char::from_u32(u32::from_str_radix(hex, 16).ok()?)
+}
+
+/// Whether a font is monospaced: its descriptor's FixedPitch flag (a composite font's is
+/// on its descendant), or its name.
+fn monospace(doc: &Document, font: &Dictionary) -> bool {
+    let descendant = font
+        .get_deref(b"DescendantFonts", doc)
+        .and_then(Object::as_array)
+        .ok()
+        .and_then(|a| a.first())
+        .and_then(|o| doc.dereference(o).ok())
+        .and_then(|(_, o)| o.as_dict().ok());
+    let fixed_pitch = [Some(font), descendant].into_iter().flatten().any(|d| {
+        d.get_deref(b"FontDescriptor", doc)
+            .and_then(Object::as_dict)
+            .and_then(|fd| fd.get(b"Flags"))
+            .and_then(Object::as_i64)
+            .is_ok_and(|flags| flags & 1 == 1)
+    });
+    let name = font
+        .get(b"BaseFont")
+        .and_then(Object::as_name)
+        .map(|n| String::from_utf8_lossy(n).to_lowercase())
+        .unwrap_or_default();
+    let name = name.replace("monotype", "");
+    fixed_pitch || MONOSPACE_NAMES.iter().any(|m| name.contains(m))
+}
+
 /// A composite font's `/W` array: `c [w1 w2 …]` or `c_first c_last w`.
 fn cid_widths(w: &[Object], out: &mut HashMap<u32, f64>) {
     let mut i = 0;
@@ -217,6 +348,46 @@ fn cid_widths(w: &[Object], out: &mut HashMap<u32, f64>) {
                 i += 3;
             }
             _ => return,
+        }
+    }
+}
+
+/// The path being built, in page space: only its vertical segments are kept (clipping paths
+/// and paths never painted are dropped).
+#[derive(Default)]
+struct Path {
+    at: Option<(f64, f64)>,
+    start: Option<(f64, f64)>,
+    rules: Vec<Rule>,
+}
+
+impl Path {
+    /// Moves to `to`, drawing a segment from the current point if `line`.
+    fn to(&mut self, to: (f64, f64), line: bool) {
+        match (line, self.at) {
+            (true, Some(from)) => self.segment(from, to),
+            (false, _) | (true, None) => self.start = Some(to),
+        }
+        self.at = Some(to);
+    }
+
+    /// Closes the subpath: a segment back to its start.
+    fn close(&mut self) {
+        if let (Some(from), Some(start)) = (self.at, self.start) {
+            self.segment(from, start);
+            self.at = Some(start);
+        }
+    }
+
+    fn segment(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64)) {
+        let finite = [x0, y0, x1, y1].iter().all(|v| v.is_finite());
+        let vertical = (x0 - x1).abs() < 0.5 && (y0 - y1).abs() >= 1.0;
+        if finite && vertical && self.rules.len() < MAX_RULES {
+            self.rules.push(Rule {
+                x: (x0 + x1) / 2.0,
+                bottom: y0.min(y1),
+                top: y0.max(y1),
+            });
         }
     }
 }
@@ -269,6 +440,7 @@ impl<'a, 'p> Run<'a, 'p> {
         };
         let mut saved: Vec<State> = Vec::new();
         let (mut tm, mut tlm) = (Matrix::IDENTITY, Matrix::IDENTITY);
+        let mut path = Path::default();
         // A stream damaged part way still gives the text before the damage.
         for op in Content::decode_iter(content).map_while(Result::ok) {
             if self.page.glyphs.len() >= MAX_GLYPHS {
@@ -285,6 +457,37 @@ impl<'a, 'p> Run<'a, 'p> {
                     }
                 }
                 "BT" => (tm, tlm) = (Matrix::IDENTITY, Matrix::IDENTITY),
+                "m" | "l" => {
+                    if let (Some(x), Some(y)) = (num(0), num(1)) {
+                        let to = state.ctm.apply(x, y);
+                        path.to(to, operator == "l");
+                    }
+                }
+                "re" => {
+                    if let (Some(x), Some(y), Some(w), Some(h)) = (num(0), num(1), num(2), num(3)) {
+                        for x in [x, x + w] {
+                            path.to(state.ctm.apply(x, y), false);
+                            path.to(state.ctm.apply(x, y + h), true);
+                        }
+                        path.to(state.ctm.apply(x, y), false);
+                    }
+                }
+                "c" | "v" | "y" => {
+                    let end = operands.len().saturating_sub(2);
+                    if let (Some(x), Some(y)) = (num(end), num(end + 1)) {
+                        path.to(state.ctm.apply(x, y), false);
+                    }
+                }
+                "h" => path.close(),
+                "s" | "b" | "b*" | "S" | "f" | "F" | "f*" | "B" | "B*" => {
+                    if matches!(operator.as_str(), "s" | "b" | "b*") {
+                        path.close();
+                    }
+                    let room = MAX_RULES.saturating_sub(self.page.rules.len());
+                    let drawn = std::mem::take(&mut path).rules;
+                    self.page.rules.extend(drawn.into_iter().take(room));
+                }
+                "n" => path = Path::default(),
                 "Tf" => {
                     let name = operands.first().and_then(|o| o.as_name().ok());
                     state.font = name.and_then(|n| self.font(resources, n));
@@ -440,6 +643,7 @@ impl<'a, 'p> Run<'a, 'p> {
                     width: width.max(0.0),
                     size,
                     text,
+                    mono: font.mono,
                 });
             }
             *tm = Matrix::translate(advance, 0.0).then(*tm);
@@ -467,7 +671,45 @@ fn fold_ligatures(chars: impl Iterator<Item = char>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fold_ligatures;
+    use super::{fold_ligatures, monospace, unicode_name};
+    use lopdf::{dictionary, Document};
+
+    #[test]
+    fn monospaced_fonts_by_flag_or_name() {
+        let doc = Document::new();
+        let named = |name: &str| monospace(&doc, &dictionary! { "BaseFont" => name });
+        for yes in [
+            "Courier",
+            "ABCDEF+DejaVuSansMono-Bold",
+            "Consolas",
+            "CMTT10",
+            "Menlo",
+        ] {
+            assert!(named(yes), "{yes}");
+        }
+        for no in [
+            "Times-Roman",
+            "MonotypeCorsiva",
+            "ArialUnicodeMS",
+            "Helvetica",
+        ] {
+            assert!(!named(no), "{no}");
+        }
+        let flagged = dictionary! {
+            "BaseFont" => "F1",
+            "FontDescriptor" => dictionary! { "Flags" => 33 },
+        };
+        assert!(monospace(&doc, &flagged));
+    }
+
+    #[test]
+    fn glyphs_named_by_code_point() {
+        assert_eq!(unicode_name(b"uni00E9"), Some('\u{e9}'));
+        assert_eq!(unicode_name(b"u1F600"), Some('\u{1f600}'));
+        assert_eq!(unicode_name(b"uniD800"), None);
+        assert_eq!(unicode_name(b"fi"), None);
+        assert_eq!(unicode_name(b"u12"), None);
+    }
 
     #[test]
     fn ligatures_are_spelled_out() {

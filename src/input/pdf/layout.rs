@@ -3,15 +3,17 @@
 //! columns read one after the other, lines repeated at the top or bottom of pages (digits
 //! aside) and bare page numbers are dropped, lines join into paragraphs by their spacing and
 //! indents (hyphenated line ends joined), and lines set larger than the body text become
-//! headings, one level per size. Rows of three or more cells placed apart in aligned
-//! columns are tables: one line per row, cells separated by tabs; a table that runs on at
-//! the top of the next page (same columns, its head row repeated or not) is one table with
-//! its head row once.
+//! headings, one level per size. Lines set in a monospaced font are code: never headings,
+//! kept line by line. Rows of cells in aligned columns are tables (cells placed apart, or
+//! separated by drawn vertical rules): one line per row, cells separated by tabs; a table
+//! that runs on at the top of the next page (same columns, its head row repeated or not) is
+//! one table with its head row once. A block that is not a heading but starts with `#` is
+//! escaped (see `crate::chunk::readers::pdf`).
 
 use std::collections::{HashMap, HashSet};
 
-use super::page::{Glyph, Page};
-use crate::chunk::readers::pdf::PAGE_BREAK;
+use super::page::{Glyph, Page, Rule};
+use crate::chunk::readers::pdf::{escaped, PAGE_BREAK};
 
 /// Lines at each end of a page looked at for running headers, footers and page numbers.
 const MARGIN_LINES: usize = 2;
@@ -21,9 +23,15 @@ const PIECE_GAP: f64 = 1.5;
 const SPACE_GAP: f64 = 0.18;
 /// Lines this much larger than the body text are headings.
 const HEADING_RATIO: f64 = 1.15;
-/// The fewest cells of a table row: two pieces side by side are as likely two columns of
-/// text as a table, so two-column tables are read as columns.
-const TABLE_CELLS: usize = 3;
+/// The fewest rows of a table of two columns without rules between them: two pieces side by
+/// side on a row or two are as likely the lines of two columns of text.
+const TWO_CELL_ROWS: usize = 3;
+/// Two columns at least this many font sizes wide, most of whose lines end within
+/// [`FULL_LINE`] font sizes of their right edge, are running text, not a table.
+const PROSE_WIDTH: f64 = 15.0;
+const FULL_LINE: f64 = 4.0;
+/// The width of a monospaced character, in font sizes (Courier's), for a code line's indent.
+const MONO_ADVANCE: f64 = 0.6;
 
 /// Each column's left and right edge, by page and flow.
 type Edges = HashMap<(usize, (usize, usize)), (f64, f64)>;
@@ -42,6 +50,8 @@ struct Line {
     text: String,
     /// A table row's cells, left and right edges (empty for running text).
     cells: Vec<(f64, f64)>,
+    /// Set in a monospaced font throughout.
+    code: bool,
 }
 
 /// A run of glyphs on one row with no wide gap inside, or a whole table row.
@@ -53,6 +63,10 @@ struct Piece {
     glyphs: Vec<Glyph>,
     /// A table row's cells: edges and text (empty for running text).
     cells: Vec<(f64, f64, String)>,
+    /// Every glyph in it monospaced.
+    mono: bool,
+    /// A drawn vertical rule separates it from the piece before it on its row.
+    ruled: bool,
 }
 
 impl Piece {
@@ -69,17 +83,25 @@ impl Piece {
 /// The stored text of these pages.
 pub(super) fn text(pages: &[Page]) -> String {
     let mut lines: Vec<Line> = Vec::new();
+    let mut carried: Option<Vec<(f64, f64)>> = None;
     for (index, page) in pages.iter().enumerate() {
-        lines.extend(page_lines(index, page));
+        let (page_lines, ends_in) = page_lines(index, page, carried.as_deref());
+        lines.extend(page_lines);
+        carried = ends_in;
     }
     drop_margins(&mut lines, pages.len());
     let blocks = blocks(&lines);
     render(&blocks, pages.len())
 }
 
-/// The lines of one page in reading order.
-fn page_lines(page: usize, source: &Page) -> Vec<Line> {
-    let pieces = tables(pieces(&source.glyphs));
+/// The lines of one page in reading order, and the columns of the table the page ends in
+/// (see [`tables`] for `carried`).
+fn page_lines(
+    page: usize,
+    source: &Page,
+    carried: Option<&[(f64, f64)]>,
+) -> (Vec<Line>, Option<Vec<(f64, f64)>>) {
+    let (pieces, ends_in) = tables(pieces(&source.glyphs, &source.rules), carried);
     // Table cells are narrow pieces side by side: they would pass for columns of text.
     let text_pieces: Vec<&Piece> = pieces.iter().filter(|p| p.cells.is_empty()).collect();
     let gutter = gutter(&text_pieces);
@@ -115,9 +137,17 @@ fn page_lines(page: usize, source: &Page) -> Vec<Line> {
         };
         match lines.last_mut() {
             Some(line) if same_row(line) => {
+                // Code keeps its spacing: as many spaces as characters fit the gap.
+                let spaces = if line.code && piece.mono {
+                    let gap = (piece.x0 - line.x1) / (MONO_ADVANCE * line.size);
+                    gap.round().clamp(1.0, 80.0) as usize
+                } else {
+                    1
+                };
                 line.x1 = line.x1.max(piece.x1);
                 line.size = line.size.max(piece.size);
-                line.text.push(' ');
+                line.code &= piece.mono;
+                line.text.push_str(&" ".repeat(spaces));
                 line.text.push_str(&piece.text());
             }
             _ => lines.push(Line {
@@ -129,15 +159,19 @@ fn page_lines(page: usize, source: &Page) -> Vec<Line> {
                 size: piece.size,
                 text: piece.text(),
                 cells: piece.cells.iter().map(|c| (c.0, c.1)).collect(),
+                code: piece.mono && piece.cells.is_empty(),
             }),
         }
     }
     lines.retain(|l| !l.text.trim().is_empty());
-    lines
+    (lines, ends_in)
 }
 
-/// The page's glyphs grouped in rows (top to bottom, by baseline) and cut at wide gaps.
-fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
+/// The page's glyphs grouped in rows (top to bottom, by baseline) and cut at wide gaps and
+/// at the vertical `rules` drawn between glyphs.
+fn pieces(glyphs: &[Glyph], rules: &[Rule]) -> Vec<Piece> {
+    let mut rules = rules.to_vec();
+    rules.sort_by(|a, b| a.x.total_cmp(&b.x));
     let mut sorted: Vec<&Glyph> = glyphs.iter().collect();
     sorted.sort_by(|a, b| b.y.total_cmp(&a.y).then(a.x.total_cmp(&b.x)));
     let mut rows: Vec<Vec<&Glyph>> = Vec::new();
@@ -159,11 +193,15 @@ fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
         let mut current: Option<Piece> = None;
         for g in row {
             let ink = g.text != " ";
+            let ruled = current
+                .as_ref()
+                .is_some_and(|p| ruled_between(&rules, p.x1, g));
             match current.as_mut() {
-                Some(p) if g.x - p.x1 < PIECE_GAP * p.size.max(g.size) => {
+                Some(p) if g.x - p.x1 < PIECE_GAP * p.size.max(g.size) && !ruled => {
                     if ink {
                         p.x1 = p.x1.max(g.x + g.width);
                         p.size = p.size.max(g.size);
+                        p.mono &= g.mono;
                     }
                     p.glyphs.push(g.clone());
                 }
@@ -177,6 +215,8 @@ fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
                         size: g.size,
                         glyphs: vec![g.clone()],
                         cells: Vec::new(),
+                        mono: g.mono,
+                        ruled,
                     });
                 }
             }
@@ -186,10 +226,30 @@ fn pieces(glyphs: &[Glyph]) -> Vec<Piece> {
     out
 }
 
+/// Whether a vertical rule stands between the end `x` of a piece and the glyph `g`, across
+/// `g`'s line (`rules` sorted by x).
+fn ruled_between(rules: &[Rule], x: f64, g: &Glyph) -> bool {
+    let slack = 0.05 * g.size;
+    let middle = g.y + 0.3 * g.size;
+    let from = rules.partition_point(|r| r.x < x - slack);
+    rules[from..]
+        .iter()
+        .take_while(|r| r.x <= g.x + slack)
+        .any(|r| r.bottom <= middle && middle <= r.top)
+}
+
 /// `pieces` (rows top to bottom, each left to right) with every table row made one piece:
-/// a table is two or more consecutive rows of the same number of pieces (at least
-/// [`TABLE_CELLS`]), each piece overlapping the same column of every other row.
-fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
+/// a table is consecutive rows of the same number of pieces (two or more, not all code),
+/// each piece overlapping the same column of every other row; two rows are enough with
+/// three or more columns or with rules drawn between the cells, two columns without rules
+/// take [`TWO_CELL_ROWS`]; two columns of running text or a list's markers beside its items
+/// are not a table. Rows at the top of the page (below at most its running header) in the
+/// `carried` columns of a table that ended the page before go on with it, however few.
+/// Also the columns of the table this page ends in (above at most its footer), if one does.
+fn tables(
+    pieces: Vec<Piece>,
+    carried: Option<&[(f64, f64)]>,
+) -> (Vec<Piece>, Option<Vec<(f64, f64)>>) {
     let mut rows: Vec<Vec<Piece>> = Vec::new();
     for piece in pieces {
         match rows.last_mut() {
@@ -200,21 +260,28 @@ fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
     let fits = |columns: &[(f64, f64)], row: &[Piece]| {
         let edges: Vec<(f64, f64)> = row.iter().map(|p| (p.x0, p.x1)).collect();
         let size = row.iter().map(|p| p.size).fold(0.0, f64::max);
-        aligned(columns, &edges, 0.5 * size)
+        let code = row.iter().all(|p| p.mono);
+        row.len() >= 2 && !code && aligned(columns, &edges, slack(columns, &edges, size))
     };
     let mut out = Vec::new();
     let mut at = 0;
+    let mut last: Option<(usize, Vec<(f64, f64)>)> = None;
     while at < rows.len() {
         // The longest run of aligned rows of enough cells from here.
         let mut columns: Vec<(f64, f64)> = rows[at].iter().map(|p| (p.x0, p.x1)).collect();
         let mut end = at;
-        while end < rows.len() && rows[end].len() >= TABLE_CELLS && fits(&columns, &rows[end]) {
+        while end < rows.len() && fits(&columns, &rows[end]) {
             for (c, p) in columns.iter_mut().zip(&rows[end]) {
                 *c = (c.0.min(p.x0), c.1.max(p.x1));
             }
             end += 1;
         }
-        if end - at < 2 {
+        let run = &rows[at..end];
+        let goes_on = at <= MARGIN_LINES
+            && last.is_none()
+            && !run.is_empty()
+            && carried.is_some_and(|c| run.iter().all(|row| fits(c, row)));
+        if !goes_on && !is_table(run) {
             out.append(&mut rows[at]);
             at += 1;
             continue;
@@ -232,11 +299,85 @@ fn tables(pieces: Vec<Piece>) -> Vec<Piece> {
                 size: row.iter().map(|p| p.size).fold(first.size, f64::max),
                 glyphs: Vec::new(),
                 cells,
+                mono: false,
+                ruled: false,
             });
         }
+        last = Some((end, columns));
         at = end;
     }
-    out
+    let ends_in = last.filter(|(end, _)| rows.len() - end <= MARGIN_LINES);
+    (out, ends_in.map(|(_, columns)| columns))
+}
+
+/// Whether aligned rows `run` (see [`tables`]) are a table.
+fn is_table(run: &[Vec<Piece>]) -> bool {
+    let cells = run.first().map_or(0, Vec::len);
+    let ruled = run.iter().all(|row| row.iter().skip(1).all(|p| p.ruled));
+    match cells {
+        _ if run.len() < 2 => false,
+        2 => (ruled || run.len() >= TWO_CELL_ROWS) && !prose_columns(run) && !list_markers(run),
+        _ => true,
+    }
+}
+
+/// Whether rows of two pieces are two columns of running text: each column at least
+/// [`PROSE_WIDTH`] font sizes wide, most of its lines reaching within [`FULL_LINE`] font
+/// sizes of its right edge (justified or ragged text; a table's cells end where their
+/// text does).
+fn prose_columns(run: &[Vec<Piece>]) -> bool {
+    (0..2).all(|c| {
+        let cells: Vec<&Piece> = run.iter().filter_map(|row| row.get(c)).collect();
+        let size = cells.iter().map(|p| p.size).fold(0.0, f64::max);
+        let left = cells.iter().map(|p| p.x0).fold(f64::INFINITY, f64::min);
+        let right = cells.iter().map(|p| p.x1).fold(f64::NEG_INFINITY, f64::max);
+        let full = cells
+            .iter()
+            .filter(|p| p.x1 >= right - FULL_LINE * size)
+            .count();
+        right - left >= PROSE_WIDTH * size && 2 * full > cells.len()
+    })
+}
+
+/// Whether every row's first piece is a list marker: a list with a hanging indent.
+fn list_markers(run: &[Vec<Piece>]) -> bool {
+    run.iter().all(|row| {
+        row.first()
+            .is_some_and(|p| is_marker(&piece_text(&p.glyphs)))
+    })
+}
+
+/// A list item's marker: a bullet, or a short number or letter closed by `.` or `)`
+/// (`1.`, `b)`, `(iv)`).
+fn is_marker(text: &str) -> bool {
+    let mut chars = text.chars();
+    let bullet = matches!(
+        (chars.next(), chars.next()),
+        (
+            Some('•' | '◦' | '▪' | '‣' | '⁃' | '∙' | '·' | '-' | '–' | '—' | '*' | '+'),
+            None
+        )
+    );
+    let numbered = text
+        .strip_suffix(['.', ')'])
+        .map(|n| n.strip_prefix('(').unwrap_or(n))
+        .is_some_and(|n| {
+            (1..=4).contains(&n.chars().count()) && n.chars().all(char::is_alphanumeric)
+        });
+    bullet || numbered
+}
+
+/// How far a row's `cells` may stray from their `columns` and still be in them: half a
+/// font size, less where the cells or the columns stand closer (cells a rule separates may
+/// be a few points apart).
+fn slack(columns: &[(f64, f64)], cells: &[(f64, f64)], size: f64) -> f64 {
+    let gap = |edges: &[(f64, f64)]| {
+        edges
+            .windows(2)
+            .map(|w| w[1].0 - w[0].1)
+            .fold(f64::INFINITY, f64::min)
+    };
+    (0.5 * size).min(0.4 * gap(columns).min(gap(cells)).max(0.0))
 }
 
 fn same_baseline(a: &Piece, b: &Piece) -> bool {
@@ -428,6 +569,9 @@ struct Block {
     heading: Option<usize>,
     /// A table's columns (empty for other blocks): its rows are lines of the text.
     columns: Vec<(f64, f64)>,
+    /// Code: its lines are lines of the text, indented as set, from `left`.
+    code: bool,
+    left: f64,
     lines: Vec<(usize, String)>,
 }
 
@@ -444,7 +588,8 @@ fn body_size(lines: &[Line]) -> f64 {
 /// Lines into headings and paragraphs.
 fn blocks(lines: &[Line]) -> Vec<Block> {
     let body = body_size(lines);
-    let is_heading = |l: &Line| l.size >= HEADING_RATIO * body && l.text.chars().count() <= 200;
+    let is_heading =
+        |l: &Line| !l.code && l.size >= HEADING_RATIO * body && l.text.chars().count() <= 200;
     // One heading level per size, the largest first.
     let mut sizes: Vec<i64> = lines
         .iter()
@@ -477,6 +622,10 @@ fn blocks(lines: &[Line]) -> Vec<Block> {
             (Some(prev), Some(block)) if table || !block.columns.is_empty() => {
                 table && table_goes_on(block, prev, line)
             }
+            (Some(prev), Some(block)) if line.code || block.code => {
+                let below = prev.y - line.y < 2.0 * line.size.max(prev.size);
+                line.code && block.code && same_flow(prev, line) && below
+            }
             (Some(prev), Some(block)) => match (block.heading, heading) {
                 (Some(a), Some(b)) => {
                     a == b && same_flow(prev, line) && prev.y - line.y < 2.0 * prev.size
@@ -498,11 +647,20 @@ fn blocks(lines: &[Line]) -> Vec<Block> {
                 for (c, &(x0, x1)) in block.columns.iter_mut().zip(&line.cells) {
                     *c = (c.0.min(x0), c.1.max(x1));
                 }
-                block.lines.push((line.page, line.text.clone()));
+                let indent = if block.code {
+                    let columns = (line.x0 - block.left) / (MONO_ADVANCE * line.size);
+                    columns.round().clamp(0.0, 80.0) as usize
+                } else {
+                    0
+                };
+                let text = format!("{}{}", " ".repeat(indent), line.text);
+                block.lines.push((line.page, text));
             }
             _ => out.push(Block {
                 heading,
                 columns: line.cells.clone(),
+                code: line.code,
+                left: line.x0,
                 lines: vec![(line.page, line.text.clone())],
             }),
         }
@@ -515,7 +673,8 @@ fn blocks(lines: &[Line]) -> Vec<Block> {
 /// table ended the page before), in the same columns.
 fn table_goes_on(block: &Block, prev: &Line, line: &Line) -> bool {
     let below = line.page == prev.page && prev.y > line.y && prev.y - line.y < 3.0 * line.size;
-    (below || line.page == prev.page + 1) && aligned(&block.columns, &line.cells, 0.5 * line.size)
+    let slack = slack(&block.columns, &line.cells, line.size);
+    (below || line.page == prev.page + 1) && aligned(&block.columns, &line.cells, slack)
 }
 
 fn same_flow(a: &Line, b: &Line) -> bool {
@@ -588,10 +747,14 @@ fn render(blocks: &[Block], page_count: usize) -> String {
             out.push_str(&"#".repeat(level));
             out.push(' ');
         }
-        let mut text = first.clone();
+        let mut text = match block.heading {
+            None if block.columns.is_empty() => escaped(first).into_owned(),
+            _ => first.clone(),
+        };
         for (line_page, line) in &block.lines[1..] {
-            if !block.columns.is_empty() {
-                // A table: one row a line, a page break before the first row of a page.
+            if !block.columns.is_empty() || block.code {
+                // A table: one row a line, a page break before the first row of a page;
+                // code: one line a line.
                 out.push_str(&text);
                 out.push('\n');
                 breaks_to(&mut out, &mut page, *line_page);
@@ -627,6 +790,7 @@ fn render(blocks: &[Block], page_count: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::tree::BlockKind;
 
     fn glyphs(x: f64, y: f64, size: f64, text: &str) -> Vec<Glyph> {
         text.chars()
@@ -637,8 +801,153 @@ mod tests {
                 width: 0.5 * size,
                 size,
                 text: if c == ' ' { " ".into() } else { c.to_string() },
+                mono: false,
             })
             .collect()
+    }
+
+    /// `glyphs` in a monospaced font.
+    fn code(x: f64, y: f64, size: f64, text: &str) -> Vec<Glyph> {
+        let mut out = glyphs(x, y, size, text);
+        for g in &mut out {
+            g.mono = true;
+        }
+        out
+    }
+
+    /// The stored text of one page of rows, each a list of `(x, cell)` set at 10 points.
+    fn page_of(rows: &[&[(f64, &str)]], rules: Vec<Rule>) -> String {
+        let mut page = Page {
+            rules,
+            ..Page::default()
+        };
+        for (i, row) in rows.iter().enumerate() {
+            for (x, cell) in row.iter() {
+                page.glyphs
+                    .extend(glyphs(*x, 700.0 - 12.0 * i as f64, 10.0, cell));
+            }
+        }
+        text(&[page])
+    }
+
+    #[test]
+    fn two_cells_side_by_side_are_a_table_only_in_several_rows() {
+        let rows: [&[(f64, &str)]; 3] = [
+            &[(50.0, "Key"), (200.0, "Value")],
+            &[(50.0, "alpha"), (200.0, "first letter")],
+            &[(50.0, "omega"), (200.0, "last letter")],
+        ];
+        assert_eq!(
+            page_of(&rows, Vec::new()),
+            "Key\tValue\nalpha\tfirst letter\nomega\tlast letter"
+        );
+        // Two rows of two pieces: as likely two lines of two columns.
+        assert!(!page_of(&rows[..2], Vec::new()).contains('\t'));
+        // Drawn rules between the cells make two rows enough.
+        let rule = Rule {
+            x: 190.0,
+            bottom: 680.0,
+            top: 712.0,
+        };
+        assert_eq!(
+            page_of(&rows[..2], vec![rule]),
+            "Key\tValue\nalpha\tfirst letter"
+        );
+        // A list's markers beside its items are no table.
+        let list: [&[(f64, &str)]; 3] = [
+            &[(50.0, "1."), (80.0, "the first item")],
+            &[(50.0, "2."), (80.0, "the second item")],
+            &[(50.0, "3."), (80.0, "the third item")],
+        ];
+        assert!(!page_of(&list, Vec::new()).contains('\t'));
+        assert!(is_marker("•") && is_marker("(iv)") && is_marker("b)") && is_marker("10."));
+        assert!(!is_marker("Key") && !is_marker("v1.2.") && !is_marker("--"));
+    }
+
+    #[test]
+    fn a_two_column_table_goes_on_at_the_next_page_however_few_rows_are_there() {
+        let row = |page: &mut Page, y: f64, key: &str, value: &str| {
+            page.glyphs.extend(glyphs(50.0, y, 10.0, key));
+            page.glyphs.extend(glyphs(200.0, y, 10.0, value));
+        };
+        for repeat in [false, true] {
+            let mut first = Page::default();
+            first
+                .glyphs
+                .extend(glyphs(50.0, 700.0, 10.0, "The keys and their values:"));
+            for (i, (k, v)) in [("Key", "Value"), ("a", "one"), ("b", "two"), ("c", "three")]
+                .iter()
+                .enumerate()
+            {
+                row(&mut first, 676.0 - 12.0 * i as f64, k, v);
+            }
+            let mut next = Page::default();
+            let mut y = 700.0;
+            if repeat {
+                row(&mut next, y, "Key", "Value");
+                y -= 12.0;
+            }
+            row(&mut next, y, "d", "four");
+            next.glyphs
+                .extend(glyphs(50.0, y - 30.0, 10.0, "After the table."));
+            assert_eq!(
+                text(&[first, next.clone()]),
+                "The keys and their values:\n\nKey\tValue\na\tone\nb\ttwo\nc\tthree\n\u{c}d\tfour\n\nAfter the table.",
+                "repeat {repeat}"
+            );
+            // Without the table before it, a row or two of two pieces is text.
+            assert!(!text(&[next]).contains('\t'));
+        }
+    }
+
+    #[test]
+    fn cells_set_tight_are_a_table_where_rules_separate_them() {
+        // Cells two points apart: one piece each row, unless the rules between them cut it.
+        let rows: [&[(f64, &str)]; 3] = [
+            &[(50.0, "Rule"), (82.0, "Offset"), (114.0, "Bytes")],
+            &[(50.0, "r01"), (82.0, "0x04"), (114.0, "01 02")],
+            &[(50.0, "r02"), (82.0, "0x08"), (114.0, "02 04")],
+        ];
+        assert!(!page_of(&rows, Vec::new()).contains('\t'));
+        let rules = [48.0, 81.0, 113.0, 142.0]
+            .map(|x| Rule {
+                x,
+                bottom: 670.0,
+                top: 712.0,
+            })
+            .to_vec();
+        assert_eq!(
+            page_of(&rows, rules),
+            "Rule\tOffset\tBytes\nr01\t0x04\t01 02\nr02\t0x08\t02 04"
+        );
+    }
+
+    #[test]
+    fn code_lines_stay_lines_and_no_block_reads_as_a_heading_by_its_hash() {
+        let mut page = Page::default();
+        page.glyphs.extend(glyphs(50.0, 700.0, 16.0, "Setup"));
+        page.glyphs.extend(glyphs(50.0, 670.0, 10.0, "Run this:"));
+        // Code set larger than the body is still code.
+        page.glyphs
+            .extend(code(50.0, 640.0, 12.0, "# make the cache"));
+        page.glyphs.extend(code(50.0, 626.0, 12.0, "make"));
+        page.glyphs.extend(code(86.0, 612.0, 12.0, "--all"));
+        page.glyphs
+            .extend(glyphs(50.0, 580.0, 10.0, "#3 on the list."));
+        page.glyphs
+            .extend(glyphs(50.0, 550.0, 10.0, "\\# kept as set."));
+        let text = text(&[page]);
+        assert_eq!(
+            text,
+            "# Setup\n\nRun this:\n\n\\# make the cache\nmake\n     --all\n\n\\#3 on the list.\n\n\\\\# kept as set."
+        );
+        let tree = crate::chunk::readers::pdf::read(&text);
+        let headings: Vec<&BlockKind> = tree
+            .walk()
+            .map(|b| &b.kind)
+            .filter(|k| matches!(k, BlockKind::Heading { .. }))
+            .collect();
+        assert_eq!(headings.len(), 1, "{text}");
     }
 
     #[test]
@@ -666,10 +975,19 @@ mod tests {
         let mut page = Page::default();
         for i in 0..8 {
             let y = 700.0 - 12.0 * i as f64;
-            page.glyphs
-                .extend(glyphs(50.0, y, 10.0, &format!("left {i} words")));
-            page.glyphs
-                .extend(glyphs(320.0, y, 10.0, &format!("right {i} words")));
+            // Lines of running text as long as the column is wide (22 font sizes).
+            page.glyphs.extend(glyphs(
+                50.0,
+                y,
+                10.0,
+                &format!("left {i} words of running text in a column"),
+            ));
+            page.glyphs.extend(glyphs(
+                320.0,
+                y,
+                10.0,
+                &format!("right {i} words of running text in a column"),
+            ));
         }
         let text = text(&[page]);
         let left = text.find("left 7").unwrap();

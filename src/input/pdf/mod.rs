@@ -32,7 +32,9 @@ pub enum PdfError {
 
 /// The stored text of the PDF file `bytes`: its pages' text layer in reading order (columns
 /// one after the other), without running headers, footers and page numbers, hyphenated
-/// line ends joined, paragraphs from line spacing, headings from font sizes. Never panics.
+/// line ends joined, paragraphs from line spacing, headings from font sizes, code (lines in
+/// a monospaced font) line by line, tables (aligned cells, or cells between drawn rules) as
+/// rows of tab-separated cells. Never panics.
 #[cfg(feature = "pdf")]
 pub fn extract(bytes: &[u8]) -> Result<String, PdfError> {
     let pages = content::pages(bytes)?;

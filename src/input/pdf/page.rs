@@ -13,11 +13,24 @@ pub(super) struct Glyph {
     pub size: f64,
     /// Its text: one space for any white space; never a control character.
     pub text: String,
+    /// Whether its font is monospaced (Courier and the like): code, not prose.
+    pub mono: bool,
 }
 
-/// One page's glyphs in content-stream order.
+/// A vertical line drawn on the page (a stroked line, a rectangle's side, a thin filled
+/// rectangle), in page space: what bounds a ruled table's cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Rule {
+    pub x: f64,
+    pub bottom: f64,
+    pub top: f64,
+}
+
+/// One page's glyphs in content-stream order, and its vertical rules.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Page {
     /// The glyphs, each with finite coordinates and a positive size.
     pub glyphs: Vec<Glyph>,
+    /// The vertical lines drawn, each with finite coordinates.
+    pub rules: Vec<Rule>,
 }

@@ -390,6 +390,17 @@ fn code_lines_starting_with_a_hash_are_not_headings() {
             }
         }
         assert!(seen, "{name}: no chunk holds the glob patterns' text");
+        // What a hit shows: the code as the PDF has it, headings without folio's marks.
+        let shown = folio::chunk::visible_text_of(&text, SourceFormat::Pdf);
+        assert!(
+            shown.contains("\n\n# xdg-mime query filetype notes.txt\n\n"),
+            "{name}: {shown}"
+        );
+        assert!(!shown.contains("\\#") && !shown.contains('\u{c}'), "{name}");
+        assert!(
+            shown.contains(&format!("\n\n{glob}\n\n")),
+            "{name}: {shown}"
+        );
     }
 }
 

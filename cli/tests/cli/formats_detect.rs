@@ -313,3 +313,44 @@ fn pdf_files_are_read_by_extension_and_magic_and_ingested_with_pages() {
     );
     assert!(!fresh.exists());
 }
+
+/// `folio search --budget` on the generated sites (`tests/data/sites/`, mdBook and Sphinx):
+/// the hits hold the pages' visible text, and the budget counts that text.
+#[test]
+fn search_budgets_count_the_visible_text_of_html_hits() {
+    let sites = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/sites");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("sites.folio");
+    let out = cli::run_in(
+        env!("CARGO_BIN_EXE_folio"),
+        Some(dir.path()),
+        &["ingest", s(&store), s(&sites), "--root", s(&sites)],
+    );
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let out = cli::run(
+        env!("CARGO_BIN_EXE_folio"),
+        &[
+            "search",
+            s(&store),
+            "how do I read a file line by line",
+            "--k",
+            "4",
+            "--budget",
+            "120",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", cli::stderr(&out));
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hits = response["results"].as_array().expect("results");
+    assert_eq!(hits[0]["doc_id"], "mdbook/reading-files.html");
+    let mut total = 0;
+    for hit in hits {
+        let text = hit["text"].as_str().expect("text");
+        assert!(!text.contains('<') && !text.contains("&amp;"), "{text}");
+        let tokens = hit["tokens"].as_u64().expect("tokens");
+        assert_eq!(tokens as usize, folio::tokens::count(text));
+        total += tokens;
+    }
+    assert!(total <= 120, "{total} tokens over the budget");
+}

@@ -45,14 +45,17 @@ pub fn read(text: &str, format: SourceFormat) -> Tree {
 
 /// What a reader sees of `source` read as `format` (a whole document, or a piece of one cut
 /// at block bounds, as a search hit is): an HTML page's visible text, without tags, scripts
-/// and page chrome; every other format's source as it is (Markdown's markup is part of what
-/// its readers see; a PDF's stored text is already its laid-out text layer).
+/// and page chrome; a PDF's laid-out text without folio's marks in it (heading `#`s, escapes,
+/// page breaks); every other format's source as it is (Markdown's markup is part of what
+/// its readers see).
 pub fn visible_text_of(source: &str, format: SourceFormat) -> std::borrow::Cow<'_, str> {
     #[cfg(feature = "html")]
     if format == SourceFormat::Html {
         return std::borrow::Cow::Owned(html::visible(source));
     }
-    let _ = format;
+    if format == SourceFormat::Pdf {
+        return std::borrow::Cow::Owned(pdf::visible(source));
+    }
     std::borrow::Cow::Borrowed(source)
 }
 

@@ -116,6 +116,24 @@ pub fn escaped(block: &str) -> Cow<'_, str> {
     }
 }
 
+/// What a reader sees of (a piece of) extracted PDF text, cut at block bounds as a search
+/// hit is: headings without their `#`s, escaped blocks without their backslash, no page
+/// break characters; tabs between a table's cells stay.
+pub fn visible(text: &str) -> String {
+    let text = text.replace(PAGE_BREAK, "");
+    let blocks: Vec<&str> = text
+        .split("\n\n")
+        .map(|block| match heading(block) {
+            Some((_, title)) => title,
+            None => block
+                .strip_prefix('\\')
+                .filter(|rest| rest.trim_start_matches('\\').starts_with('#'))
+                .unwrap_or(block),
+        })
+        .collect();
+    blocks.join("\n\n")
+}
+
 /// A heading block: one line, `#` to `######`, a space, a title.
 fn heading(block: &str) -> Option<(usize, &str)> {
     if block.contains('\n') {

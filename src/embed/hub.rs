@@ -176,42 +176,41 @@ const HF_OPTIONAL: &[&str] = &[
     "config_sentence_transformers.json",
 ];
 
-/// The folder of `hf:ORG/NAME[@REVISION]` (revision `main` when none): the cache's
-/// snapshot when it holds the model's files, else downloaded, unchecked (nothing pins it:
-/// a note says so).
-#[cfg(feature = "models")]
-pub(crate) fn hf_folder(
-    places: &ModelPlaces,
-    repo: &str,
-    revision: Option<&str>,
-) -> Result<PathBuf, EmbedError> {
-    let revision = revision.unwrap_or("main");
-    let cached = places
-        .snapshot(repo, revision)
-        .filter(|dir| HF_REQUIRED.iter().all(|f| dir.join(f).is_file()));
-    if let Some(dir) = cached {
-        return Ok(dir);
+impl ModelPlaces {
+    /// The folder of `hf:ORG/NAME[@REVISION]` (revision `main` when none): the cache's
+    /// snapshot when it holds the model's files, else downloaded into it (feature
+    /// `download`), unchecked: nothing pins it, and a note on standard error says so.
+    #[cfg(feature = "models")]
+    pub fn hf_folder(&self, repo: &str, revision: Option<&str>) -> Result<PathBuf, EmbedError> {
+        let revision = revision.unwrap_or("main");
+        let cached = self
+            .snapshot(repo, revision)
+            .filter(|dir| HF_REQUIRED.iter().all(|f| dir.join(f).is_file()));
+        if let Some(dir) = cached {
+            return Ok(dir);
+        }
+        let unavailable = |reason: String| EmbedError::ModelUnavailable {
+            model: format!("hf:{repo}@{revision}"),
+            reason,
+            help: format!(
+                "fetch it with `huggingface-cli download {repo} --revision {revision}`, or \
+                 point bert:DIR at a sentence-transformers folder"
+            ),
+        };
+        if !self.offline && cfg!(feature = "download") {
+            eprintln!(
+                "hf:{repo}@{revision} is not pinned: its files are downloaded unchecked (named \
+                 models such as `minilm` are pinned)"
+            );
+        }
+        let landed =
+            download(self, repo, revision, HF_REQUIRED, HF_OPTIONAL).map_err(unavailable)?;
+        landed
+            .first()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .ok_or_else(|| unavailable("the hub sent no file".into()))
     }
-    let unavailable = |reason: String| EmbedError::ModelUnavailable {
-        model: format!("hf:{repo}@{revision}"),
-        reason,
-        help: format!(
-            "fetch it with `huggingface-cli download {repo} --revision {revision}`, or point \
-             bert:DIR at a sentence-transformers folder"
-        ),
-    };
-    if !places.offline && cfg!(feature = "download") {
-        eprintln!(
-            "hf:{repo}@{revision} is not pinned: its files are downloaded unchecked (named \
-             models such as `minilm` are pinned)"
-        );
-    }
-    let landed = download(places, repo, revision, HF_REQUIRED, HF_OPTIONAL).map_err(unavailable)?;
-    landed
-        .first()
-        .and_then(|p| p.parent())
-        .map(Path::to_path_buf)
-        .ok_or_else(|| unavailable("the hub sent no file".into()))
 }
 
 #[cfg(test)]
@@ -284,7 +283,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("temp dir");
         let cache = tmp.path().to_str().expect("utf-8");
         let places = places(&[("HF_HUB_CACHE", cache), ("HF_HUB_OFFLINE", "1")]);
-        match hf_folder(&places, "org/name", None) {
+        match places.hf_folder("org/name", None) {
             Err(e @ EmbedError::ModelUnavailable { .. }) => {
                 let text = e.to_string();
                 assert!(text.contains("HF_HUB_OFFLINE"), "{text}");

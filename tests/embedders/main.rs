@@ -12,5 +12,7 @@ mod embed_hash;
 mod embed_validate;
 #[cfg(feature = "http")]
 mod http_embedder;
+#[cfg(feature = "download")]
+mod model_download;
 #[cfg(feature = "onnx")]
 mod onnx_embedder;

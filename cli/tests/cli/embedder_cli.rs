@@ -143,3 +143,98 @@ fn a_command_model_is_counted_with_a_tokenizer_and_says_so_without() {
     assert!(text(&split).contains("split into"), "{}", text(&split));
     assert!(!text(&split).contains("not counted"), "{}", text(&split));
 }
+
+/// `folio` with `env` set and the Hugging Face variables pointing at nothing of this machine.
+fn folio_in(env: &[(&str, &Path)], hf_home: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    command
+        .args(args)
+        .env_remove("FOLIO_MODELS")
+        .env_remove("HF_HUB_CACHE")
+        .env("HF_HOME", hf_home)
+        .env("HF_HUB_OFFLINE", "1");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run folio")
+}
+
+#[test]
+fn a_named_model_is_one_word_and_matches_its_folder() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = folio_testkit::models::minilm_folder();
+    // The PyPI package's files are the pinned commit's: `minilm` takes them from FOLIO_MODELS.
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("models");
+    std::os::unix::fs::symlink(&folder, models.join("minilm")).expect("link");
+    let docs = dir.path().join("runbook.md");
+    std::fs::write(
+        &docs,
+        "# Deploys\n\n## Rolling back\n\nTo undo a broken release, redeploy the previous build.\n\n\
+         ## Lunch\n\nThe canteen serves soup on Fridays.\n",
+    )
+    .expect("doc");
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let hf_home = dir.path().join("hf");
+    let env = [("FOLIO_MODELS", models.as_path())];
+
+    let out = folio_in(
+        &env,
+        &hf_home,
+        &[
+            "ingest",
+            store,
+            docs.to_str().expect("path"),
+            "--embedder",
+            "minilm",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = folio_in(&env, &hf_home, &["stats", store, "--json"]);
+    assert!(
+        text(&out).contains("bert:all-MiniLM-L6-v2"),
+        "{}",
+        text(&out)
+    );
+
+    let query = "how do I revert a bad deploy";
+    let out = folio_in(
+        &env,
+        &hf_home,
+        &["search", store, query, "--embedder", "minilm"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("1."))
+        .map(str::to_string);
+    assert!(
+        first.as_deref().is_some_and(|l| l.contains("Rolling back")),
+        "{}",
+        text(&out)
+    );
+    // The same model by its folder is the same embedder: same name, same fingerprint.
+    let by_folder = format!("bert:{}", folder.display());
+    let out = folio_in(
+        &env,
+        &hf_home,
+        &["search", store, query, "--embedder", &by_folder],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+
+    // Nowhere to be found and offline: the error says where the files go.
+    let out = folio_in(
+        &[],
+        &hf_home,
+        &["search", store, query, "--embedder", "minilm"],
+    );
+    assert!(!out.status.success());
+    for needed in [
+        "HF_HUB_OFFLINE",
+        "$FOLIO_MODELS/minilm",
+        "huggingface-cli download",
+    ] {
+        assert!(text(&out).contains(needed), "{needed}: {}", text(&out));
+    }
+}

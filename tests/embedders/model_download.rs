@@ -316,7 +316,10 @@ fn hf_org_name_downloads_the_branch_unpinned_then_reads_the_cache() {
     assert_eq!(folder, snapshot(&hf_home));
     let main = hf_home.join("hub/models--test-org--tiny-bert/refs/main");
     assert_eq!(std::fs::read_to_string(main).ok().as_deref(), Some(COMMIT));
-    assert!(hub.requests().iter().any(|p| p.ends_with("/main/modules.json")));
+    assert!(hub
+        .requests()
+        .iter()
+        .any(|p| p.ends_with("/main/modules.json")));
     let embedder = BertEmbedder::load(&folder).expect("load the downloaded folder");
     assert_eq!(embedder.dimension(), 8);
 

@@ -144,9 +144,13 @@ fn a_command_model_is_counted_with_a_tokenizer_and_says_so_without() {
     assert!(!text(&split).contains("not counted"), "{}", text(&split));
 }
 
-/// `folio` with `env` set and the Hugging Face variables pointing at nothing of this machine.
+/// `folio` with `env` set and the Hugging Face variables pointing at nothing of this machine,
+/// run in `hf_home`'s folder (the test's, where its store and documents are).
 fn folio_in(env: &[(&str, &Path)], hf_home: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_folio"));
+    if let Some(folder) = hf_home.parent() {
+        command.current_dir(folder);
+    }
     command
         .args(args)
         .env_remove("FOLIO_MODELS")

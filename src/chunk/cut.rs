@@ -366,17 +366,22 @@ pub fn pages(text: &str, format: SourceFormat, span: Span) -> Option<Pages> {
 
 /// What a late-chunking model reads of a document (`text` read as `format`), and where each
 /// of its children (`spans`, byte ranges of `text`) lies in that: the source itself, or for
-/// HTML the children's visible texts one after another, a blank line apart (a model reading
-/// the page's source would read its tags, scripts and navigation).
+/// HTML and PDF the children's visible texts one after another, a blank line apart (a model
+/// reading a page's source would read its tags, scripts and navigation; a PDF's, folio's
+/// heading marks and page breaks).
 pub fn late_input<'t>(
     text: &'t str,
     format: SourceFormat,
     spans: &[(usize, usize)],
 ) -> (Cow<'t, str>, Vec<(usize, usize)>) {
-    if format != SourceFormat::Html {
+    let html = (format == SourceFormat::Html).then(|| EmbedTexts::new(text, format));
+    let shown = |start: usize, end: usize| match &html {
+        Some(reader) => reader.body(Span { start, end }),
+        None => readers::pdf::visible(text.get(start..end).unwrap_or_default()),
+    };
+    if html.is_none() && format != SourceFormat::Pdf {
         return (Cow::Borrowed(text), spans.to_vec());
     }
-    let reader = EmbedTexts::new(text, format);
     let mut joined = String::new();
     let mut placed = Vec::with_capacity(spans.len());
     for &(start, end) in spans {
@@ -384,7 +389,7 @@ pub fn late_input<'t>(
             joined.push_str("\n\n");
         }
         let from = joined.len();
-        joined.push_str(&reader.body(Span { start, end }));
+        joined.push_str(&shown(start, end));
         placed.push((from, joined.len()));
     }
     (Cow::Owned(joined), placed)

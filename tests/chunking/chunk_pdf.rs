@@ -401,6 +401,18 @@ fn code_lines_starting_with_a_hash_are_not_headings() {
             shown.contains(&format!("\n\n{glob}\n\n")),
             "{name}: {shown}"
         );
+        // A late-chunking model reads the children's visible texts.
+        let spans: Vec<(usize, usize)> = out
+            .children
+            .iter()
+            .map(|c| (c.span.start, c.span.end))
+            .collect();
+        let (input, placed) = folio::chunk::late_input(&text, SourceFormat::Pdf, &spans);
+        assert!(!input.contains("\\#") && !input.contains('\u{c}'), "{name}");
+        for (&(start, end), &(from, to)) in spans.iter().zip(&placed) {
+            let child = folio::chunk::visible_text_of(&text[start..end], SourceFormat::Pdf);
+            assert_eq!(input[from..to], child);
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub use crate::storage::error::{
 pub use crate::storage::file::backup::BackupReport;
 pub use crate::storage::file::open::StorageBackend;
 pub use crate::storage::file::records::{
-    GraphParams, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
+    GraphParams, Retention, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
 };
 pub use crate::storage::file::tables::{DEFAULT_INDEX, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use crate::storage::log::{LogSize, Trim, TrimReport, TRIM_BATCH};
@@ -394,6 +394,14 @@ impl Store {
     /// retained version answers exactly as before.
     pub fn gc(&self, keep_newest: usize) -> Result<GcReport, IndexError> {
         self.writer().gc(keep_newest)
+    }
+    /// Records the store's retention policy: after every commit from now on (by any process
+    /// that writes the store), a garbage collection deletes the versions it lets go (the
+    /// head and every version a tag, alias route or serving pin names always stay), and
+    /// the commit's receipt says what was collected. [`Retention::Off`] (the default)
+    /// collects nothing unless [`Store::gc`] is called. Shown in [`Store::stats`].
+    pub fn set_retention(&self, policy: Retention) -> Result<(), IndexError> {
+        self.writer().set_retention(policy)
     }
     /// The names of the indexes, sorted. A read-only store reports them as of its last
     /// Every live chunk of `index`'s newest version counted in its embedder's own tokens

@@ -392,6 +392,10 @@ fn run(command: Command) -> CliResult {
                 ),
                 None => println!("  file ids relative to: none recorded yet"),
             }
+            println!(
+                "  retention: {}",
+                crate::versions::describe_retention(stats.retention)
+            );
             for index in stats.indexes {
                 let principals = if index.principals.is_empty() {
                     "(public only)".to_string()

@@ -14,7 +14,7 @@ use folio::chunk::ChunkSpec;
 use folio::index::Metric;
 use folio::query::Expand;
 use folio::store::{
-    GraphParams, IndexConfig, IndexEmbedder, Route, Store, VectorStorage, VersionInfo,
+    GraphParams, IndexConfig, IndexEmbedder, Retention, Route, Store, VectorStorage, VersionInfo,
     DEFAULT_RESCORE,
 };
 use folio_eval::{Strategy, StrategyKind};
@@ -88,6 +88,24 @@ pub(crate) enum VersionsCommand {
         #[arg(long, default_value_t = 5)]
         keep: usize,
         /// Print what was done as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show or set the retention policy applied after every commit: keep the newest N
+    /// versions of each index, or those younger than an age (named versions always stay).
+    Retention {
+        /// The store file.
+        store: PathBuf,
+        /// Keep the newest N versions of each index.
+        #[arg(long, conflicts_with_all = ["max_age", "off"])]
+        keep_last: Option<usize>,
+        /// Keep the versions younger than this (`90s`, `30m`, `12h`, `7d`).
+        #[arg(long, value_parser = parse_age, conflicts_with = "off")]
+        max_age: Option<std::time::Duration>,
+        /// Collect nothing after commits (the default; `gc` still collects).
+        #[arg(long)]
+        off: bool,
+        /// Print the policy as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -325,6 +343,32 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                 route.version,
                 route.weight
             );
+            Ok(())
+        }
+        VersionsCommand::Retention {
+            store,
+            keep_last,
+            max_age,
+            off,
+            json,
+        } => {
+            let policy = match (keep_last, max_age, off) {
+                (Some(n), _, _) => Some(Retention::KeepLast(n)),
+                (_, Some(age), _) => Some(Retention::YoungerThan(age)),
+                (_, _, true) => Some(Retention::Off),
+                _ => None,
+            };
+            let policy = match policy {
+                Some(policy) => {
+                    open(&store)?.set_retention(policy).map_err(err)?;
+                    policy
+                }
+                None => open_reader(&store)?.stats().map_err(err)?.retention,
+            };
+            if json {
+                return print_json(&serde_json::json!({ "retention": policy }));
+            }
+            println!("retention: {}", describe_retention(policy));
             Ok(())
         }
         VersionsCommand::Gc { store, keep, json } => {
@@ -738,6 +782,57 @@ fn utc(ms: u64) -> String {
         rest % 3600 / 60,
         rest % 60
     )
+}
+
+/// A retention policy in words, for `folio stats` and `folio retention`.
+pub(crate) fn describe_retention(policy: Retention) -> String {
+    match policy {
+        Retention::Off => "off (versions are kept until `folio gc`)".into(),
+        Retention::KeepLast(n) => {
+            format!(
+                "after each commit, keep the newest {n} versions of each index and every named one"
+            )
+        }
+        Retention::YoungerThan(age) => format!(
+            "after each commit, keep the versions younger than {} and every named one",
+            humantime_secs(age.as_secs())
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+fn humantime_secs(secs: u64) -> String {
+    match secs {
+        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s % 3_600 == 0 => format!("{}h", s / 3_600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// `90s`, `30m`, `12h`, `7d`: an age for `--max-age`.
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    let (number, unit) = text.split_at(text.trim_end_matches(char::is_alphabetic).len());
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a number and s, m, h or d (e.g. 7d)"
+            ))
+        }
+    };
+    match number.parse::<u64>() {
+        Ok(n) if n > 0 => n
+            .checked_mul(scale)
+            .map(std::time::Duration::from_secs)
+            .ok_or_else(|| format!("`{text}`: too long")),
+        _ => Err(format!(
+            "`{text}`: expected a positive number and s, m, h or d (e.g. 7d)"
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -89,3 +89,79 @@ fn the_file_plateaus_and_retained_versions_answer_the_same() {
     let report = store.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
+
+/// The retention policy (issue 30, item 6): off by default; once set, every commit is
+/// followed by a collection that keeps what the policy says and every named version, in
+/// this process and after a reopen; `Off` stops it.
+#[test]
+fn a_retention_policy_collects_after_each_commit_and_keeps_named_versions() {
+    use folio::store::{Retention, Store};
+    let (dir, store) = temp_store(small_options());
+    let commit = |store: &Store, round: usize| {
+        let mut batch = store.batch();
+        batch.upsert(doc("doc0", &text(0, round)));
+        batch.commit().expect("commit")
+    };
+    let versions = |store: &Store| -> Vec<u64> {
+        let list = store.versions("default").list().expect("versions");
+        list.iter().map(|v| v.version).collect()
+    };
+    for round in 0..4 {
+        assert!(commit(&store, round).collected.is_none(), "off by default");
+    }
+    assert_eq!(store.stats().expect("stats").retention, Retention::Off);
+    assert_eq!(versions(&store).len(), 5, "version 0 and four commits");
+    store.versions("default").tag(2, "release").expect("tag");
+
+    store
+        .set_retention(Retention::KeepLast(2))
+        .expect("set the policy");
+    let receipt = commit(&store, 4);
+    let collected = receipt.collected.expect("the commit collected");
+    assert!(collected.versions >= 3, "{collected:?}");
+    let kept = versions(&store);
+    let newest = *kept.last().expect("head");
+    assert_eq!(
+        kept,
+        vec![2, newest - 1, newest],
+        "the tag and the newest two"
+    );
+    assert_eq!(
+        answer(&store, "default@release", "deploys round 1"),
+        answer(&store, "default@2", "deploys round 1")
+    );
+    drop(store);
+
+    // Recorded in the file: a new handle applies it too.
+    let store = small_options()
+        .open(dir.path().join("s.folio"))
+        .expect("reopen");
+    assert_eq!(
+        store.stats().expect("stats").retention,
+        Retention::KeepLast(2)
+    );
+    commit(&store, 5);
+    let kept = versions(&store);
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert_eq!(kept[0], 2);
+
+    // By age: every version but the head and the tag is older than a millisecond.
+    store
+        .set_retention(Retention::YoungerThan(std::time::Duration::from_millis(1)))
+        .expect("set");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    commit(&store, 6);
+    let kept = versions(&store);
+    assert_eq!(kept.first(), Some(&2));
+    assert!(
+        kept.len() <= 3,
+        "the tag, the head, a merge's version at most: {kept:?}"
+    );
+
+    store.set_retention(Retention::Off).expect("off");
+    for round in 7..10 {
+        assert!(commit(&store, round).collected.is_none());
+    }
+    assert_eq!(versions(&store).len(), kept.len() + 3);
+    assert!(store.set_retention(Retention::KeepLast(0)).is_err());
+}

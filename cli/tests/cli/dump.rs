@@ -142,3 +142,46 @@ fn a_backup_is_a_store_that_answers_and_never_replaces_a_file() {
     assert!(!again.status.success());
     assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
 }
+
+#[test]
+fn a_retention_policy_is_set_shown_and_applied() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cwd = dir.path();
+    let note = cwd.join("note.md");
+    for round in 0..3 {
+        std::fs::write(&note, format!("# Note\n\nRound {round} of the tide log.\n"))
+            .expect("write");
+        folio_in(cwd, &["ingest", "kb.folio", "note.md"]);
+    }
+    let shown = folio_in(cwd, &["stats", "kb.folio"]);
+    assert!(
+        stdout(&shown).contains("retention: off"),
+        "{}",
+        stdout(&shown)
+    );
+    folio_in(cwd, &["retention", "kb.folio", "--keep-last", "1"]);
+    let json = folio_in(cwd, &["retention", "kb.folio", "--json"]);
+    let policy: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(policy["retention"]["keep_last"], 1);
+    std::fs::write(&note, "# Note\n\nRound 3 of the tide log.\n").expect("write");
+    folio_in(cwd, &["ingest", "kb.folio", "note.md"]);
+    let versions = folio_in(cwd, &["versions", "kb.folio", "default", "--json"]);
+    let list: serde_json::Value = serde_json::from_slice(&versions.stdout).expect("json");
+    let count = list
+        .as_array()
+        .or_else(|| list["versions"].as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(count, 1, "only the head is left: {list}");
+    let shown = folio_in(cwd, &["stats", "kb.folio"]);
+    assert!(
+        stdout(&shown).contains("keep the newest 1 versions"),
+        "{}",
+        stdout(&shown)
+    );
+    let refused = run_in(
+        env!("CARGO_BIN_EXE_folio"),
+        Some(cwd),
+        &["retention", "kb.folio", "--max-age", "7 days"],
+    );
+    assert!(!refused.status.success());
+}

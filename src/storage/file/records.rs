@@ -88,6 +88,53 @@ pub(crate) fn decode_bitmap(bytes: &[u8], what: &str) -> Result<RoaringBitmap, S
 
 /// `meta.file_root`: the rule for files outside the root (`0` refused, `1` absolute ids),
 /// then the root's path in UTF-8; `None` for a path that is not UTF-8.
+/// Which versions a garbage collection keeps besides the head and every version a tag,
+/// alias route or serving pin names: the retention policy a store applies after each
+/// commit ([`crate::Store::set_retention`]) or one `gc` call's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Retention {
+    /// Nothing is collected unless someone runs `gc` (the default).
+    #[default]
+    Off,
+    /// The newest this many versions of each index.
+    KeepLast(usize),
+    /// Every version made less than this long ago.
+    YoungerThan(std::time::Duration),
+}
+
+impl Retention {
+    /// The policy's `meta` value (`storage-format.md`, "Retention"); `None` for
+    /// [`Retention::Off`], which is the key's absence.
+    pub(crate) fn encode(self) -> Option<[u8; 9]> {
+        let (kind, amount) = match self {
+            Retention::Off => return None,
+            Retention::KeepLast(n) => (1u8, n as u64),
+            Retention::YoungerThan(age) => (2, u64::try_from(age.as_millis()).unwrap_or(u64::MAX)),
+        };
+        let mut out = [0u8; 9];
+        out[0] = kind;
+        out[1..].copy_from_slice(&amount.to_le_bytes());
+        Some(out)
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Retention, StorageError> {
+        let bad = || StorageError::corrupt("meta retention: not a policy");
+        let (&kind, amount) = bytes.split_first().ok_or_else(bad)?;
+        let amount = u64::from_le_bytes(amount.try_into().map_err(|_| bad())?);
+        match kind {
+            1 => Ok(Retention::KeepLast(
+                usize::try_from(amount).unwrap_or(usize::MAX),
+            )),
+            2 => Ok(Retention::YoungerThan(std::time::Duration::from_millis(
+                amount,
+            ))),
+            _ => Err(bad()),
+        }
+    }
+}
+
 pub(crate) fn encode_file_root(root: &FileRoot) -> Option<Vec<u8>> {
     let rule = match root.outside {
         Outside::Refused => 0u8,

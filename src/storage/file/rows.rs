@@ -4,8 +4,10 @@
 use redb::{ReadTransaction, ReadableTable};
 
 use crate::storage::error::StorageError;
-use crate::storage::file::records::{decode, ChildRecord, DocEntry, ParentRecord, RevisionRecord};
-use crate::storage::file::tables::{DOCS, REVISIONS, REV_TEXT};
+use crate::storage::file::records::{
+    decode, ChildRecord, DocEntry, ParentRecord, Retention, RevisionRecord,
+};
+use crate::storage::file::tables::{DOCS, META, RETENTION, REVISIONS, REV_TEXT};
 
 pub(crate) fn read_doc_entry(
     txn: &ReadTransaction,
@@ -91,4 +93,12 @@ pub(crate) fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, Stora
         .zip(usize::try_from(end).ok())
         .and_then(|(s, e)| text.get(s..e))
         .ok_or_else(|| StorageError::corrupt(format!("span {start}..{end} outside its text")))
+}
+
+/// The store's retention policy, as recorded (`Off` without one).
+pub(crate) fn read_retention(txn: &ReadTransaction) -> Result<Retention, StorageError> {
+    match txn.open_table(META)?.get(RETENTION)? {
+        Some(value) => Retention::decode(value.value()),
+        None => Ok(Retention::Off),
+    }
 }

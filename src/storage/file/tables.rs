@@ -20,11 +20,14 @@ pub const DEFAULT_INDEX: &str = "default";
 /// Store-wide settings: `format_version` (u32 LE), `next_rev` (u64 LE), `next_index` (u32 LE),
 /// `next_request` (u64 LE, absent until the first logged request), `log_bytes` (u64 LE, the
 /// request log's record bytes), `log_cap` (u64 LE, absent without a size cap), `file_root`
-/// ([`FILE_ROOT`]).
+/// ([`FILE_ROOT`]), `retention` ([`RETENTION`]).
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// The `meta` key of the folder file documents' ids are relative to (absent = none
 /// recorded; see `records::encode_file_root`).
 pub(crate) const FILE_ROOT: &str = "file_root";
+/// The `meta` key of the store's retention policy (absent = off; see
+/// `write::gc::Retention::encode`).
+pub(crate) const RETENTION: &str = "retention";
 /// doc_id -> [`DocEntry`](crate::storage::file::records::DocEntry).
 pub(crate) const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
 /// rev -> [`RevisionRecord`](crate::storage::file::records::RevisionRecord).

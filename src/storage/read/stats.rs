@@ -10,7 +10,8 @@ use crate::embed::EmbedderIdentity;
 use crate::input::FileRoot;
 use crate::storage::error::{BackupError, CompactFileError, ReadError, StorageError};
 use crate::storage::file::backup::{self, BackupReport};
-use crate::storage::file::records::decode_file_root;
+use crate::storage::file::records::{decode_file_root, Retention};
+use crate::storage::file::rows::read_retention;
 use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::state;
@@ -33,6 +34,8 @@ pub struct StoreStats {
     pub indexes: Vec<IndexStats>,
     /// Indexes that could not be loaded (see [`crate::Store::unavailable_indexes`]).
     pub unavailable: Vec<UnavailableIndex>,
+    /// The retention policy applied after each commit ([`crate::Store::set_retention`]).
+    pub retention: Retention,
 }
 
 /// What [`crate::Store::compact_file`] did.
@@ -97,6 +100,7 @@ impl Catalog {
             file_root,
             indexes,
             unavailable: self.unavailable_indexes(),
+            retention: read_retention(&txn)?,
         })
     }
 

@@ -124,6 +124,12 @@ pub struct CommitReceipt {
     /// Why the merge policy failed after the commit, if it did. The batch itself is
     /// committed either way; the next commit (or [`crate::store::Indexes::compact`]) tries the merge again.
     pub merge_error: Option<String>,
+    /// What the store's retention policy ([`crate::Store::set_retention`]) collected after
+    /// the commit (and its merges), when it deleted any version.
+    pub collected: Option<crate::storage::write::gc::GcReport>,
+    /// Why the retention policy's collection failed after the commit, if it did (the batch
+    /// is committed either way; the next commit collects again).
+    pub retention_error: Option<String>,
 }
 
 /// What a batch would write, found without embedding or writing anything
@@ -379,6 +385,10 @@ impl<'s> Batch<'s> {
         receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) =
             crate::storage::write::compact::after_commit(&store, progress);
+        match store.apply_retention() {
+            Ok(collected) => receipt.collected = collected,
+            Err(e) => receipt.retention_error = Some(format!("retention: {e}")),
+        }
         if large {
             release_freed_heap();
         }
@@ -640,6 +650,8 @@ fn apply(
         truncation: Vec::new(),
         merged: BTreeMap::new(),
         merge_error: None,
+        collected: None,
+        retention_error: None,
     };
     let mut meta = txn.open_table(META)?;
     let mut next_rev = match meta.get("next_rev")? {

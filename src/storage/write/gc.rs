@@ -16,8 +16,9 @@ use crate::limits::InvalidParameter;
 use crate::storage::error::{IndexError, StorageError};
 use crate::storage::file::current;
 use crate::storage::file::records::{
-    decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, VersionRecord,
+    decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, Retention, VersionRecord,
 };
+use crate::storage::file::rows::read_retention;
 use crate::storage::file::tables::*;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::targets::named_versions;
@@ -69,6 +70,41 @@ impl Writer<'_> {
         if keep_newest == 0 {
             return Err(InvalidParameter::new("keep_newest", 0, "at least 1").into());
         }
+        self.collect(Retention::KeepLast(keep_newest))
+    }
+
+    /// Records the store's retention policy, applied after every commit from now on (by
+    /// every process that writes the store).
+    pub(crate) fn set_retention(&self, policy: Retention) -> Result<(), IndexError> {
+        validate(policy)?;
+        self.check_writable()?;
+        let _writer = self.lock_writer()?;
+        let txn = self.db().begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            match policy.encode() {
+                Some(value) => meta.insert(RETENTION, value.as_slice())?,
+                None => meta.remove(RETENTION)?,
+            };
+        }
+        txn.commit().map_err(StorageError::from)?;
+        Ok(())
+    }
+
+    /// Collects what the store's retention policy lets go, after a commit: `None` when the
+    /// policy is off or nothing was old enough.
+    pub(crate) fn apply_retention(&self) -> Result<Option<GcReport>, IndexError> {
+        let policy = read_retention(&self.db().begin_read()?)?;
+        if policy == Retention::Off {
+            return Ok(None);
+        }
+        let report = self.collect(policy)?;
+        Ok((report.versions > 0).then_some(report))
+    }
+
+    /// Deletes every version `policy` lets go (the head and named versions always stay)
+    /// and everything only those versions used.
+    fn collect(&self, policy: Retention) -> Result<GcReport, IndexError> {
         // An index that did not load would keep nothing it uses.
         self.check_writable()?;
         let _writer = self.lock_writer()?;
@@ -82,7 +118,7 @@ impl Writer<'_> {
             let mut garbage = Vec::with_capacity(indexes.len());
             for state in indexes.values() {
                 let names = named.get(&state.id()).cloned().unwrap_or_default();
-                garbage.push(plan(&txn, state, keep_newest, &names, &current)?);
+                garbage.push(plan(&txn, state, policy, &names, &current)?);
             }
             (garbage, current)
         };
@@ -195,7 +231,7 @@ fn current_revisions(txn: &ReadTransaction) -> Result<HashSet<u64>, StorageError
 fn plan(
     txn: &ReadTransaction,
     state: &IndexState,
-    keep_newest: usize,
+    policy: Retention,
     named: &BTreeSet<u64>,
     current: &HashSet<u64>,
 ) -> Result<IndexGarbage, StorageError> {
@@ -203,13 +239,34 @@ fn plan(
     let head = state.head().version();
     let mut g = IndexGarbage::default();
     let mut all = Vec::new();
+    let mut young = Vec::new();
+    let since = match policy {
+        Retention::YoungerThan(age) => {
+            let age = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+            Some(crate::storage::file::records::now_ms().saturating_sub(age))
+        }
+        _ => None,
+    };
     for entry in txn
         .open_table(VERSIONS)?
         .range((id, 0u64)..=(id, u64::MAX))?
     {
-        all.push(entry?.0.value().1);
+        let (key, value) = entry?;
+        let version = key.value().1;
+        if let Some(since) = since {
+            let record: VersionRecord = decode(value.value(), "version record")?;
+            if record.created_ms >= since {
+                young.push(version);
+            }
+        }
+        all.push(version);
     }
-    g.retained = all.iter().rev().take(keep_newest).copied().collect();
+    g.retained = match policy {
+        Retention::KeepLast(n) => all.iter().rev().take(n).copied().collect(),
+        Retention::YoungerThan(_) => young.into_iter().collect(),
+        // Never planned: an off policy collects nothing.
+        Retention::Off => all.iter().copied().collect(),
+    };
     g.retained.insert(head);
     g.retained.extend(named.iter().filter(|v| all.contains(v)));
     g.versions = all
@@ -306,4 +363,16 @@ fn plan(
         );
     }
     Ok(g)
+}
+
+fn validate(policy: Retention) -> Result<(), InvalidParameter> {
+    match policy {
+        Retention::KeepLast(0) => Err(InvalidParameter::new("keep_last", 0, "at least 1")),
+        Retention::YoungerThan(age) if age.is_zero() => Err(InvalidParameter::new(
+            "younger_than",
+            "0 s",
+            "longer than 0",
+        )),
+        _ => Ok(()),
+    }
 }

@@ -34,3 +34,21 @@ pub fn test_name(module_path: &str, name: &str) -> String {
         None => name.to_string(),
     }
 }
+
+/// Runs test `name` of the module `module_path` in this test binary again, as a child
+/// process with `env` set (the child test does its work only when it is), its stdout piped
+/// and its stderr dropped: the processes crash tests kill.
+pub fn spawn_child(
+    module_path: &str,
+    name: &str,
+    env: (&str, &std::path::Path),
+) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", &test_name(module_path, name)])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn child")
+}

@@ -8,12 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use folio::query::SearchRequest;
 use folio::store::{Access, MergePolicy, Store, StoreBuilder};
-use folio_testkit::test_name;
+use folio_testkit::spawn_child;
 use folio_testkit::versions::{doc, everything, route, small_options};
 
 const PER_BATCH: usize = 4;
@@ -117,7 +116,6 @@ fn killed_writers_leave_whole_batches() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("crash.folio");
     drop(options().open(&path).expect("create"));
-    let exe = std::env::current_exe().expect("test binary");
     let mut committed: BTreeSet<u64> = BTreeSet::new();
     // Batches a child announced it was deleting (the deletion may or may not have committed).
     let mut deleted: BTreeSet<u64> = BTreeSet::new();
@@ -130,14 +128,7 @@ fn killed_writers_leave_whole_batches() {
         rng ^= rng >> 7;
         rng ^= rng << 17;
         let delay = Duration::from_millis(rng % 250);
-        let mut child = Command::new(&exe)
-            .args(["--exact", &test_name(module_path!(), "crash_child")])
-            .args(["--nocapture", "--test-threads=1"])
-            .env("FOLIO_CRASH_CHILD", &path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn child");
+        let mut child = spawn_child(module_path!(), "crash_child", ("FOLIO_CRASH_CHILD", &path));
         let stdout = child.stdout.take().expect("child stdout");
         let lines = std::thread::spawn(move || {
             BufReader::new(stdout)

@@ -5,6 +5,7 @@
 
 mod crash_faults;
 mod crash_kill;
+mod crash_log;
 mod defaults;
 mod errors;
 mod filter_props;

@@ -663,14 +663,11 @@ fn killed_writer_child() {
 fn a_reader_opens_after_the_writer_was_killed() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = seeded(dir.path());
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", &test_name(module_path!(), "killed_writer_child")])
-        .args(["--nocapture", "--test-threads=1"])
-        .env("FOLIO_PROC_KILLED", &path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = folio_testkit::spawn_child(
+        module_path!(),
+        "killed_writer_child",
+        ("FOLIO_PROC_KILLED", &path),
+    );
     let stdout = child.stdout.take().expect("stdout");
     let committed = BufReader::new(stdout)
         .lines()

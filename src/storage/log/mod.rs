@@ -5,7 +5,8 @@
 //! (and when the store closes, and before an annotation, a trim or a file compaction): a
 //! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
 //! phases and refuses commits without one. A crash loses at most the entries not written
-//! yet. This handle's [`crate::store::Log::entries`] includes them; other processes see them once
+//! yet, never an id: ids are reserved [`RESERVE_IDS`] at a time before any is handed out,
+//! so a lost entry's id is a gap, not the next request's. This handle's [`crate::store::Log::entries`] includes them; other processes see them once
 //! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
 //! entries' lock, so other searches go on logging; it waits only for another log write or
 //! a commit's short write transaction (a commit builds its graphs before taking it). Letting
@@ -32,6 +33,11 @@ use crate::storage::read::catalog::{Catalog, States};
 /// Log entries are written this many at a time.
 const WRITE_EVERY: usize = 64;
 
+/// Request ids are reserved this many at a time, durably, before any of them is handed
+/// out: after a crash the next id is past every id a caller may hold (the unwritten
+/// entries leave a gap), so an annotation by id never lands on another request.
+const RESERVE_IDS: u64 = 256;
+
 /// At most this many entries are deleted per write transaction (trim, size cap).
 pub const TRIM_BATCH: usize = 256;
 
@@ -48,6 +54,8 @@ pub(crate) struct RequestLog {
 struct Pending {
     /// The id the next entry gets, once known (read from `meta.next_request` at the first).
     next: Option<u64>,
+    /// Ids below this are reserved in the file (`meta.next_request`): handed out freely.
+    reserved: u64,
     entries: Vec<(u64, LoggedRequest)>,
 }
 
@@ -146,6 +154,11 @@ impl Logbook<'_> {
                 read_u64(&self.db().begin_read()?.open_table(META)?, "next_request")?.unwrap_or(1)
             }
         };
+        if id >= pending.reserved {
+            // Once per RESERVE_IDS searches (and at a process's first): a short durable
+            // commit, under the entries' lock so no id passes the reservation meanwhile.
+            pending.reserved = reserve_ids(self.db(), id.saturating_add(RESERVE_IDS))?;
+        }
         pending.next = Some(id.saturating_add(1));
         pending.entries.push((id, request.clone()));
         let waiting = pending.entries.len();
@@ -366,6 +379,20 @@ fn commit_entries(
     Ok(())
 }
 
+/// Reserves the ids below `bound` in one durable commit (`meta.next_request` raised to it,
+/// never lowered); returns the reservation's end.
+fn reserve_ids(db: &Db, bound: u64) -> Result<u64, StorageError> {
+    let txn = db.begin_write()?;
+    let reserved = {
+        let mut meta = txn.open_table(META)?;
+        let reserved = bound.max(read_u64(&meta, "next_request")?.unwrap_or(1));
+        meta.insert("next_request", reserved.to_le_bytes().as_slice())?;
+        reserved
+    };
+    txn.commit()?;
+    Ok(reserved)
+}
+
 /// Writes encoded entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
 fn write_pending(
     txn: &WriteTransaction,
@@ -387,6 +414,8 @@ fn write_pending(
     }
     let total = add_bytes(txn, added)?;
     let mut meta = txn.open_table(META)?;
+    // Never below a reservation: ids up to it may be in callers' hands.
+    let next = next.max(read_u64(&meta, "next_request")?.unwrap_or(1));
     meta.insert("next_request", next.to_le_bytes().as_slice())?;
     if let Some(cap) = read_u64(&meta, "log_cap")? {
         drop(meta);

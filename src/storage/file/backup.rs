@@ -25,6 +25,21 @@ pub struct BackupReport {
     pub bytes: u64,
 }
 
+/// Every table of the file, once: `tables!(name)` their names, `tables!(f(a, b))` the
+/// results of `f(a, b, TABLE)` for each. A table the source holds and this list lacks (a
+/// newer format's) stops the backup rather than be left out.
+macro_rules! tables {
+    (@each [name] $($table:ident),*) => { [$($table.name()),*] };
+    (@each [$f:ident($from:expr, $to:expr)] $($table:ident),*) => {
+        [$($f($from, $to, $table)),*]
+    };
+    ($($call:tt)*) => {
+        tables!(@each [$($call)*] META, DOCS, REVISIONS, REV_TEXT, INDEXES, DOC_CHUNKS, PARENTS,
+            CHILDREN, SEGMENTS, SEGMENT_VECTORS, SEGMENT_GRAPHS, VERSIONS, ACL, ACL_CURRENT, TAGS,
+            ALIASES, SERVING, REQUEST_LOG)
+    };
+}
+
 /// Copies the state `from` reads into a new store at `dest`, which must not exist.
 pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport, BackupError> {
     if dest.exists() {
@@ -58,58 +73,17 @@ pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport
 fn copy_to(from: &ReadTransaction, path: &Path) -> Result<(usize, u64), BackupError> {
     let db = writer_at(path, true, || Ok(()))?;
     let txn = db.begin_write().map_err(StorageError::from)?;
-    let known = known_tables();
+    let known = tables!(name);
     for table in from.list_tables().map_err(StorageError::from)? {
         if !known.contains(&table.name()) {
             return Err(BackupError::UnknownTable(table.name().to_string()));
         }
     }
-    let mut rows = 0;
-    rows += copy(from, &txn, META)?;
-    rows += copy(from, &txn, DOCS)?;
-    rows += copy(from, &txn, REVISIONS)?;
-    rows += copy(from, &txn, REV_TEXT)?;
-    rows += copy(from, &txn, INDEXES)?;
-    rows += copy(from, &txn, DOC_CHUNKS)?;
-    rows += copy(from, &txn, PARENTS)?;
-    rows += copy(from, &txn, CHILDREN)?;
-    rows += copy(from, &txn, SEGMENTS)?;
-    rows += copy(from, &txn, SEGMENT_VECTORS)?;
-    rows += copy(from, &txn, SEGMENT_GRAPHS)?;
-    rows += copy(from, &txn, VERSIONS)?;
-    rows += copy(from, &txn, ACL)?;
-    rows += copy(from, &txn, ACL_CURRENT)?;
-    rows += copy(from, &txn, TAGS)?;
-    rows += copy(from, &txn, ALIASES)?;
-    rows += copy(from, &txn, SERVING)?;
-    rows += copy(from, &txn, REQUEST_LOG)?;
+    let rows = tables!(copy(from, &txn))
+        .into_iter()
+        .sum::<Result<u64, StorageError>>()?;
     txn.commit().map_err(StorageError::from)?;
     Ok((known.len(), rows))
-}
-
-/// The names of the tables [`copy_to`] copies: a table of another name (a newer format's)
-/// stops the backup rather than be left out.
-fn known_tables() -> [&'static str; 18] {
-    [
-        META.name(),
-        DOCS.name(),
-        REVISIONS.name(),
-        REV_TEXT.name(),
-        INDEXES.name(),
-        DOC_CHUNKS.name(),
-        PARENTS.name(),
-        CHILDREN.name(),
-        SEGMENTS.name(),
-        SEGMENT_VECTORS.name(),
-        SEGMENT_GRAPHS.name(),
-        VERSIONS.name(),
-        ACL.name(),
-        ACL_CURRENT.name(),
-        TAGS.name(),
-        ALIASES.name(),
-        SERVING.name(),
-        REQUEST_LOG.name(),
-    ]
 }
 
 /// Copies one table's rows in key order (a table the source lacks is made empty).

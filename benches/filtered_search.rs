@@ -158,6 +158,35 @@ fn live_acl(c: &mut Criterion) {
             })
         });
     }
+    // An alias pinned at version 1, searched by callers whose principal lists the mask
+    // cache (256 lists, wiped by every commit) already holds, or never saw: a user's own
+    // name beside a shared group, new on every query, as a web app's per-user lists are.
+    store
+        .aliases()
+        .set(
+            "pinned",
+            &[folio::store::Route {
+                index: "default".to_string(),
+                version: 1,
+                weight: 100,
+            }],
+        )
+        .unwrap();
+    let mut user = 0u64;
+    for (label, fresh) in [("cached list", false), ("a new list each query", true)] {
+        let mut q = queries.iter().cycle();
+        group.bench_function(format!("search/alias pinned at @1, {label}"), |b| {
+            b.iter(|| {
+                user += u64::from(fresh);
+                let access = Access::principals(["p3".to_string(), format!("user{user}")]);
+                let request = SearchRequest::vector(q.next().unwrap().clone())
+                    .access(access)
+                    .target("pinned")
+                    .k(10);
+                store.search(black_box(&request)).unwrap()
+            })
+        });
+    }
     group.finish();
 }
 

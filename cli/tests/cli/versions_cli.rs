@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::folio;
 
+use folio_testkit::versions::Checksummed;
 use redb::TableDefinition;
 
 /// Runs folio, requires success, returns stdout.
@@ -138,7 +139,7 @@ fn version_commands_end_to_end() {
     {
         let db = redb::Database::open(&store).expect("redb");
         let txn = db.begin_write().expect("write");
-        let children: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+        let children: TableDefinition<(u32, u32), Checksummed> = TableDefinition::new("children");
         let removed = txn
             .open_table(children)
             .expect("children")
@@ -316,4 +317,54 @@ fn search_takes_a_rescore_width() {
         .concat(),
     );
     assert!(big.contains("rescore 70000 is out of range"), "{big}");
+}
+
+/// A byte of a document's stored text flipped behind folio's back: `check` names the table
+/// and key, exits non-zero and leaves the file as it was; a search that needs the text says
+/// the store is damaged rather than answering.
+#[test]
+fn check_names_a_damaged_value_and_never_writes_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    let doc = dir.path().join("lunch.txt");
+    write(&doc, "Lunch is served at noon in the atrium.");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    assert!(ok(&["check", s]).contains("consistent"));
+
+    let mut bytes = std::fs::read(&store).expect("read");
+    let text = b"served at noon";
+    let at = bytes
+        .windows(text.len())
+        .position(|w| w == text)
+        .expect("the text is stored as written");
+    bytes[at] ^= 0x20;
+    std::fs::write(&store, &bytes).expect("write");
+
+    let out = folio(&["check", s]);
+    assert!(!out.status.success(), "check passed a damaged store");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("table `rev_text`") && stdout.contains("fails its checksum"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inconsistent"));
+    let report: serde_json::Value =
+        serde_json::from_str(&ok_or_failing_json(&["check", s, "--json"])).expect("json");
+    assert_eq!(report["damaged"][0]["table"], "rev_text");
+    // redb's page checksums, checked on a copy, see it too.
+    assert_eq!(report["redb"], "failed");
+    assert_eq!(
+        std::fs::read(&store).expect("read"),
+        bytes,
+        "check wrote the file"
+    );
+
+    let err = failing(&["search", s, "lunch"]);
+    assert!(err.contains("damaged"), "{err}");
+}
+
+/// The JSON a command prints, whether it exits 0 or not.
+fn ok_or_failing_json(args: &[&str]) -> String {
+    String::from_utf8_lossy(&folio(args).stdout).into_owned()
 }

@@ -8,6 +8,7 @@ pub(crate) mod format;
 pub(crate) mod open;
 pub(crate) mod records;
 pub(crate) mod rows;
+pub(crate) mod sealed;
 pub(crate) mod segment;
 pub(crate) mod tables;
 pub(crate) mod upgrade;

@@ -16,13 +16,14 @@ pub use crate::review::{
 };
 pub use crate::storage::error::{
     BackupError, CompactFileError, IndexError, NameKind, NameRule, OpenError, ReadError,
-    StorageError, WriteError,
+    RecoverError, StorageError, WriteError,
 };
 pub use crate::storage::file::backup::BackupReport;
 pub use crate::storage::file::open::StorageBackend;
 pub use crate::storage::file::records::{
     GraphParams, Retention, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
 };
+pub use crate::storage::file::recover::RecoveryReport;
 pub use crate::storage::file::tables::{DEFAULT_INDEX, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use crate::storage::log::{LogSize, Trim, TrimReport, TRIM_BATCH};
 pub use crate::storage::options::{
@@ -55,7 +56,11 @@ use crate::storage::file::format::{self, FirstIndex};
 use crate::storage::file::open::{self, Db};
 // The reads below run under `contain`: redb can panic on a damaged page, and a damaged file
 // gives an error (`StorageError::DamagedPage`), never a panic.
+use crate::storage::file::recover;
 use crate::storage::file::sealed::contain;
+
+/// Documents a recovery writes per commit.
+const RECOVERY_BATCH: usize = 256;
 use crate::storage::log::{Logbook, RequestLog};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::write::writer::{WriteLocks, Writer};
@@ -295,6 +300,84 @@ impl Store {
             self.inner.log.flush(self.inner.catalog.db())?;
         }
         self.inner.catalog.backup(dest.as_ref())
+    }
+    /// Copies what is reachable in the damaged store at `damaged` into a new store at
+    /// `dest` (which must not exist), made with `options`: every index definition and every
+    /// document (text, title, source, format, ACL, dates, metadata) found through redb's
+    /// trees whose rows verify, written in new commits (the documents re-embedded by the
+    /// indexes' embedders: `options`' embedder must be the one the default index was built
+    /// with; another index is defined again when built with that one too). History
+    /// (versions, tags, aliases, pins) and the request log are not carried over. The report
+    /// lists what could not be read (`storage-format.md`, "Recovering a damaged store").
+    pub fn recover(
+        damaged: impl AsRef<Path>,
+        dest: impl AsRef<Path>,
+        options: StoreBuilder,
+    ) -> Result<RecoveryReport, RecoverError> {
+        let dest = dest.as_ref();
+        if dest.exists() {
+            return Err(RecoverError::Exists(dest.to_path_buf()));
+        }
+        let found = recover::reachable(damaged.as_ref())
+            .map_err(|e| RecoverError::Unreadable(Box::new(e)))?;
+        let given = identity_of(options.embedder.as_ref());
+        let mut lost = found.lost;
+        let mut options = options.create(true).read_only(false).log_requests(false);
+        match found.indexes.iter().find(|(name, _)| name == DEFAULT_INDEX) {
+            Some((_, record)) if record.embedder != given => {
+                return Err(RecoverError::EmbedderMismatch {
+                    stored: Box::new(record.embedder.clone()),
+                    given: Box::new(given),
+                })
+            }
+            Some((_, record)) => {
+                options = options
+                    .spec(record.spec)
+                    .graph(record.graph)
+                    .vectors(record.vectors);
+            }
+            None => lost.push(format!(
+                "index `{DEFAULT_INDEX}`: no definition could be read; made with the options given"
+            )),
+        }
+        let store = options
+            .open(dest)
+            .map_err(|e| RecoverError::Create(Box::new(e)))?;
+        let mut indexes = vec![DEFAULT_INDEX.to_string()];
+        for (name, record) in found.indexes {
+            if name == DEFAULT_INDEX {
+                continue;
+            }
+            if record.embedder != given {
+                lost.push(format!(
+                    "index `{name}`: built with embedder {}, not the one given",
+                    record.embedder
+                ));
+                continue;
+            }
+            let config = IndexConfig {
+                spec: record.spec,
+                embedder: IndexEmbedder::Registered(record.embedder.name),
+                graph: record.graph,
+                vectors: record.vectors,
+            };
+            store.indexes().create(&name, config)?;
+            indexes.push(name);
+        }
+        let documents = found.documents.len() as u64;
+        for part in found.documents.chunks(RECOVERY_BATCH) {
+            let mut batch = store.batch();
+            for document in part {
+                batch.upsert(document.clone());
+            }
+            batch.commit()?;
+        }
+        Ok(RecoveryReport {
+            path: dest.to_path_buf(),
+            indexes,
+            documents,
+            lost,
+        })
     }
     /// Checks the whole store: redb's check (when this is the only handle), then that every
     /// version's segments load (graphs decode with every link in range and one node per

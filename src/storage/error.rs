@@ -578,6 +578,41 @@ pub enum BackupError {
     Storage(#[from] StorageError),
 }
 
+/// [`crate::store::Store::recover`] made no new store, or stopped filling it (a new store
+/// left part filled is at the destination; remove it and run again).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecoverError {
+    /// The destination exists; recovery never replaces a file.
+    #[error("{} exists; recovery never replaces a file", .0.display())]
+    Exists(PathBuf),
+    /// The damaged store could not be read at all: redb cannot open the file (its header
+    /// is damaged), or it is not a store of this format (an older one is upgraded by an
+    /// open for writing first).
+    #[error("cannot read the damaged store: {0}")]
+    Unreadable(Box<OpenError>),
+    /// The default index was built with another embedder than the one given: its documents
+    /// would be embedded by another model. Give the embedder it was built with.
+    #[error(
+        "the default index was built with embedder {stored}, but the recovery was given {given}"
+    )]
+    EmbedderMismatch {
+        /// The embedder the index was built with.
+        stored: Box<EmbedderIdentity>,
+        /// The embedder given.
+        given: Box<EmbedderIdentity>,
+    },
+    /// The new store could not be created.
+    #[error("cannot create the new store: {0}")]
+    Create(Box<OpenError>),
+    /// An index could not be defined again in the new store.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The documents could not be written to the new store.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
 /// [`crate::store::Store::compact_file`] did not run (nothing was changed), or failed part
 /// way (the file is then still a consistent store: see `storage-format.md`, "Giving the
 /// file back its free space").

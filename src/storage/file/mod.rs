@@ -7,6 +7,7 @@ pub(crate) mod current;
 pub(crate) mod format;
 pub(crate) mod open;
 pub(crate) mod records;
+pub(crate) mod recover;
 pub(crate) mod rows;
 pub(crate) mod sealed;
 pub(crate) mod segment;

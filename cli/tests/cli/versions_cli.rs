@@ -355,6 +355,11 @@ fn check_names_a_damaged_value_and_never_writes_the_file() {
 
     let err = failing(&["search", s, "lunch"]);
     assert!(err.contains("damaged"), "{err}");
+    // A backup would carry the damage: it is refused, and leaves no copy.
+    let copy = dir.path().join("copy.folio");
+    let err = failing(&["backup", s, copy.to_str().expect("utf-8")]);
+    assert!(err.contains("damaged"), "{err}");
+    assert!(!copy.exists());
 }
 
 /// The JSON a command prints, whether it exits 0 or not.

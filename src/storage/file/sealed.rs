@@ -73,7 +73,7 @@ fn checksum(table: &str, key: &[u8], payload: &[u8]) -> [u8; TRAILER] {
 }
 
 /// `payload` followed by its checksum under `table` and `key`.
-pub(crate) fn seal(table: &str, key: &[u8], payload: &[u8]) -> Vec<u8> {
+fn seal(table: &str, key: &[u8], payload: &[u8]) -> Vec<u8> {
     let mut sealed = Vec::with_capacity(payload.len() + TRAILER);
     sealed.extend_from_slice(payload);
     sealed.extend_from_slice(&checksum(table, key, payload));

@@ -33,6 +33,14 @@ pub enum Error {
         /// The folder that does not exist.
         folder: PathBuf,
     },
+    /// [`OpenError::Damaged`].
+    #[error("{path} is damaged: {reason}")]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What was found damaged.
+        reason: String,
+    },
     /// [`OpenError::NotAStore`].
     #[error("{path} is not a folio store: {reason}")]
     NotAStore {
@@ -329,6 +337,7 @@ impl From<OpenError> for Error {
             OpenError::NotFound(path) => Error::NotFound(path),
             OpenError::MissingFolder { path, folder } => Error::MissingFolder { path, folder },
             OpenError::NotAStore { path, reason } => Error::NotAStore { path, reason },
+            OpenError::Damaged { path, reason } => Error::Damaged { path, reason },
             OpenError::UnsupportedFormat {
                 path,
                 found,

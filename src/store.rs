@@ -16,13 +16,14 @@ pub use crate::review::{
 };
 pub use crate::storage::error::{
     BackupError, CompactFileError, IndexError, NameKind, NameRule, OpenError, ReadError,
-    StorageError, WriteError,
+    RecoverError, StorageError, WriteError,
 };
 pub use crate::storage::file::backup::BackupReport;
 pub use crate::storage::file::open::StorageBackend;
 pub use crate::storage::file::records::{
     GraphParams, Retention, VectorStorage, DEFAULT_MIN_GRAPH_SIZE, DEFAULT_RESCORE,
 };
+pub use crate::storage::file::recover::RecoveryReport;
 pub use crate::storage::file::tables::{DEFAULT_INDEX, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 pub use crate::storage::log::{LogSize, Trim, TrimReport, TRIM_BATCH};
 pub use crate::storage::options::{
@@ -53,6 +54,13 @@ use crate::query::{self, ChildSource, QueryError, SearchRequest, SearchResponse}
 use crate::review::{GroupBy, LogReport, Selection};
 use crate::storage::file::format::{self, FirstIndex};
 use crate::storage::file::open::{self, Db};
+// The reads below run under `contain`: redb can panic on a damaged page, and a damaged file
+// gives an error (`StorageError::DamagedPage`), never a panic.
+use crate::storage::file::recover;
+use crate::storage::file::sealed::contain;
+
+/// Documents a recovery writes per commit.
+const RECOVERY_BATCH: usize = 256;
 use crate::storage::log::{Logbook, RequestLog};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::write::writer::{WriteLocks, Writer};
@@ -163,6 +171,10 @@ impl Store {
         Store::from_db(db, path, options)
     }
     fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+        let named = path.clone();
+        Store::prepared(db, path, options).map_err(|e| e.damage_at(&named))
+    }
+    fn prepared(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
         if options.read_only && options.log_requests {
             return Err(OpenError::ReadOnlyLog { path });
         }
@@ -219,7 +231,7 @@ impl Store {
     }
     /// Searches: children by vector, grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
-        let response = query::search(&self.snapshot()?, self, request)?;
+        let response = contain(|| query::search(&self.snapshot()?, self, request))?;
         self.logged(request, None, response)
     }
     /// Searches with the children ranked by `source` (a copy of the version elsewhere):
@@ -233,7 +245,7 @@ impl Store {
         request: &SearchRequest,
         source: &mut dyn ChildSource,
     ) -> Result<SearchResponse, QueryError> {
-        let response = query::search_through(&self.snapshot()?, self, request, source)?;
+        let response = contain(|| query::search_through(&self.snapshot()?, self, request, source))?;
         let name = source.name().to_string();
         self.logged(request, Some(&name), response)
     }
@@ -289,14 +301,93 @@ impl Store {
         }
         self.inner.catalog.backup(dest.as_ref())
     }
+    /// Copies what is reachable in the damaged store at `damaged` into a new store at
+    /// `dest` (which must not exist), made with `options`: every index definition and every
+    /// document (text, title, source, format, ACL, dates, metadata) found through redb's
+    /// trees whose rows verify, written in new commits (the documents re-embedded by the
+    /// indexes' embedders: `options`' embedder must be the one the default index was built
+    /// with; another index is defined again when built with that one too). History
+    /// (versions, tags, aliases, pins) and the request log are not carried over. The report
+    /// lists what could not be read (`storage-format.md`, "Recovering a damaged store").
+    pub fn recover(
+        damaged: impl AsRef<Path>,
+        dest: impl AsRef<Path>,
+        options: StoreBuilder,
+    ) -> Result<RecoveryReport, RecoverError> {
+        let dest = dest.as_ref();
+        if dest.exists() {
+            return Err(RecoverError::Exists(dest.to_path_buf()));
+        }
+        let found = recover::reachable(damaged.as_ref())
+            .map_err(|e| RecoverError::Unreadable(Box::new(e)))?;
+        let given = identity_of(options.embedder.as_ref());
+        let mut lost = found.lost;
+        let mut options = options.create(true).read_only(false).log_requests(false);
+        match found.indexes.iter().find(|(name, _)| name == DEFAULT_INDEX) {
+            Some((_, record)) if record.embedder != given => {
+                return Err(RecoverError::EmbedderMismatch {
+                    stored: Box::new(record.embedder.clone()),
+                    given: Box::new(given),
+                })
+            }
+            Some((_, record)) => {
+                options = options
+                    .spec(record.spec)
+                    .graph(record.graph)
+                    .vectors(record.vectors);
+            }
+            None => lost.push(format!(
+                "index `{DEFAULT_INDEX}`: no definition could be read; made with the options given"
+            )),
+        }
+        let store = options
+            .open(dest)
+            .map_err(|e| RecoverError::Create(Box::new(e)))?;
+        let mut indexes = vec![DEFAULT_INDEX.to_string()];
+        for (name, record) in found.indexes {
+            if name == DEFAULT_INDEX {
+                continue;
+            }
+            if record.embedder != given {
+                lost.push(format!(
+                    "index `{name}`: built with embedder {}, not the one given",
+                    record.embedder
+                ));
+                continue;
+            }
+            let config = IndexConfig {
+                spec: record.spec,
+                embedder: IndexEmbedder::Registered(record.embedder.name),
+                graph: record.graph,
+                vectors: record.vectors,
+            };
+            store.indexes().create(&name, config)?;
+            indexes.push(name);
+        }
+        let documents = found.documents.len() as u64;
+        for part in found.documents.chunks(RECOVERY_BATCH) {
+            let mut batch = store.batch();
+            for document in part {
+                batch.upsert(document.clone());
+            }
+            batch.commit()?;
+        }
+        Ok(RecoveryReport {
+            path: dest.to_path_buf(),
+            indexes,
+            documents,
+            lost,
+        })
+    }
     /// Checks the whole store: redb's check (when this is the only handle), then that every
     /// version's segments load (graphs decode with every link in range and one node per
     /// row), the segments cover the live children, each live child has its record, parent,
     /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
     /// tag, alias and serving pin names a retained version.
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
+        let path = self.path().to_path_buf();
         let exclusive = Arc::get_mut(&mut self.inner).map(|inner| &mut inner.catalog);
-        let report = Catalog::redb_check(exclusive);
+        let report = Catalog::redb_check(&path, exclusive);
         self.inner.catalog.check_integrity(report)
     }
     /// Begins a read: everything read through the snapshot comes from one committed state
@@ -313,7 +404,7 @@ impl Store {
     }
     /// The ids of the stored documents, sorted.
     pub fn document_ids(&self) -> Result<Vec<String>, ReadError> {
-        self.inner.catalog.document_ids()
+        contain(|| self.inner.catalog.document_ids())
     }
     /// Every stored document (current revision) in id order, all read from one committed
     /// state (a writer may commit meanwhile), until `visit` returns
@@ -322,16 +413,16 @@ impl Store {
         &self,
         visit: impl FnMut(crate::document::Document) -> std::ops::ControlFlow<()>,
     ) -> Result<(), ReadError> {
-        self.inner.catalog.for_each_document(visit)
+        contain(|| self.inner.catalog.for_each_document(visit))
     }
     /// The stored document `doc_id` (current revision), or `None`.
     pub fn document(&self, doc_id: &str) -> Result<Option<crate::document::Document>, ReadError> {
-        self.inner.catalog.document(doc_id)
+        contain(|| self.inner.catalog.document(doc_id))
     }
     /// The child chunks of `doc_id` in index `index` (newest version), with their
     /// `embed_text`: what an application embeds itself to bring its own vectors.
     pub fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
-        self.inner.catalog.chunks(index, doc_id)
+        contain(|| self.inner.catalog.chunks(index, doc_id))
     }
     /// How index `index` would cut `doc` into parents and children, as a commit would store
     /// it (chunks longer than the index's model reads split, see
@@ -357,13 +448,13 @@ impl Store {
     /// export. Its children are the live ones whose document still exists, what an
     /// unrestricted search of the version sees.
     pub fn export(&self, target: &str) -> Result<Export<'_>, ReadError> {
-        self.inner.catalog.export(target)
+        contain(|| self.inner.catalog.export(target))
     }
     /// The folder the store's file documents' ids are relative to, as recorded by
     /// [`Store::set_file_root`] (`folio ingest` records it at the first ingest of files);
     /// `None` when none was recorded.
     pub fn file_root(&self) -> Result<Option<FileRoot>, ReadError> {
-        self.inner.catalog.file_root()
+        contain(|| self.inner.catalog.file_root())
     }
     /// Records the folder file documents' ids are relative to (an absolute path in UTF-8,
     /// else [`WriteError::InvalidParameter`]), in a commit of its own. The library keeps it
@@ -373,7 +464,7 @@ impl Store {
     }
     /// Counts and settings, for `folio stats`.
     pub fn stats(&self) -> Result<StoreStats, ReadError> {
-        self.inner.catalog.stats()
+        contain(|| self.inner.catalog.stats())
     }
     /// Gives the file back its free space: redb's [`Database::compact`](redb::Database::compact), which moves the
     /// pages in use towards the start of the file and truncates the free tail. redb grows
@@ -409,12 +500,12 @@ impl Store {
     /// The vectors a search of `target` (`index`, `index@version`, `index@tag` or an alias,
     /// as in [`crate::SearchRequest::target`]) reads, for inspecting or exporting them.
     pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
-        self.inner.catalog.vectors(target)
+        contain(|| self.inner.catalog.vectors(target))
     }
     /// The child numbers `access` may see in `target`'s version: what a search of it is
     /// filtered by (revocations and deletions made since that version included).
     pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {
-        self.inner.catalog.visible(target, access)
+        contain(|| self.inner.catalog.visible(target, access))
     }
     /// The indexes that could not be loaded when the store opened, by name.
     pub fn unavailable_indexes(&self) -> Vec<UnavailableIndex> {

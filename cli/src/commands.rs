@@ -186,6 +186,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Copy what a damaged store still holds (index definitions, documents with their text,
+    /// ACL and metadata) into a new store, and list what could not be read.
+    Recover {
+        /// The damaged store file (only read).
+        damaged: PathBuf,
+        /// The new store (never replaced: it must not exist).
+        dest: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
+    },
     /// Delete documents and their chunks.
     Delete {
         /// The store file.
@@ -421,6 +434,12 @@ fn run(command: Command) -> CliResult {
         }
         Command::Dump { store, out } => crate::dump::dump(&store, out.as_deref()),
         Command::Backup { store, dest, json } => crate::dump::backup(&store, &dest, json),
+        Command::Recover {
+            damaged,
+            dest,
+            json,
+            embed,
+        } => crate::dump::recover(&damaged, &dest, json, &embed),
         Command::Delete {
             store,
             doc_ids,

@@ -115,7 +115,7 @@ impl EmbedArgs {
     }
 
     /// `options` with the embedder named and the truncation setting, and the embedder's name.
-    fn options(&self, options: StoreBuilder) -> Result<(StoreBuilder, String), String> {
+    pub(crate) fn options(&self, options: StoreBuilder) -> Result<(StoreBuilder, String), String> {
         let options = options.truncation(self.truncation);
         Ok(match self.build()? {
             None => {

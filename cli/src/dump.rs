@@ -1,13 +1,16 @@
 //! Copies of what a store holds, each from one committed state while a writer may run:
 //! `folio dump STORE [--out FILE]`, every document as one JSON Lines record (id, title,
 //! source, format, text, ACL, dates, metadata) that `folio ingest` reads back; `folio backup
-//! STORE DEST`, the whole store (versions, tags, aliases, request log) as a new file.
+//! STORE DEST`, the whole store (versions, tags, aliases, request log) as a new file; `folio
+//! recover DAMAGED NEW`, what a damaged store still holds, into a new store.
 
 use std::io::{BufWriter, Write};
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use crate::common::open_reader;
+use folio::store::Store;
+
+use crate::common::{open_reader, EmbedArgs};
 use crate::output::{err, CliResult};
 
 /// Writes the dump to `out` (replaced only once every record is written: a failed dump
@@ -85,5 +88,25 @@ pub(crate) fn backup(store: &Path, dest: &Path, json: bool) -> CliResult {
         report.tables,
         report.bytes
     );
+    Ok(())
+}
+
+/// Copies what `damaged` still holds into the new store `dest`; prints what was copied and,
+/// one a line, what could not be read.
+pub(crate) fn recover(damaged: &Path, dest: &Path, json: bool, embed: &EmbedArgs) -> CliResult {
+    let (options, _) = embed.options(Store::builder())?;
+    let report = Store::recover(damaged, dest, options).map_err(err)?;
+    if json {
+        return crate::output::print_json(&report);
+    }
+    println!(
+        "{}: {} documents, indexes {}",
+        dest.display(),
+        report.documents,
+        report.indexes.join(", ")
+    );
+    for what in &report.lost {
+        println!("  lost: {what}");
+    }
     Ok(())
 }

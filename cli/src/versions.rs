@@ -422,6 +422,9 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
                 for problem in &report.problems {
                     println!("  problem: {problem}");
                 }
+                for note in &report.notes {
+                    println!("  note: {note}");
+                }
             }
             if report.is_consistent() {
                 println!("consistent");

@@ -1,5 +1,6 @@
-//! Opening a damaged store file never panics: it opens (and then answers or errors) or it
-//! fails with an error. The input is a valid small store with bytes overwritten or cut.
+//! Opening a damaged store file, read-only and for writing, never panics: it opens (and
+//! then answers, checks or errors) or it fails with an error. The input is a valid small
+//! store with bytes overwritten or cut.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -51,10 +52,22 @@ fuzz_target!(|data: &[u8]| {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("f.folio");
+    // Read-only first (it never writes, so the writer then opens the same damaged bytes),
+    // with the integrity check; then for writing.
     std::fs::write(&path, &bytes).expect("write");
+    if let Ok(mut store) = Store::builder().read_only(true).open(&path) {
+        use_store(&store);
+        let _ = store.check_integrity();
+    }
     if let Ok(store) = Store::open(&path) {
-        let _ = store.stats();
-        let _ = store.search(&SearchRequest::text("deploy").access(Access::Unrestricted));
-        let _ = store.search(&SearchRequest::text("budget").as_principals(["finance"]));
+        use_store(&store);
     }
 });
+
+fn use_store(store: &Store) {
+    let _ = store.stats();
+    let _ = store.document("a");
+    let _ = store.chunks("default", "a");
+    let _ = store.search(&SearchRequest::text("deploy").access(Access::Unrestricted));
+    let _ = store.search(&SearchRequest::text("budget").as_principals(["finance"]));
+}

@@ -69,6 +69,7 @@ pub fn to_py(error: impl Into<folio::Error>) -> PyErr {
         E::Locked { .. } => LockedError::new_err(message),
         E::Storage(folio::StorageError::ReadOnly) => ReadOnlyError::new_err(message),
         E::NotAStore { .. }
+        | E::Damaged { .. }
         | E::UnsupportedFormat { .. }
         | E::Upgrade { .. }
         | E::UpgradeNeeded { .. }

@@ -432,9 +432,9 @@ impl Store {
         run(py, &self.get()?, |s| s.versions(index).unpin())
     }
 
-    /// Checks the whole store (every retained version's segments, records, ACL bitmaps and
-    /// names) and returns the report as a dict; `consistent` is True when nothing is wrong.
-    /// redb's own page check runs at open, not here, while Python may hold other handles.
+    /// Checks the whole store (redb's page check on a copy of the file, every value's
+    /// checksum, every retained version's segments, records, ACL bitmaps and names) and
+    /// returns the report as a dict; `consistent` is True when nothing is wrong.
     fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut store = self.get()?;
         let report = py

@@ -15,12 +15,25 @@ use crate::limits::InvalidParameter;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StorageError {
-    /// redb failed (I/O, a full disk, a damaged page).
+    /// redb failed (I/O, a full disk).
     #[error("storage: {0}")]
-    Redb(#[from] redb::Error),
+    Redb(redb::Error),
     /// The file holds bytes folio cannot decode: it was damaged or written by something else.
     #[error("the store is corrupt: {0}")]
     Corrupt(String),
+    /// A stored value fails its checksum (`storage-format.md`, "Checksums"): the page that
+    /// holds it was damaged after folio wrote it. Nothing was answered from it.
+    #[error("the store is damaged: the value of table `{table}` at key {key} fails its checksum")]
+    Damaged {
+        /// The table.
+        table: String,
+        /// The key, as folio prints it.
+        key: String,
+    },
+    /// redb met a page it cannot read (a tree that does not parse, or a panic inside redb
+    /// that folio contained): the file was damaged.
+    #[error("the store is damaged: {0}")]
+    DamagedPage(String),
     /// A write on a store opened for reading only (`StoreBuilder::read_only`); nothing was
     /// done.
     #[error("the store is open for reading only")]
@@ -30,6 +43,28 @@ pub enum StorageError {
 impl StorageError {
     pub(crate) fn corrupt(what: impl Into<String>) -> Self {
         StorageError::Corrupt(what.into())
+    }
+
+    /// Whether the file was found damaged (a checksum, or a page redb cannot read).
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            StorageError::Damaged { .. } | StorageError::DamagedPage(_)
+        )
+    }
+}
+
+/// redb reports a page it cannot read as `Corrupted`, and a page past the end of a file cut
+/// short as an I/O error (`UnexpectedEof`): both are damage, typed as such.
+impl From<redb::Error> for StorageError {
+    fn from(e: redb::Error) -> Self {
+        match e {
+            redb::Error::Corrupted(what) => StorageError::DamagedPage(what),
+            redb::Error::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                StorageError::DamagedPage(format!("the file ends before a page it holds ({e})"))
+            }
+            other => StorageError::Redb(other),
+        }
     }
 }
 
@@ -48,6 +83,15 @@ pub enum OpenError {
         path: PathBuf,
         /// The folder that does not exist.
         folder: PathBuf,
+    },
+    /// The file is a folio store (or looks like a redb file) but is damaged: redb's check of
+    /// its pages or folio's checksums failed. `folio recover` copies what can be read.
+    #[error("{path} is damaged: {reason}")]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What was found damaged.
+        reason: String,
     },
     /// The file is not a redb file, or a redb file without folio's tables.
     #[error("{path} is not a folio store: {reason}")]
@@ -154,6 +198,21 @@ pub enum OpenError {
     /// The file could not be read or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+impl OpenError {
+    /// Damage a read of the file found while opening it, named as such ([`OpenError::Damaged`]).
+    pub(crate) fn damage_at(self, path: &std::path::Path) -> Self {
+        match self {
+            OpenError::Storage(e) | OpenError::Upgrade { source: e, .. } if e.is_damage() => {
+                OpenError::Damaged {
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
+                }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Writing documents (a batch of upserts, deletes and ACL changes, or feedback on a logged
@@ -519,6 +578,41 @@ pub enum BackupError {
     Storage(#[from] StorageError),
 }
 
+/// [`crate::store::Store::recover`] made no new store, or stopped filling it (a new store
+/// left part filled is at the destination; remove it and run again).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecoverError {
+    /// The destination exists; recovery never replaces a file.
+    #[error("{} exists; recovery never replaces a file", .0.display())]
+    Exists(PathBuf),
+    /// The damaged store could not be read at all: redb cannot open the file (its header
+    /// is damaged), or it is not a store of this format (an older one is upgraded by an
+    /// open for writing first).
+    #[error("cannot read the damaged store: {0}")]
+    Unreadable(Box<OpenError>),
+    /// The default index was built with another embedder than the one given: its documents
+    /// would be embedded by another model. Give the embedder it was built with.
+    #[error(
+        "the default index was built with embedder {stored}, but the recovery was given {given}"
+    )]
+    EmbedderMismatch {
+        /// The embedder the index was built with.
+        stored: Box<EmbedderIdentity>,
+        /// The embedder given.
+        given: Box<EmbedderIdentity>,
+    },
+    /// The new store could not be created.
+    #[error("cannot create the new store: {0}")]
+    Create(Box<OpenError>),
+    /// An index could not be defined again in the new store.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The documents could not be written to the new store.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
 /// [`crate::store::Store::compact_file`] did not run (nothing was changed), or failed part
 /// way (the file is then still a consistent store: see `storage-format.md`, "Giving the
 /// file back its free space").
@@ -545,7 +639,7 @@ impl From<redb::CompactionError> for CompactFileError {
         match e {
             redb::CompactionError::TransactionInProgress => CompactFileError::TransactionInProgress,
             // folio makes no savepoints; a file that has some came from elsewhere.
-            other => CompactFileError::Storage(StorageError::Redb(other.into())),
+            other => CompactFileError::Storage(redb::Error::from(other).into()),
         }
     }
 }
@@ -591,7 +685,7 @@ macro_rules! from_redb {
     ($target:ty: $($source:ty),*) => {$(
         impl From<$source> for $target {
             fn from(e: $source) -> Self {
-                StorageError::Redb(e.into()).into()
+                StorageError::from(redb::Error::from(e)).into()
             }
         }
     )*};

@@ -18,6 +18,48 @@ use folio::store::{
 use redb::backends::FileBackend;
 use redb::{BackendError, StorageBackend};
 
+/// A value of a format 9 table as redb stores it: the payload, then its 8-byte checksum
+/// (`storage-format.md`, "Checksums"); redb knows the value type by this name. For tests
+/// that read or change the file behind folio's back.
+#[derive(Debug)]
+pub struct Checksummed;
+
+impl Checksummed {
+    /// The payload of a stored value (its checksum left off, not verified).
+    pub fn payload(stored: &[u8]) -> &[u8] {
+        &stored[..stored.len().saturating_sub(8)]
+    }
+}
+
+impl redb::Value for Checksummed {
+    type SelfType<'a>
+        = &'a [u8]
+    where
+        Self: 'a;
+    type AsBytes<'a>
+        = &'a [u8]
+    where
+        Self: 'a;
+    fn fixed_width() -> Option<usize> {
+        None
+    }
+    fn from_bytes<'a>(data: &'a [u8]) -> &'a [u8]
+    where
+        Self: 'a,
+    {
+        data
+    }
+    fn as_bytes<'a, 'b: 'a>(value: &'a &'b [u8]) -> &'a [u8]
+    where
+        Self: 'b,
+    {
+        value
+    }
+    fn type_name() -> redb::TypeName {
+        redb::TypeName::new("folio::sealed")
+    }
+}
+
 pub fn doc(id: &str, text: &str) -> Document {
     Document::new(id, SourceFormat::Text, text)
 }

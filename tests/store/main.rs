@@ -18,6 +18,7 @@ mod search_results;
 mod store_backup;
 mod store_corrupt;
 mod store_create;
+mod store_damage;
 mod store_file_size;
 mod store_props;
 mod versions_api;

@@ -99,13 +99,14 @@ fn an_empty_file_or_an_unfinished_redb_creation_becomes_a_store() {
     ));
     drop(small_options().open(&path).expect("creation starts over"));
 
-    // A file with data in it is never taken for one.
+    // A file with data in it is never taken for one: with data past a header whose magic
+    // number is zeros, it is a redb file whose first page was damaged.
     let mut data = unfinished.clone();
     data[4096] = 1;
     std::fs::write(&path, &data).expect("write");
     assert!(matches!(
         small_options().open(&path),
-        Err(OpenError::NotAStore { .. })
+        Err(OpenError::Damaged { .. })
     ));
     assert_eq!(
         std::fs::read(&path).expect("read"),

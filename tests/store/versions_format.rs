@@ -1,6 +1,6 @@
 //! Files of older and other format versions: read (versions 1 to 6 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format8_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format9_fixture` rewrites
 //! the current one.
 
 use std::path::{Path, PathBuf};
@@ -18,10 +18,12 @@ use folio::store::{
     FORMAT_VERSION,
 };
 use folio::MetadataValue;
-use folio_testkit::versions::{config_like_default, route, TestBackend};
+use folio_testkit::versions::{config_like_default, route, Checksummed, TestBackend};
 use redb::{ReadableDatabase, TableDefinition};
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// The meta table as format 9 stores it: each value a payload and its checksum.
+const SEALED_META: TableDefinition<&str, Checksummed> = TableDefinition::new("meta");
 
 /// Opens fixtures without embedding anything, so they stay readable whatever becomes of
 /// the built-in embedder's settings.
@@ -71,9 +73,21 @@ fn copy(name: &str) -> (tempfile::TempDir, PathBuf) {
 fn stored_format(path: &Path) -> u32 {
     let db = redb::Database::open(path).expect("redb open");
     let txn = db.begin_read().expect("read");
-    let meta = txn.open_table(META).expect("meta");
-    let bytes = meta.get("format_version").expect("get").expect("present");
-    u32::from_le_bytes(bytes.value().try_into().expect("4 bytes"))
+    let bytes = match txn.open_table(META) {
+        Ok(meta) => meta
+            .get("format_version")
+            .expect("get")
+            .expect("present")
+            .value()
+            .to_vec(),
+        Err(redb::TableError::TableTypeMismatch { .. }) => {
+            let meta = txn.open_table(SEALED_META).expect("sealed meta");
+            let value = meta.get("format_version").expect("get").expect("present");
+            Checksummed::payload(value.value()).to_vec()
+        }
+        Err(e) => panic!("meta: {e}"),
+    };
+    u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
 }
 
 /// The best unit for the stored vector of the first child of `target`'s first segment.
@@ -264,7 +278,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 }
 
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format8_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format9_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -430,11 +444,27 @@ fn a_format7_file_is_upgraded_and_answers_as_recorded() {
 }
 
 #[test]
-fn the_current_format_fixture_reads() {
+fn a_format8_file_is_upgraded_and_answers_as_recorded() {
     let (_dir, path) = copy("format8.folio");
     assert_eq!(stored_format(&path), 8);
+    // A read-only open does not write, so it cannot add the checksums.
+    assert!(matches!(
+        reader_options().read_only(true).open(&path),
+        Err(OpenError::UpgradeNeeded { found: 8, .. })
+    ));
     let store = reader_options().open(&path).expect("open v8");
+    // Format 9 only added a checksum to every value: everything reads as before.
     assert_eq!(answers(&store), recorded_answers(8));
+    check_fixture_contents(store, 8);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
+}
+
+#[test]
+fn the_current_format_fixture_reads() {
+    let (_dir, path) = copy("format9.folio");
+    assert_eq!(stored_format(&path), 9);
+    let store = reader_options().open(&path).expect("open v9");
+    assert_eq!(answers(&store), recorded_answers(9));
     let faq = store.document("faq").expect("read").expect("stored");
     assert_eq!(faq.metadata, faq_metadata());
     let search = |target: &str, filter: &str| {
@@ -463,8 +493,8 @@ fn the_current_format_fixture_reads() {
         search("default@4", "category = \"billing\""),
         Vec::<String>::new()
     );
-    check_fixture_contents(store, 8);
-    assert_eq!(stored_format(&path), 8);
+    check_fixture_contents(store, 9);
+    assert_eq!(stored_format(&path), 9);
 }
 
 /// The typed metadata of the format 5 fixture's `faq` document.
@@ -487,7 +517,7 @@ fn faq_metadata() -> std::collections::BTreeMap<String, MetadataValue> {
     .collect()
 }
 
-/// What `regenerate_format8_fixture` (and, for formats 2 to 7, the same function in those
+/// What `regenerate_format9_fixture` (and, for formats 2 to 8, the same function in those
 /// builds, without the last batches) wrote.
 fn check_fixture_contents(mut store: Store, format: u32) {
     let indexes = store.indexes().list().expect("indexes");
@@ -588,7 +618,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 8"),
+        message.contains("format version 99") && message.contains("versions 1 to 9"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -624,7 +654,7 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2, 3, 4, 5, 6, 7] {
+    for format in [1, 2, 3, 4, 5, 6, 7, 8] {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
@@ -687,18 +717,19 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format8.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format9.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
 /// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
 /// and `format3.folio` with the same steps up to the feedback, the format 4 build
 /// `format4.folio` up to the revocation, the format 5 build `format5.folio` up to the
 /// typed metadata, the format 6 build `format6.folio` up to the annotation (its `small`
 /// index, like every index then, in `EmbedForm::PathPrefix`), the format 7 build
-/// `format7.folio` up to the compressed index.
+/// `format7.folio` up to the compressed index, the format 8 build `format8.folio` with every
+/// step (format 9 added no step: only checksums).
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format8_fixture() {
-    let path = fixture("format8.folio");
+fn regenerate_format9_fixture() {
+    let path = fixture("format9.folio");
     let _ = std::fs::remove_file(&path);
     let options = Store::builder()
         .create(true)

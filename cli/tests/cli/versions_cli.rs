@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::folio;
 
+use folio_testkit::versions::Checksummed;
 use redb::TableDefinition;
 
 /// Runs folio, requires success, returns stdout.
@@ -138,7 +139,7 @@ fn version_commands_end_to_end() {
     {
         let db = redb::Database::open(&store).expect("redb");
         let txn = db.begin_write().expect("write");
-        let children: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+        let children: TableDefinition<(u32, u32), Checksummed> = TableDefinition::new("children");
         let removed = txn
             .open_table(children)
             .expect("children")
@@ -316,4 +317,112 @@ fn search_takes_a_rescore_width() {
         .concat(),
     );
     assert!(big.contains("rescore 70000 is out of range"), "{big}");
+}
+
+/// A byte of a document's stored text flipped behind folio's back: `check` names the table
+/// and key, exits non-zero and leaves the file as it was; a search that needs the text says
+/// the store is damaged rather than answering.
+#[test]
+fn check_names_a_damaged_value_and_never_writes_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    let doc = dir.path().join("lunch.txt");
+    write(&doc, "Lunch is served at noon in the atrium.");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    assert!(ok(&["check", s]).contains("consistent"));
+
+    let bytes = flip_a_byte_of(&store, b"served at noon");
+
+    let out = folio(&["check", s]);
+    assert!(!out.status.success(), "check passed a damaged store");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("table `rev_text`") && stdout.contains("fails its checksum"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inconsistent"));
+    let report: serde_json::Value =
+        serde_json::from_str(&ok_or_failing_json(&["check", s, "--json"])).expect("json");
+    assert_eq!(report["damaged"][0]["table"], "rev_text");
+    // redb's page checksums, checked on a copy, see it too.
+    assert_eq!(report["redb"], "failed");
+    assert_eq!(
+        std::fs::read(&store).expect("read"),
+        bytes,
+        "check wrote the file"
+    );
+
+    let err = failing(&["search", s, "lunch"]);
+    assert!(err.contains("damaged"), "{err}");
+    // A backup would carry the damage: it is refused, and leaves no copy.
+    let copy = dir.path().join("copy.folio");
+    let err = failing(&["backup", s, copy.to_str().expect("utf-8")]);
+    assert!(err.contains("damaged"), "{err}");
+    assert!(!copy.exists());
+}
+
+/// The JSON a command prints, whether it exits 0 or not.
+fn ok_or_failing_json(args: &[&str]) -> String {
+    String::from_utf8_lossy(&folio(args).stdout).into_owned()
+}
+
+/// `folio recover` on a store whose one document's text was damaged: the new store holds
+/// the others as they were, the report names the lost one, the damaged file is untouched,
+/// and the new store passes `check`.
+#[test]
+fn recover_copies_what_is_reachable_and_names_what_is_lost() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    let docs = dir.path().join("d.jsonl");
+    write(
+        &docs,
+        "{\"doc_id\": \"lunch\", \"text\": \"Lunch is served at noon in the atrium.\", \"acl\": [\"staff\"]}\n\
+         {\"doc_id\": \"parking\", \"text\": \"Parking is in the basement.\", \"metadata\": {\"floor\": -1}}\n",
+    );
+    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    let bytes = flip_a_byte_of(&store, b"served at noon");
+
+    let new = dir.path().join("new.folio");
+    let n = new.to_str().expect("utf-8");
+    let out = ok(&["recover", s, n]);
+    assert!(out.contains("1 documents"), "{out}");
+    assert!(out.contains("lost: document `lunch`"), "{out}");
+    assert_eq!(
+        std::fs::read(&store).expect("read"),
+        bytes,
+        "recover wrote the damaged file"
+    );
+    assert!(ok(&["check", n]).contains("consistent"));
+    let dump = ok(&["dump", n]);
+    assert!(
+        dump.contains("\"parking\"") && dump.contains("\"floor\""),
+        "{dump}"
+    );
+    assert!(!dump.contains("\"lunch\""), "{dump}");
+    // Never over an existing file.
+    assert!(failing(&["recover", s, n]).contains("exists"));
+    let report: serde_json::Value = serde_json::from_str(&ok(&[
+        "recover",
+        s,
+        dir.path().join("again.folio").to_str().expect("utf-8"),
+        "--json",
+    ]))
+    .expect("json");
+    assert_eq!(report["documents"], 1);
+    assert_eq!(report["indexes"], serde_json::json!(["default"]));
+}
+
+/// Flips a byte of the first place `text` is stored in the file at `store` (a document's
+/// text is stored as written); returns the damaged bytes, as written back.
+fn flip_a_byte_of(store: &Path, text: &[u8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(store).expect("read");
+    let at = bytes
+        .windows(text.len())
+        .position(|w| w == text)
+        .expect("the text is stored as written");
+    bytes[at] ^= 0x20;
+    std::fs::write(store, &bytes).expect("write");
+    bytes
 }

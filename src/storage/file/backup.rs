@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use redb::{Key, ReadTransaction, TableDefinition, TableHandle, Value, WriteTransaction};
+use redb::{Key, ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
 
 use crate::storage::error::{BackupError, StorageError};
 use crate::storage::file::open::writer_at;
+use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::tables::*;
 
 /// What a backup copied.
@@ -86,11 +87,12 @@ fn copy_to(from: &ReadTransaction, path: &Path) -> Result<(usize, u64), BackupEr
     Ok((known.len(), rows))
 }
 
-/// Copies one table's rows in key order (a table the source lacks is made empty).
-fn copy<K: Key + 'static, V: Value + 'static>(
+/// Copies one table's rows in key order (a table the source lacks is made empty), each
+/// verified: a damaged store is refused rather than copied with its damage.
+fn copy<K: Key + 'static>(
     from: &ReadTransaction,
     to: &WriteTransaction,
-    definition: TableDefinition<K, V>,
+    definition: TableDefinition<K, Sealed>,
 ) -> Result<u64, StorageError> {
     let mut target = to.open_table(definition)?;
     let source = match from.open_table(definition) {
@@ -99,9 +101,9 @@ fn copy<K: Key + 'static, V: Value + 'static>(
         Err(e) => return Err(e.into()),
     };
     let mut rows = 0;
-    for entry in redb::ReadableTable::iter(&source)? {
+    for entry in source.all()? {
         let (key, value) = entry?;
-        target.insert(key.value(), value.value())?;
+        target.put(key.value(), value.value())?;
         rows += 1;
     }
     Ok(rows)

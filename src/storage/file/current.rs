@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use redb::{ReadableTable, WriteTransaction};
+use redb::WriteTransaction;
 use roaring::RoaringBitmap;
 
 use crate::storage::error::StorageError;
@@ -25,16 +25,17 @@ pub(crate) const PUBLIC: &str = "";
 use crate::storage::file::records::{
     decode, decode_bitmap, encode, encode_bitmap, ChildRun, DocEntry,
 };
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::{ACL_CURRENT, DOCS};
 
 /// The children of index `index` whose document currently admits `principal` (`""`:
 /// public documents).
 pub(crate) fn read_current(
-    table: &impl ReadableTable<(u32, &'static str), &'static [u8]>,
+    table: &impl ReadSealed<(u32, &'static str)>,
     index: u32,
     principal: &str,
 ) -> Result<RoaringBitmap, StorageError> {
-    match table.get((index, principal))? {
+    match table.read((index, principal))? {
         Some(value) => decode_bitmap(value.value(), "current principal bitmap"),
         None => Ok(RoaringBitmap::new()),
     }
@@ -42,11 +43,11 @@ pub(crate) fn read_current(
 
 /// Every current bitmap of index `index`, by principal.
 pub(crate) fn read_all(
-    table: &impl ReadableTable<(u32, &'static str), &'static [u8]>,
+    table: &impl ReadSealed<(u32, &'static str)>,
     index: u32,
 ) -> Result<Vec<(String, RoaringBitmap)>, StorageError> {
     let mut out = Vec::new();
-    for entry in table.range((index, "")..(index.saturating_add(1), ""))? {
+    for entry in table.rows((index, "")..(index.saturating_add(1), ""))? {
         let (key, value) = entry?;
         let bitmap = decode_bitmap(value.value(), "current principal bitmap")?;
         out.push((key.value().1.to_string(), bitmap));
@@ -149,7 +150,7 @@ impl CurrentAcl {
             if bitmap.is_empty() {
                 table.remove((self.index, principal.as_str()))?;
             } else {
-                table.insert(
+                table.put(
                     (self.index, principal.as_str()),
                     encode_bitmap(bitmap).as_slice(),
                 )?;
@@ -177,7 +178,7 @@ pub(crate) fn prune(
         if pruned.is_empty() {
             table.remove((index, principal.as_str()))?;
         } else {
-            table.insert(
+            table.put(
                 (index, principal.as_str()),
                 encode_bitmap(&pruned).as_slice(),
             )?;
@@ -194,7 +195,7 @@ pub(crate) fn retain_doc_runs(
 ) -> Result<(), StorageError> {
     let mut docs = txn.open_table(DOCS)?;
     let mut changed = Vec::new();
-    for entry in docs.iter()? {
+    for entry in docs.all()? {
         let (doc_id, value) = entry?;
         let mut entry: DocEntry = decode(value.value(), "doc entry")?;
         if entry.retain_runs(&keep) {
@@ -202,7 +203,7 @@ pub(crate) fn retain_doc_runs(
         }
     }
     for (doc_id, entry) in changed {
-        docs.insert(doc_id.as_str(), encode(&entry).as_slice())?;
+        docs.put(doc_id.as_str(), encode(&entry).as_slice())?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use redb::{Database, ReadTransaction, ReadableDatabase};
+use redb::{Database, ReadTransaction, ReadableDatabase, TableDefinition, TableHandle};
 
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
@@ -11,6 +11,7 @@ use crate::storage::error::{OpenError, StorageError};
 use crate::storage::file::open::Db;
 use crate::storage::file::records::{now_ms, IndexRecord};
 use crate::storage::file::records::{GraphParams, VectorStorage};
+use crate::storage::file::sealed::{contain, ReadSealed, WriteSealed};
 use crate::storage::file::tables::{
     create_index_tables, create_tables, DEFAULT_INDEX, FORMAT_VERSION, META, OLDEST_FORMAT_VERSION,
 };
@@ -69,15 +70,19 @@ enum Format {
     Foreign,
 }
 
+/// Contained (`sealed::contain`): the first read of a file that may be damaged.
 fn read_format(txn: &ReadTransaction) -> Result<Format, StorageError> {
-    if let Some(version) = read_meta_u32(txn, "format_version")? {
-        return Ok(Format::Version(version));
-    }
-    let blank = txn.list_tables()?.next().is_none() && txn.list_multimap_tables()?.next().is_none();
-    Ok(if blank {
-        Format::Blank
-    } else {
-        Format::Foreign
+    contain(|| {
+        if let Some(version) = read_format_version(txn)? {
+            return Ok(Format::Version(version));
+        }
+        let blank =
+            txn.list_tables()?.next().is_none() && txn.list_multimap_tables()?.next().is_none();
+        Ok(if blank {
+            Format::Blank
+        } else {
+            Format::Foreign
+        })
     })
 }
 
@@ -102,9 +107,9 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(META)?;
-        meta.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
-        meta.insert("next_rev", 1u64.to_le_bytes().as_slice())?;
-        meta.insert("next_index", 1u32.to_le_bytes().as_slice())?;
+        meta.put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+        meta.put("next_rev", 1u64.to_le_bytes().as_slice())?;
+        meta.put("next_index", 1u32.to_le_bytes().as_slice())?;
         let record = IndexRecord {
             id: 0,
             spec: first.spec,
@@ -124,19 +129,27 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
     Ok(())
 }
 
-fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, StorageError> {
-    let meta = match txn.open_table(META) {
-        Ok(t) => t,
+/// The `format_version` the meta table records. Until format 8 its values were redb byte
+/// strings without checksums (`upgrade.rs`), which redb reports as another value type.
+fn read_format_version(txn: &ReadTransaction) -> Result<Option<u32>, StorageError> {
+    const KEY: &str = "format_version";
+    let bytes = match txn.open_table(META) {
+        Ok(meta) => meta.read(KEY)?.map(|v| v.value().to_vec()),
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(redb::TableError::TableTypeMismatch { .. }) => {
+            let unsealed: TableDefinition<&str, &[u8]> = TableDefinition::new(META.name());
+            let meta = txn.open_table(unsealed)?;
+            let value = meta.get(KEY)?;
+            value.map(|v| v.value().to_vec())
+        }
         Err(e) => return Err(e.into()),
     };
-    let Some(value) = meta.get(key)? else {
+    let Some(bytes) = bytes else {
         return Ok(None);
     };
-    let bytes: [u8; 4] = value
-        .value()
+    let bytes: [u8; 4] = bytes
         .try_into()
-        .map_err(|_| StorageError::corrupt(format!("meta `{key}` is not 4 bytes")))?;
+        .map_err(|_| StorageError::corrupt(format!("meta `{KEY}` is not 4 bytes")))?;
     Ok(Some(u32::from_le_bytes(bytes)))
 }
 

@@ -16,6 +16,7 @@ use redb::{
 };
 
 use crate::storage::error::{OpenError, StorageError};
+use crate::storage::file::sealed::contain;
 
 /// redb's page cache (half of it at most for the pages a write transaction has not
 /// flushed yet). folio keeps vectors and graphs in its own memory once loaded, so redb's
@@ -170,10 +171,12 @@ pub(crate) fn writer(
     }
     // A file damaged outside redb can make a trusting open panic; the integrity check
     // (every page checksum, about one sequential read of the file) reports it instead.
-    builder(shared)
-        .set_check_integrity_on_open(found == Found::Redb)
-        .create_with_backend(backend)
-        .map_err(|e| open_error(path, e))
+    let redb_like = looks_like_redb(&backend);
+    contained(path, redb_like, || {
+        builder(shared)
+            .set_check_integrity_on_open(found == Found::Redb)
+            .create_with_backend(backend)
+    })
 }
 
 /// Opens the file at `path` for reading only, beside the writer if one is live. After a
@@ -210,14 +213,10 @@ pub(crate) fn reader(
         return Err(OpenError::NotFound(path.to_path_buf()));
     }
     let shared = locks_supported(&backend);
-    builder(shared)
-        .open_read_only_with_backend(backend)
-        .map_err(|e| match e {
-            DatabaseError::RepairAborted => OpenError::NeedsRecovery {
-                path: path.to_path_buf(),
-            },
-            e => open_error(path, e),
-        })
+    let redb_like = looks_like_redb(&backend);
+    contained(path, redb_like, || {
+        builder(shared).open_read_only_with_backend(backend)
+    })
 }
 
 /// redb's recovery of a file whose writer died: an open as the writer, closed at once.
@@ -232,10 +231,10 @@ fn recover(path: &Path) -> Result<(), OpenError> {
         Err(e) => return Err(io_error(path, e)),
     };
     let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    match builder(true).create_with_backend(backend) {
+    match contained(path, true, || builder(true).create_with_backend(backend)) {
         // A writer opened it first and recovered it: the reader can go ahead.
-        Ok(_) | Err(DatabaseError::DatabaseAlreadyOpen) => Ok(()),
-        Err(e) => Err(open_error(path, e)),
+        Ok(_) | Err(OpenError::Locked { .. }) => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -358,6 +357,52 @@ fn io_error(path: &Path, source: io::Error) -> OpenError {
             source,
         },
     }
+}
+
+/// Runs a redb open of a file that may be damaged: a panic inside redb, or a failure redb
+/// calls corruption, is [`OpenError::Damaged`] when the file is a redb file (`redb_like`),
+/// else [`OpenError::NotAStore`].
+fn contained<T>(
+    path: &Path,
+    redb_like: bool,
+    open: impl FnOnce() -> Result<T, DatabaseError>,
+) -> Result<T, OpenError> {
+    let damaged = |reason: String| {
+        let path = path.to_path_buf();
+        if redb_like {
+            OpenError::Damaged { path, reason }
+        } else {
+            OpenError::NotAStore { path, reason }
+        }
+    };
+    match contain::<_, StorageError>(|| Ok(open())) {
+        Ok(Ok(opened)) => Ok(opened),
+        Ok(Err(DatabaseError::Storage(redb::StorageError::Corrupted(what)))) => Err(damaged(what)),
+        Ok(Err(DatabaseError::RepairAborted)) => Err(OpenError::NeedsRecovery {
+            path: path.to_path_buf(),
+        }),
+        Ok(Err(e)) => Err(match open_error(path, e) {
+            OpenError::NotAStore { reason, .. } if redb_like => damaged(reason),
+            other => other,
+        }),
+        Err(panic) => Err(damaged(panic.to_string())),
+    }
+}
+
+/// Whether the storage starts with redb's magic number, with one that differs in a byte or
+/// two, or with zeros (a file past [`unfinished`]'s test: data after a zeroed header): a
+/// damaged redb file rather than another kind of file.
+fn looks_like_redb(backend: &impl StorageBackend) -> bool {
+    let mut magic = [0u8; REDB_MAGIC.len()];
+    if backend.read(0, &mut magic).is_err() {
+        return false;
+    }
+    let same = magic
+        .iter()
+        .zip(REDB_MAGIC)
+        .filter(|(a, b)| **a == *b)
+        .count();
+    same + 2 >= REDB_MAGIC.len() || magic == [0; REDB_MAGIC.len()]
 }
 
 pub(crate) fn open_error(path: &Path, e: DatabaseError) -> OpenError {

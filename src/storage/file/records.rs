@@ -49,6 +49,14 @@ pub(crate) fn encode<T: bincode::Encode>(value: &T) -> Vec<u8> {
     bincode::encode_to_vec(value, config()).unwrap_or_default()
 }
 
+/// A version number as `tags` and `serving` store it (u64 LE).
+pub(crate) fn decode_u64(bytes: &[u8], what: &str) -> Result<u64, StorageError> {
+    let bytes: [u8; 8] = bytes
+        .try_into()
+        .map_err(|_| StorageError::corrupt(format!("{what} is not 8 bytes")))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
 /// Decodes a whole value; trailing bytes are corruption too.
 pub(crate) fn decode<T: bincode::Decode<()>>(bytes: &[u8], what: &str) -> Result<T, StorageError> {
     decode_with(bytes, what, config())

@@ -1,12 +1,13 @@
 //! Reading single rows of the tables, with a missing or malformed row reported as
 //! corruption.
 
-use redb::{ReadTransaction, ReadableTable};
+use redb::ReadTransaction;
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{
     decode, ChildRecord, DocEntry, ParentRecord, Retention, RevisionRecord,
 };
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{DOCS, META, RETENTION, REVISIONS, REV_TEXT};
 
 pub(crate) fn read_doc_entry(
@@ -14,7 +15,7 @@ pub(crate) fn read_doc_entry(
     doc_id: &str,
 ) -> Result<Option<DocEntry>, StorageError> {
     let table = txn.open_table(DOCS)?;
-    let Some(value) = table.get(doc_id)? else {
+    let Some(value) = table.read(doc_id)? else {
         return Ok(None);
     };
     Ok(Some(decode(value.value(), "doc entry")?))
@@ -50,7 +51,7 @@ pub(crate) fn read_revision(
 ) -> Result<RevisionRecord, StorageError> {
     let table = txn.open_table(REVISIONS)?;
     let value = table
-        .get(rev)?
+        .read(rev)?
         .ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
     decode(value.value(), "revision")
 }
@@ -58,29 +59,29 @@ pub(crate) fn read_revision(
 pub(crate) fn read_text(txn: &ReadTransaction, rev: u64) -> Result<String, StorageError> {
     let table = txn.open_table(REV_TEXT)?;
     let value = table
-        .get(rev)?
+        .read(rev)?
         .ok_or_else(|| StorageError::corrupt(format!("text of revision {rev} missing")))?;
     String::from_utf8(value.value().to_vec())
         .map_err(|_| StorageError::corrupt(format!("text of revision {rev} is not UTF-8")))
 }
 
 pub(crate) fn read_child_in(
-    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
+    table: &impl ReadSealed<(u32, u32)>,
     index: u32,
     number: u32,
 ) -> Result<ChildRecord, StorageError> {
     let value = table
-        .get((index, number))?
+        .read((index, number))?
         .ok_or_else(|| StorageError::corrupt(format!("child {number} of index {index} missing")))?;
     decode(value.value(), "child record")
 }
 
 pub(crate) fn read_parent_in(
-    table: &impl ReadableTable<(u32, u32), &'static [u8]>,
+    table: &impl ReadSealed<(u32, u32)>,
     index: u32,
     number: u32,
 ) -> Result<ParentRecord, StorageError> {
-    let value = table.get((index, number))?.ok_or_else(|| {
+    let value = table.read((index, number))?.ok_or_else(|| {
         StorageError::corrupt(format!("parent {number} of index {index} missing"))
     })?;
     decode(value.value(), "parent record")
@@ -97,7 +98,7 @@ pub(crate) fn slice_text(text: &str, start: u64, end: u64) -> Result<&str, Stora
 
 /// The store's retention policy, as recorded (`Off` without one).
 pub(crate) fn read_retention(txn: &ReadTransaction) -> Result<Retention, StorageError> {
-    match txn.open_table(META)?.get(RETENTION)? {
+    match txn.open_table(META)?.read(RETENTION)? {
         Some(value) => Retention::decode(value.value()),
         None => Ok(Retention::Off),
     }

@@ -11,6 +11,7 @@ use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
 use crate::index::hnsw::quant::Residuals;
 use crate::index::hnsw::Graph;
 use crate::index::{RowError, RowSource, SegmentIndex, SegmentPart};
+use crate::storage::file::sealed::{ReadSealed, Sealed, Verified, WriteSealed};
 
 /// Values are kept near this size so no single redb value grows with the index. Just under
 /// 1 MiB: a value of exactly 1 MiB plus redb's page header takes a 2 MiB page (measured:
@@ -23,7 +24,7 @@ const BLOCK_BYTES: usize = (1 << 20) - 4096;
 const STORED_BLOCK_BYTES: usize = 3 << 10;
 
 /// The vector table of one read transaction, as compressed segments read their rows.
-pub(crate) type VectorTable = ReadOnlyTable<(u32, u32, u32), &'static [u8]>;
+pub(crate) type VectorTable = ReadOnlyTable<(u32, u32, u32), Sealed>;
 
 /// The vector table of `txn`.
 pub(crate) fn vector_table(txn: &ReadTransaction) -> Result<VectorTable, StorageError> {
@@ -64,13 +65,13 @@ impl RowSource for TableRows<'_> {
     fn read(&self, ids: &[u32], out: &mut Vec<f32>) -> Result<(), RowError> {
         let row_bytes = self.dim * 4;
         let per_block = self.at.per_block.max(1);
-        let mut held: Option<(u32, redb::AccessGuard<'_, &'static [u8]>)> = None;
+        let mut held: Option<(u32, Verified<'_>)> = None;
         for &id in ids {
             let block = id / per_block;
             if held.as_ref().is_none_or(|(b, _)| *b != block) {
                 let value = self
                     .table
-                    .get((self.at.index, self.segment, block))
+                    .read((self.at.index, self.segment, block))
                     .map_err(|e| RowError(e.to_string()))?
                     .ok_or_else(|| {
                         RowError(format!("segment {} block {block} missing", self.segment))
@@ -222,7 +223,7 @@ impl Segment {
         let record: SegmentRecord = {
             let table = txn.open_table(SEGMENTS)?;
             let value = table
-                .get((index.id, id))?
+                .read((index.id, id))?
                 .ok_or_else(|| StorageError::corrupt(format!("segment {id} missing")))?;
             decode(value.value(), "segment record")?
         };
@@ -239,7 +240,7 @@ impl Segment {
             let graphs = txn.open_table(SEGMENT_GRAPHS)?;
             let mut bytes = Vec::new();
             for block in 0..record.graph_blocks {
-                let value = graphs.get((index.id, id, block))?.ok_or_else(|| {
+                let value = graphs.read((index.id, id, block))?.ok_or_else(|| {
                     StorageError::corrupt(format!("segment {id} graph block {block} missing"))
                 })?;
                 bytes.extend_from_slice(value.value());
@@ -314,14 +315,14 @@ impl Segment {
             for x in rows {
                 buffer.extend_from_slice(&x.to_le_bytes());
             }
-            vectors.insert((index, self.id, vector_blocks), buffer.as_slice())?;
+            vectors.put((index, self.id, vector_blocks), buffer.as_slice())?;
             vector_blocks += 1;
         }
         let mut graph_blocks = 0u32;
         if let Some(graph) = self.index.graph() {
             let mut graphs = txn.open_table(SEGMENT_GRAPHS)?;
             graph.encode_blocks(BLOCK_BYTES, |piece| {
-                graphs.insert((index, self.id, graph_blocks), piece)?;
+                graphs.put((index, self.id, graph_blocks), piece)?;
                 graph_blocks += 1;
                 Ok::<_, StorageError>(())
             })?;
@@ -334,7 +335,7 @@ impl Segment {
             graph_blocks,
         };
         txn.open_table(SEGMENTS)?
-            .insert((index, self.id), encode(&record).as_slice())?;
+            .put((index, self.id), encode(&record).as_slice())?;
         let VectorStorage::Compressed { rescore } = storage else {
             return Ok(self);
         };
@@ -374,7 +375,7 @@ fn for_each_block(
     let mut total = 0usize;
     let mut per_block = None;
     for block in 0..record.vector_blocks {
-        let value = vectors.get((index, id, block))?.ok_or_else(|| {
+        let value = vectors.read((index, id, block))?.ok_or_else(|| {
             StorageError::corrupt(format!("segment {id} vector block {block} missing"))
         })?;
         let bytes = value.value();

@@ -5,10 +5,11 @@ use roaring::RoaringBitmap;
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{encode, encode_bitmap, IndexRecord, VersionRecord};
+use crate::storage::file::sealed::{Sealed, WriteSealed};
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").
@@ -21,7 +22,7 @@ pub const DEFAULT_INDEX: &str = "default";
 /// `next_request` (u64 LE, absent until the first logged request), `log_bytes` (u64 LE, the
 /// request log's record bytes), `log_cap` (u64 LE, absent without a size cap), `file_root`
 /// ([`FILE_ROOT`]), `retention` ([`RETENTION`]).
-pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(crate) const META: TableDefinition<&str, Sealed> = TableDefinition::new("meta");
 /// The `meta` key of the folder file documents' ids are relative to (absent = none
 /// recorded; see `records::encode_file_root`).
 pub(crate) const FILE_ROOT: &str = "file_root";
@@ -29,46 +30,47 @@ pub(crate) const FILE_ROOT: &str = "file_root";
 /// `write::gc::Retention::encode`).
 pub(crate) const RETENTION: &str = "retention";
 /// doc_id -> [`DocEntry`](crate::storage::file::records::DocEntry).
-pub(crate) const DOCS: TableDefinition<&str, &[u8]> = TableDefinition::new("docs");
+pub(crate) const DOCS: TableDefinition<&str, Sealed> = TableDefinition::new("docs");
 /// rev -> [`RevisionRecord`](crate::storage::file::records::RevisionRecord).
-pub(crate) const REVISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("revisions");
+pub(crate) const REVISIONS: TableDefinition<u64, Sealed> = TableDefinition::new("revisions");
 /// rev -> the revision's source text, raw UTF-8.
-pub(crate) const REV_TEXT: TableDefinition<u64, &[u8]> = TableDefinition::new("rev_text");
+pub(crate) const REV_TEXT: TableDefinition<u64, Sealed> = TableDefinition::new("rev_text");
 /// index name -> [`IndexRecord`](crate::storage::file::records::IndexRecord).
-pub(crate) const INDEXES: TableDefinition<&str, &[u8]> = TableDefinition::new("indexes");
+pub(crate) const INDEXES: TableDefinition<&str, Sealed> = TableDefinition::new("indexes");
 /// (index id, rev) -> [`DocChunks`](crate::storage::file::records::DocChunks).
-pub(crate) const DOC_CHUNKS: TableDefinition<(u32, u64), &[u8]> =
+pub(crate) const DOC_CHUNKS: TableDefinition<(u32, u64), Sealed> =
     TableDefinition::new("doc_chunks");
 /// (index id, parent number) -> [`ParentRecord`](crate::storage::file::records::ParentRecord).
-pub(crate) const PARENTS: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("parents");
+pub(crate) const PARENTS: TableDefinition<(u32, u32), Sealed> = TableDefinition::new("parents");
 /// (index id, child number) -> [`ChildRecord`](crate::storage::file::records::ChildRecord).
-pub(crate) const CHILDREN: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("children");
+pub(crate) const CHILDREN: TableDefinition<(u32, u32), Sealed> = TableDefinition::new("children");
 /// (index id, segment id) -> [`SegmentRecord`](crate::storage::file::records::SegmentRecord).
-pub(crate) const SEGMENTS: TableDefinition<(u32, u32), &[u8]> = TableDefinition::new("segments");
+pub(crate) const SEGMENTS: TableDefinition<(u32, u32), Sealed> = TableDefinition::new("segments");
 /// (index id, segment id, block) -> rows of f32 LE.
-pub(crate) const SEGMENT_VECTORS: TableDefinition<(u32, u32, u32), &[u8]> =
+pub(crate) const SEGMENT_VECTORS: TableDefinition<(u32, u32, u32), Sealed> =
     TableDefinition::new("segment_vectors");
 /// (index id, segment id, block) -> a slice of the encoded graph.
-pub(crate) const SEGMENT_GRAPHS: TableDefinition<(u32, u32, u32), &[u8]> =
+pub(crate) const SEGMENT_GRAPHS: TableDefinition<(u32, u32, u32), Sealed> =
     TableDefinition::new("segment_graphs");
 /// (index id, version) -> [`VersionRecord`](crate::storage::file::records::VersionRecord).
-pub(crate) const VERSIONS: TableDefinition<(u32, u64), &[u8]> = TableDefinition::new("versions");
+pub(crate) const VERSIONS: TableDefinition<(u32, u64), Sealed> = TableDefinition::new("versions");
 /// (index id, principal, version) -> roaring bitmap of the children the principal sees from
 /// that version on (until a later entry). The public principal is the empty string.
-pub(crate) const ACL: TableDefinition<(u32, &str, u64), &[u8]> = TableDefinition::new("acl");
+pub(crate) const ACL: TableDefinition<(u32, &str, u64), Sealed> = TableDefinition::new("acl");
 /// (index id, principal) -> roaring bitmap of every child number, in any version, whose
 /// document currently admits the principal (format 4; `current.rs`). Older versions are
 /// searched through it, so revocations and deletions reach them.
-pub(crate) const ACL_CURRENT: TableDefinition<(u32, &str), &[u8]> =
+pub(crate) const ACL_CURRENT: TableDefinition<(u32, &str), Sealed> =
     TableDefinition::new("acl_current");
-/// (index id, tag) -> the version the tag names.
-pub(crate) const TAGS: TableDefinition<(u32, &str), u64> = TableDefinition::new("tags");
+/// (index id, tag) -> the version the tag names (u64 LE).
+pub(crate) const TAGS: TableDefinition<(u32, &str), Sealed> = TableDefinition::new("tags");
 /// alias name -> [`AliasRecord`](crate::storage::file::records::AliasRecord).
-pub(crate) const ALIASES: TableDefinition<&str, &[u8]> = TableDefinition::new("aliases");
-/// index id -> the version a bare index name serves (after a rollback); absent = the head.
-pub(crate) const SERVING: TableDefinition<u32, u64> = TableDefinition::new("serving");
+pub(crate) const ALIASES: TableDefinition<&str, Sealed> = TableDefinition::new("aliases");
+/// index id -> the version a bare index name serves (u64 LE, after a rollback); absent = the
+/// head.
+pub(crate) const SERVING: TableDefinition<u32, Sealed> = TableDefinition::new("serving");
 /// request id -> [`LoggedRequest`](crate::storage::log::LoggedRequest).
-pub(crate) const REQUEST_LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("request_log");
+pub(crate) const REQUEST_LOG: TableDefinition<u64, Sealed> = TableDefinition::new("request_log");
 
 /// Opens the tables format version 2 added, so readers never meet a missing one.
 pub(crate) fn create_tables(txn: &WriteTransaction) -> Result<(), StorageError> {
@@ -87,9 +89,8 @@ pub(crate) fn create_index_tables(
 ) -> Result<(), StorageError> {
     let stored = empty_version(record.created_ms);
     txn.open_table(VERSIONS)?
-        .insert((record.id, record.head), encode(&stored).as_slice())?;
-    txn.open_table(INDEXES)?
-        .insert(name, encode(record).as_slice())?;
+        .put((record.id, record.head), &encode(&stored))?;
+    txn.open_table(INDEXES)?.put(name, &encode(record))?;
     // Open every table once so readers of a new store never meet a missing table.
     txn.open_table(DOCS)?;
     txn.open_table(REVISIONS)?;

@@ -5,14 +5,14 @@
 //! 4 adds each document's child runs and the current-ACL bitmaps (`current.rs`); format 5
 //! types metadata values; format 6 adds fields to logged requests; format 7 records each
 //! index's embedded form (`ChunkSpec::embed_form`); format 8 where an index keeps its
-//! vectors (`IndexRecord::vectors`: resident for every older index). The whole upgrade is
-//! one redb write transaction: a crash, a full disk or a failed write leaves the file as it
-//! was (redb falls back to the last committed header), and the commit switches it to format
-//! 8 at once. See `storage-format.md`, "Format versions".
+//! vectors (`IndexRecord::vectors`: resident for every older index); format 9 a checksum
+//! after every value (`sealed.rs`), added first. The whole upgrade is one redb write
+//! transaction: a crash, a full disk or a failed write leaves the file as it was (redb falls
+//! back to the last committed header), and the commit switches it to format 9 at once. See `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use redb::{Key, ReadableTable, TableDefinition, TableHandle, WriteTransaction};
+use redb::{Key, ReadableTable, Table, TableDefinition, TableHandle, Value, WriteTransaction};
 use roaring::RoaringBitmap;
 
 use crate::storage::error::StorageError;
@@ -24,10 +24,12 @@ use crate::storage::file::records::{
     DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, IndexRecordV7, ParentRecord,
     RevisionRecord, RevisionRecordV4, SegmentRecord, VersionRecord,
 };
+use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::tables::*;
 
-/// Brings a file of format `from` (1 to 7) to [`FORMAT_VERSION`] inside `txn`; the caller
-/// commits. Formats 1 and 2 first become format 3: every table whose values are bincode
+/// Brings a file of format `from` (1 to 8) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// commits. First every value is sealed with its checksum ([`seal_tables`]). Formats 1 and
+/// 2 then become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
@@ -37,6 +39,7 @@ use crate::storage::file::tables::*;
 /// (format 5: the old string values stay strings), formats 1 to 3 what format 4 keeps
 /// ([`derive_current`]), and logged requests the fields format 6 added.
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
+    seal_tables(txn)?;
     if from < 3 {
         if from < 2 {
             crate::storage::file::tables::create_tables(txn)?;
@@ -55,14 +58,16 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
     // Every file older than 8: the indexes keep the form their children were embedded in
     // (format 7) and their vectors in memory (format 8); first, as `derive_current` reads
     // index records.
-    rebuild::<&str>(txn, INDEXES, |_, value| {
-        let old = if from < 7 {
-            IndexRecordV7::from(decode::<IndexRecordV6>(value, "index record")?)
-        } else {
-            decode::<IndexRecordV7>(value, "index record")?
-        };
-        Ok(encode(&IndexRecord::from(old)))
-    })?;
+    if from < 8 {
+        rebuild::<&str>(txn, INDEXES, |_, value| {
+            let old = if from < 7 {
+                IndexRecordV7::from(decode::<IndexRecordV6>(value, "index record")?)
+            } else {
+                decode::<IndexRecordV7>(value, "index record")?
+            };
+            Ok(encode(&IndexRecord::from(old)))
+        })?;
+    }
     if from < 5 {
         rebuild::<u64>(txn, REVISIONS, |_, value| {
             let old: RevisionRecordV4 = decode(value, "revision")?;
@@ -76,7 +81,7 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         upgrade_records(txn)?;
     }
     txn.open_table(META)?
-        .insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+        .put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
     Ok(())
 }
 
@@ -88,7 +93,7 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
 /// a run counts as the document's, as a replaced revision would.
 fn derive_current(txn: &WriteTransaction) -> Result<(), StorageError> {
     let mut docs: BTreeMap<String, DocEntry> = BTreeMap::new();
-    for entry in txn.open_table(DOCS)?.iter()? {
+    for entry in txn.open_table(DOCS)?.all()? {
         let (doc_id, value) = entry?;
         let old: DocEntryV3 = decode(value.value(), "doc entry")?;
         let entry = DocEntry {
@@ -99,7 +104,7 @@ fn derive_current(txn: &WriteTransaction) -> Result<(), StorageError> {
         docs.insert(doc_id.value().to_string(), entry);
     }
     let mut ids = Vec::new();
-    for entry in txn.open_table(INDEXES)?.iter()? {
+    for entry in txn.open_table(INDEXES)?.all()? {
         let record: IndexRecord = decode(entry?.1.value(), "index record")?;
         ids.push(record.id);
     }
@@ -138,7 +143,7 @@ fn document_runs(
     let mut runs: Vec<(ChildRun, u64)> = Vec::new();
     for entry in txn
         .open_table(CHILDREN)?
-        .range((id, 0u32)..=(id, u32::MAX))?
+        .rows((id, 0u32)..=(id, u32::MAX))?
     {
         let (key, value) = entry?;
         let number = key.value().1;
@@ -168,7 +173,7 @@ fn document_runs(
             if owners.contains_key(rev) {
                 continue;
             }
-            let doc = match revisions.get(*rev)? {
+            let doc = match revisions.read(*rev)? {
                 Some(v) => Some(decode::<RevisionRecord>(v.value(), "revision")?.doc_id),
                 None => None,
             };
@@ -181,7 +186,7 @@ fn document_runs(
     let mut last_absent: HashMap<&str, u64> = HashMap::new();
     for entry in txn
         .open_table(VERSIONS)?
-        .range((id, 0u64)..=(id, u64::MAX))?
+        .rows((id, 0u64)..=(id, u64::MAX))?
     {
         let (key, value) = entry?;
         let version = key.value().1;
@@ -225,7 +230,7 @@ fn document_runs(
 /// stops and nothing is committed.
 fn reencode<K: Key + 'static, T: bincode::Encode + bincode::Decode<()>>(
     txn: &WriteTransaction,
-    definition: TableDefinition<K, &'static [u8]>,
+    definition: TableDefinition<K, Sealed>,
     what: &str,
 ) -> Result<(), StorageError> {
     rebuild(txn, definition, |_, value| {
@@ -238,24 +243,88 @@ fn reencode<K: Key + 'static, T: bincode::Encode + bincode::Decode<()>>(
 /// a new table that then replaces the old one (see [`reencode`] for why).
 pub(crate) fn rebuild<K: Key + 'static>(
     txn: &WriteTransaction,
-    definition: TableDefinition<K, &'static [u8]>,
+    definition: TableDefinition<K, Sealed>,
     mut convert: impl for<'a> FnMut(K::SelfType<'a>, &'a [u8]) -> Result<Vec<u8>, StorageError>,
 ) -> Result<(), StorageError> {
-    let name = format!("upgrade.{}", definition.name());
-    let rebuilt: TableDefinition<K, &[u8]> = TableDefinition::new(&name);
-    txn.delete_table(rebuilt)?;
-    {
-        let old = txn.open_table(definition)?;
-        let mut new = txn.open_table(rebuilt)?;
-        for entry in old.iter()? {
+    replace_table::<K, Sealed>(txn, definition, |old, new| {
+        for entry in old.all()? {
             let (key, value) = entry?;
             let bytes = convert(key.value(), value.value())?;
-            new.insert(key.value(), bytes.as_slice())?;
+            new.put_as(definition.name(), key.value(), &bytes)?;
         }
+        Ok(())
+    })
+}
+
+/// Fills a new table with `fill(old, new)`, the new one named `upgrade.NAME` until it
+/// replaces the old one; the old table's values are of type `V`.
+fn replace_table<K: Key + 'static, V: Value + 'static>(
+    txn: &WriteTransaction,
+    definition: TableDefinition<K, Sealed>,
+    fill: impl FnOnce(&Table<K, V>, &mut Table<K, Sealed>) -> Result<(), StorageError>,
+) -> Result<(), StorageError> {
+    let name = format!("upgrade.{}", definition.name());
+    let rebuilt: TableDefinition<K, Sealed> = TableDefinition::new(&name);
+    let old: TableDefinition<K, V> = TableDefinition::new(definition.name());
+    txn.delete_table(rebuilt)?;
+    {
+        let old = txn.open_table(old)?;
+        let mut new = txn.open_table(rebuilt)?;
+        fill(&old, &mut new)?;
     }
-    txn.delete_table(definition)?;
+    txn.delete_table(old)?;
     txn.rename_table(rebuilt, definition)?;
     Ok(())
+}
+
+/// Format 8 to 9: every value gets its checksum (`sealed.rs`). Until format 8 the tables'
+/// values were redb byte strings, and `tags` and `serving` held redb u64s (now 8 bytes LE).
+/// Runs first, so the later steps read and write checksummed tables as this build does.
+fn seal_tables(txn: &WriteTransaction) -> Result<(), StorageError> {
+    let stored: HashSet<String> = txn
+        .list_tables()?
+        .map(|table| table.name().to_string())
+        .collect();
+    let bytes = |value: &[u8]| value.to_vec();
+    seal::<&str, &[u8]>(txn, &stored, META, bytes)?;
+    seal::<&str, &[u8]>(txn, &stored, DOCS, bytes)?;
+    seal::<u64, &[u8]>(txn, &stored, REVISIONS, bytes)?;
+    seal::<u64, &[u8]>(txn, &stored, REV_TEXT, bytes)?;
+    seal::<&str, &[u8]>(txn, &stored, INDEXES, bytes)?;
+    seal::<(u32, u64), &[u8]>(txn, &stored, DOC_CHUNKS, bytes)?;
+    seal::<(u32, u32), &[u8]>(txn, &stored, PARENTS, bytes)?;
+    seal::<(u32, u32), &[u8]>(txn, &stored, CHILDREN, bytes)?;
+    seal::<(u32, u32), &[u8]>(txn, &stored, SEGMENTS, bytes)?;
+    seal::<(u32, u32, u32), &[u8]>(txn, &stored, SEGMENT_VECTORS, bytes)?;
+    seal::<(u32, u32, u32), &[u8]>(txn, &stored, SEGMENT_GRAPHS, bytes)?;
+    seal::<(u32, u64), &[u8]>(txn, &stored, VERSIONS, bytes)?;
+    seal::<(u32, &str, u64), &[u8]>(txn, &stored, ACL, bytes)?;
+    seal::<(u32, &str), &[u8]>(txn, &stored, ACL_CURRENT, bytes)?;
+    seal::<&str, &[u8]>(txn, &stored, ALIASES, bytes)?;
+    seal::<u64, &[u8]>(txn, &stored, REQUEST_LOG, bytes)?;
+    let version = |value: u64| value.to_le_bytes().to_vec();
+    seal::<(u32, &str), u64>(txn, &stored, TAGS, version)?;
+    seal::<u32, u64>(txn, &stored, SERVING, version)
+}
+
+/// Rewrites the table of `definition`'s name, if the file has it, with each value `V`
+/// turned into its payload by `payload` and sealed.
+fn seal<K: Key + 'static, V: Value + 'static>(
+    txn: &WriteTransaction,
+    stored: &HashSet<String>,
+    definition: TableDefinition<K, Sealed>,
+    payload: impl for<'a> Fn(V::SelfType<'a>) -> Vec<u8>,
+) -> Result<(), StorageError> {
+    if !stored.contains(definition.name()) {
+        return Ok(());
+    }
+    replace_table::<K, V>(txn, definition, |old, new| {
+        for entry in old.iter()? {
+            let (key, value) = entry?;
+            new.put_as(definition.name(), key.value(), &payload(value.value()))?;
+        }
+        Ok(())
+    })
 }
 
 /// The format 2 to 5 `LoggedRequest`, read by the upgrade to format 6.
@@ -321,6 +390,6 @@ pub(crate) fn upgrade_records(txn: &WriteTransaction) -> Result<(), StorageError
         Ok(bytes)
     })?;
     let mut meta = txn.open_table(META)?;
-    meta.insert("log_bytes", total.to_le_bytes().as_slice())?;
+    meta.put("log_bytes", total.to_le_bytes().as_slice())?;
     Ok(())
 }

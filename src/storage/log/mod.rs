@@ -18,7 +18,7 @@
 //! wait.
 
 use parking_lot::Mutex;
-use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+use redb::{ReadableTableMetadata, WriteTransaction};
 
 use crate::review::{
     Annotation, Feedback, GroupBy, LogEntry, LogReport, LoggedRequest, Rating, Selection,
@@ -27,6 +27,7 @@ use crate::storage::error::{ReadError, StorageError, WriteError};
 use crate::storage::file::open::Db;
 use crate::storage::file::records::now_ms;
 use crate::storage::file::records::{decode, encode};
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::{META, REQUEST_LOG};
 use crate::storage::read::catalog::{Catalog, States};
 
@@ -224,13 +225,13 @@ impl Logbook<'_> {
         let txn = self.db().begin_write()?;
         {
             let mut log = txn.open_table(REQUEST_LOG)?;
-            let (old, mut request): (usize, LoggedRequest) = match log.get(request_id)? {
+            let (old, mut request): (usize, LoggedRequest) = match log.read(request_id)? {
                 Some(v) => (v.value().len(), decode(v.value(), "logged request")?),
                 None => return Err(WriteError::UnknownRequest { id: request_id }),
             };
             change(&mut request);
             let bytes = encode(&request);
-            log.insert(request_id, bytes.as_slice())?;
+            log.put(request_id, bytes.as_slice())?;
             drop(log);
             add_bytes(&txn, bytes.len() as i64 - old as i64)?;
         }
@@ -251,7 +252,7 @@ impl Logbook<'_> {
             (self.snapshot()?.0, pending.entries.clone())
         };
         let mut out = Vec::new();
-        for entry in txn.open_table(REQUEST_LOG)?.iter()? {
+        for entry in txn.open_table(REQUEST_LOG)?.all()? {
             let (id, value) = entry?;
             out.push(LogEntry {
                 request_id: id.value(),
@@ -341,9 +342,11 @@ impl Logbook<'_> {
         {
             let mut meta = txn.open_table(META)?;
             match cap {
-                Some(cap) => meta.insert("log_cap", cap.to_le_bytes().as_slice())?,
-                None => meta.remove("log_cap")?,
-            };
+                Some(cap) => meta.put("log_cap", cap.to_le_bytes().as_slice())?,
+                None => {
+                    meta.remove("log_cap")?;
+                }
+            }
         }
         let (next, entries) = pending.encoded();
         write_pending(&txn, next, &entries)?;
@@ -386,7 +389,7 @@ fn reserve_ids(db: &Db, bound: u64) -> Result<u64, StorageError> {
     let reserved = {
         let mut meta = txn.open_table(META)?;
         let reserved = bound.max(read_u64(&meta, "next_request")?.unwrap_or(1));
-        meta.insert("next_request", reserved.to_le_bytes().as_slice())?;
+        meta.put("next_request", reserved.to_le_bytes().as_slice())?;
         reserved
     };
     txn.commit()?;
@@ -407,16 +410,17 @@ fn write_pending(
         let mut log = txn.open_table(REQUEST_LOG)?;
         for (id, bytes) in entries {
             added += bytes.len() as i64;
-            if let Some(old) = log.insert(*id, bytes.as_slice())? {
-                added -= old.value().len() as i64;
+            if let Some(old) = log.take(*id)? {
+                added -= old.len() as i64;
             }
+            log.put(*id, bytes.as_slice())?;
         }
     }
     let total = add_bytes(txn, added)?;
     let mut meta = txn.open_table(META)?;
     // Never below a reservation: ids up to it may be in callers' hands.
     let next = next.max(read_u64(&meta, "next_request")?.unwrap_or(1));
-    meta.insert("next_request", next.to_le_bytes().as_slice())?;
+    meta.put("next_request", next.to_le_bytes().as_slice())?;
     if let Some(cap) = read_u64(&meta, "log_cap")? {
         drop(meta);
         let mut over = total.saturating_sub(cap);
@@ -442,7 +446,7 @@ fn delete_oldest(
     let mut freed = 0i64;
     {
         let log = txn.open_table(REQUEST_LOG)?;
-        for entry in log.iter()?.take(limit as usize) {
+        for entry in log.all()?.take(limit as usize) {
             let (id, value) = entry?;
             let request: LoggedRequest = decode(value.value(), "logged request")?;
             let size = value.value().len();
@@ -468,16 +472,13 @@ fn add_bytes(txn: &WriteTransaction, delta: i64) -> Result<u64, StorageError> {
     let total = read_u64(&meta, "log_bytes")?
         .unwrap_or(0)
         .saturating_add_signed(delta);
-    meta.insert("log_bytes", total.to_le_bytes().as_slice())?;
+    meta.put("log_bytes", total.to_le_bytes().as_slice())?;
     Ok(total)
 }
 
 /// A `u64` LE value of `meta`, if present.
-fn read_u64(
-    meta: &impl ReadableTable<&'static str, &'static [u8]>,
-    key: &str,
-) -> Result<Option<u64>, StorageError> {
-    match meta.get(key)? {
+fn read_u64(meta: &impl ReadSealed<&'static str>, key: &str) -> Result<Option<u64>, StorageError> {
+    match meta.read(key)? {
         Some(v) => Ok(Some(u64::from_le_bytes(v.value().try_into().map_err(
             |_| StorageError::corrupt(format!("meta {key} is not 8 bytes")),
         )?))),

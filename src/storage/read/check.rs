@@ -1,8 +1,11 @@
-//! The integrity check: redb's own, then folio's invariants over every retained version.
+//! The integrity check: redb's own (on a copy of the file, so the original is never
+//! written), every value's checksum, then folio's invariants over every retained version.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use redb::{ReadTransaction, ReadableTable};
+use std::path::{Path, PathBuf};
+
+use redb::{Key, ReadTransaction, ReadableTableMetadata, TableDefinition, TableHandle};
 use roaring::RoaringBitmap;
 
 use crate::storage::error::{ReadError, StorageError};
@@ -10,35 +13,44 @@ use crate::storage::file::current::principals_of;
 use crate::storage::file::current::read_all;
 use crate::storage::file::current::PUBLIC;
 use crate::storage::file::records::{
-    decode, decode_bitmap, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
+    decode, decode_bitmap, decode_u64, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord, VersionRecord,
 };
 use crate::storage::file::rows::{read_text, slice_text};
+use crate::storage::file::sealed::ReadSealed;
+use crate::storage::file::sealed::{contain, Sealed};
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::*;
-use crate::storage::read::catalog::Catalog;
+use crate::storage::read::catalog::{Catalog, States};
 use crate::storage::read::state::{doc_chunks_in, principals_in, read_acl, IndexState};
 
 /// Problems beyond this many are counted, not listed.
 const MAX_PROBLEMS: usize = 200;
 
-/// redb's own check of the file (page checksums, allocator state).
+/// redb's own check of the file (page checksums, allocator state). A store in a file is
+/// checked on a copy of it: redb's check repairs what it can, and `check` never writes the
+/// file it checks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RedbCheck {
     /// Run now, and passed.
     Passed,
-    /// Run now: the file was damaged and redb repaired it (a problem is listed too).
+    /// Run now on a store not in a file (a backend of the caller's, memory): the storage was
+    /// damaged and redb repaired it (a problem is listed too).
     Repaired,
-    /// Run now: the file is damaged beyond repair (a problem says how); nothing else was
-    /// checked.
+    /// Run now: redb found the file damaged (a problem says how). On a copy of the file,
+    /// whatever redb repaired was the copy's.
     Failed,
-    /// Not run now because other handles share this store; it ran when the store opened.
+    /// Not run now: a store not in a file, shared with other handles; it ran when the store
+    /// opened.
     #[default]
     AtOpen,
-    /// Not run: the store is open for reading only, and redb's check may repair the file,
-    /// which writes. Every open for writing runs it.
+    /// Not run: a store not in a file, open for reading only (redb's check may repair,
+    /// which writes).
     ReadOnly,
+    /// Not run: no copy of the file could be made (a note says why); the values'
+    /// checksums and folio's invariants were still checked.
+    NoCopy,
 }
 
 /// What [`crate::Store::check_integrity`] found.
@@ -56,10 +68,23 @@ pub struct IntegrityReport {
     pub segments: u64,
     /// Distinct children live in some retained version, over all indexes.
     pub children: u64,
+    /// Stored values that fail their checksum (each is also a problem).
+    pub damaged: Vec<DamagedValue>,
     /// Every inconsistency found (at most 200 listed; `unlisted` counts the rest).
     pub problems: Vec<String>,
+    /// What could not be checked, and why (not problems).
+    pub notes: Vec<String>,
     /// Problems found beyond those listed.
     pub unlisted: u64,
+}
+
+/// A stored value that fails its checksum: nothing is answered from it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DamagedValue {
+    /// The table.
+    pub table: String,
+    /// The key, as folio prints it (a string quoted, a tuple in parentheses).
+    pub key: String,
 }
 
 impl IntegrityReport {
@@ -78,10 +103,29 @@ impl IntegrityReport {
 }
 
 impl Catalog {
-    /// redb's own check, run on a handle that has the file to itself (`None` when others
-    /// share it: it ran when the store opened).
-    pub(crate) fn redb_check(exclusive: Option<&mut Catalog>) -> IntegrityReport {
+    /// redb's own check: on a copy of the file when the store is in one, else on a handle
+    /// that has the storage to itself (`None` when others share it: it ran at open).
+    pub(crate) fn redb_check(path: &Path, exclusive: Option<&mut Catalog>) -> IntegrityReport {
         let mut report = IntegrityReport::default();
+        if path.is_file() {
+            match TempCopy::new(path) {
+                Ok(copy) => match redb_check_copy(&copy) {
+                    Ok(()) => report.redb = RedbCheck::Passed,
+                    Err(what) => {
+                        report.redb = RedbCheck::Failed;
+                        report.problem(format!("redb, on a copy of the file: {what}"));
+                    }
+                },
+                Err(e) => {
+                    report.redb = RedbCheck::NoCopy;
+                    report.notes.push(format!(
+                        "redb's check did not run: no copy of the file could be made in {} ({e})",
+                        std::env::temp_dir().display()
+                    ));
+                }
+            }
+            return report;
+        }
         let Some(catalog) = exclusive else {
             return report;
         };
@@ -103,24 +147,44 @@ impl Catalog {
         report
     }
 
-    /// folio's invariants over every retained version, after [`Catalog::redb_check`]
-    /// (nothing more is checked when redb's check failed).
+    /// Every value's checksum, then folio's invariants over every retained version, after
+    /// [`Catalog::redb_check`]. Damage that stops a step is a problem, not an error.
     pub(crate) fn check_integrity(
         &self,
         mut report: IntegrityReport,
     ) -> Result<IntegrityReport, ReadError> {
-        if report.redb == RedbCheck::Failed {
-            return Ok(report);
+        let (txn, indexes) = match contain(|| self.snapshot()) {
+            Ok(read) => read,
+            Err(e) if e.is_damage() => {
+                report.problem(format!("the file could not be read: {e}"));
+                return Ok(report);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match contain(|| check_values(&txn, &mut report)) {
+            Err(e) if e.is_damage() => report.problem(format!("reading every value: {e}")),
+            other => other?,
         }
-        if self.is_read_only() {
-            report.redb = RedbCheck::ReadOnly;
+        match contain(|| self.check_invariants(&txn, &indexes, &mut report)) {
+            Err(ReadError::Storage(e)) if e.is_damage() => {
+                report.problem(format!("folio's check stopped at damage: {e}"))
+            }
+            other => other?,
         }
-        let (txn, indexes) = self.snapshot()?;
-        let docs = check_documents(&txn, &mut report)?;
+        Ok(report)
+    }
+
+    fn check_invariants(
+        &self,
+        txn: &ReadTransaction,
+        indexes: &States,
+        report: &mut IntegrityReport,
+    ) -> Result<(), ReadError> {
+        let docs = check_documents(txn, report)?;
         let mut names: HashMap<u32, HashSet<u64>> = HashMap::new();
         let stored = txn.open_table(INDEXES)?;
-        for (name, state) in &indexes {
-            let record: Option<IndexRecord> = match stored.get(name.as_str())? {
+        for (name, state) in indexes {
+            let record: Option<IndexRecord> = match stored.read(name.as_str())? {
                 Some(v) => Some(decode(v.value(), "index record")?),
                 None => None,
             };
@@ -128,7 +192,7 @@ impl Catalog {
                 report.problem(format!("index `{name}`: its record changed or vanished"));
                 continue;
             }
-            let versions = check_index(&txn, state, &docs, &mut report)?;
+            let versions = check_index(txn, state, &docs, report)?;
             names.insert(state.id(), versions);
         }
         for bad in self.unavailable_indexes() {
@@ -138,9 +202,144 @@ impl Catalog {
             ));
         }
         report.indexes = indexes.len() as u64;
-        check_names(&txn, &names, &mut report)?;
-        Ok(report)
+        check_names(txn, &names, report)?;
+        Ok(())
     }
+}
+
+/// Reads every value of every table, each verified against its checksum: a damaged one is
+/// listed (and reading goes on), and a table yielding fewer rows than redb records for it
+/// (a damaged page that lost entries) is a problem.
+fn check_values(txn: &ReadTransaction, report: &mut IntegrityReport) -> Result<(), StorageError> {
+    check_table(txn, META, report)?;
+    check_table(txn, DOCS, report)?;
+    check_table(txn, REVISIONS, report)?;
+    check_table(txn, REV_TEXT, report)?;
+    check_table(txn, INDEXES, report)?;
+    check_table(txn, DOC_CHUNKS, report)?;
+    check_table(txn, PARENTS, report)?;
+    check_table(txn, CHILDREN, report)?;
+    check_table(txn, SEGMENTS, report)?;
+    check_table(txn, SEGMENT_VECTORS, report)?;
+    check_table(txn, SEGMENT_GRAPHS, report)?;
+    check_table(txn, VERSIONS, report)?;
+    check_table(txn, ACL, report)?;
+    check_table(txn, ACL_CURRENT, report)?;
+    check_table(txn, TAGS, report)?;
+    check_table(txn, ALIASES, report)?;
+    check_table(txn, SERVING, report)?;
+    check_table(txn, REQUEST_LOG, report)
+}
+
+fn check_table<K: Key + 'static>(
+    txn: &ReadTransaction,
+    definition: TableDefinition<K, Sealed>,
+    report: &mut IntegrityReport,
+) -> Result<(), StorageError> {
+    let table = match txn.open_table(definition) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let recorded = contain(|| Ok::<_, StorageError>(table.len()?))?;
+    let mut read = 0u64;
+    for row in table.all()? {
+        match row {
+            Ok(_) => read += 1,
+            Err(StorageError::Damaged { table, key }) => {
+                read += 1;
+                report.problem(format!(
+                    "table `{table}`, key {key}: the value fails its checksum"
+                ));
+                report.damaged.push(DamagedValue { table, key });
+            }
+            Err(e) if e.is_damage() => {
+                report.problem(format!("table `{}`: {e}", definition.name()));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if read != recorded {
+        report.problem(format!(
+            "table `{}`: {read} rows read of the {recorded} redb records (a damaged page)",
+            definition.name()
+        ));
+    }
+    Ok(())
+}
+
+/// redb's check of a copy of the file (redb's check repairs what it can, so the original is
+/// never given to it); `Err` says what redb found.
+fn redb_check_copy(copy: &TempCopy) -> Result<(), String> {
+    let opened = contain::<_, StorageError>(|| {
+        Ok(redb::Database::builder()
+            .set_cache_size(COPY_CACHE_BYTES)
+            .create(&copy.path))
+    })
+    .map_err(|e| e.to_string())?;
+    let mut db = opened.map_err(|e| e.to_string())?;
+    match contain::<_, StorageError>(|| Ok(db.check_integrity())).map_err(|e| e.to_string())? {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("damaged pages (redb repaired the copy; the file is as it was)".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// redb's page cache while it checks a copy: the check reads each page once.
+const COPY_CACHE_BYTES: usize = 16 << 20;
+
+/// How many times a copy torn by another process's commit is taken again.
+const COPY_ATTEMPTS: usize = 5;
+
+/// A copy of a file in the temporary folder, removed when dropped. A commit by another
+/// process during the copy could tear it, so the copy is taken again when the file's
+/// header changed meanwhile.
+struct TempCopy {
+    path: PathBuf,
+}
+
+impl TempCopy {
+    fn new(original: &Path) -> std::io::Result<TempCopy> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let copy = TempCopy {
+            path: std::env::temp_dir()
+                .join(format!("folio-check-{}-{nanos}.redb", std::process::id())),
+        };
+        for _ in 0..COPY_ATTEMPTS {
+            let before = header(original)?;
+            // Its bytes only: `fs::copy` would keep a read-only file's permissions, and
+            // redb opens the copy for writing.
+            let mut target = std::fs::File::create(&copy.path)?;
+            std::io::copy(&mut std::fs::File::open(original)?, &mut target)?;
+            drop(target);
+            if header(original)? == before {
+                return Ok(copy);
+            }
+        }
+        Err(std::io::Error::other(
+            "the file kept changing (another process commits to it)",
+        ))
+    }
+}
+
+impl Drop for TempCopy {
+    fn drop(&mut self) {
+        // Nothing to do when it was never made.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The first page of a file: redb's header, which every commit rewrites.
+fn header(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut page = Vec::with_capacity(4096);
+    std::fs::File::open(path)?
+        .take(4096)
+        .read_to_end(&mut page)?;
+    Ok(page)
 }
 
 /// Every document's revision and text exist; returns the documents' entries.
@@ -150,7 +349,7 @@ fn check_documents(
 ) -> Result<Vec<(String, DocEntry)>, StorageError> {
     let revisions = txn.open_table(REVISIONS)?;
     let mut out = Vec::new();
-    for entry in txn.open_table(DOCS)?.iter()? {
+    for entry in txn.open_table(DOCS)?.all()? {
         let (id, value) = entry?;
         let id = id.value().to_string();
         let entry: DocEntry = match decode(value.value(), "doc entry") {
@@ -187,7 +386,7 @@ fn check_index(
     let mut all_live = RoaringBitmap::new();
     for entry in txn
         .open_table(VERSIONS)?
-        .range((id, 0u64)..=(id, u64::MAX))?
+        .rows((id, 0u64)..=(id, u64::MAX))?
     {
         let (key, value) = entry?;
         let v = key.value().1;
@@ -282,12 +481,12 @@ fn check_current(
         }
         for run in entry.runs(id) {
             let owner = children
-                .get((id, run.first))?
+                .read((id, run.first))?
                 .and_then(|v| decode::<ChildRecord>(v.value(), "child record").ok())
                 .filter(|c| c.ordinal == 0)
                 .and_then(|c| {
                     let chunks = doc_chunks_in(&doc_chunks, id, c.rev).ok().flatten()?;
-                    let rev = revisions.get(c.rev).ok().flatten()?;
+                    let rev = revisions.read(c.rev).ok().flatten()?;
                     let rev: RevisionRecord = decode(rev.value(), "revision").ok()?;
                     Some((rev.doc_id, chunks.children))
                 });
@@ -349,7 +548,7 @@ fn check_children(
     let mut parents_ok: HashSet<u32> = HashSet::new();
     let mut texts: HashMap<u64, Option<String>> = HashMap::new();
     for number in live {
-        let child: ChildRecord = match children.get((id, number))? {
+        let child: ChildRecord = match children.read((id, number))? {
             Some(v) => match decode(v.value(), "child record") {
                 Ok(c) => c,
                 Err(e) => {
@@ -363,7 +562,7 @@ fn check_children(
             }
         };
         if parents_ok.insert(child.parent) {
-            match parents.get((id, child.parent))? {
+            match parents.read((id, child.parent))? {
                 Some(v) => {
                     if let Err(e) = decode::<ParentRecord>(v.value(), "parent record") {
                         report.problem(format!("{name} parent {}: {e}", child.parent));
@@ -415,7 +614,7 @@ fn check_head_acl(
         let range = chunks.child_range();
         if let Some(first) = range.clone().next() {
             let rev = children
-                .get((id, first))?
+                .read((id, first))?
                 .and_then(|v| decode::<ChildRecord>(v.value(), "child record").ok())
                 .map(|c| (c.rev, c.ordinal));
             if rev != Some((entry.rev, 0)) {
@@ -469,27 +668,27 @@ fn check_names(
     report: &mut IntegrityReport,
 ) -> Result<(), StorageError> {
     let exists = |index: u32, v: u64| versions.get(&index).is_some_and(|s| s.contains(&v));
-    for entry in txn.open_table(TAGS)?.iter()? {
+    for entry in txn.open_table(TAGS)?.all()? {
         let (key, v) = entry?;
         let (index, tag) = key.value();
-        if !exists(index, v.value()) {
+        let v = decode_u64(v.value(), "tag")?;
+        if !exists(index, v) {
             report.problem(format!(
-                "tag `{tag}` of index {index} names missing version {}",
-                v.value()
+                "tag `{tag}` of index {index} names missing version {v}"
             ));
         }
     }
-    for entry in txn.open_table(SERVING)?.iter()? {
+    for entry in txn.open_table(SERVING)?.all()? {
         let (index, v) = entry?;
-        if !exists(index.value(), v.value()) {
+        let v = decode_u64(v.value(), "serving pin")?;
+        if !exists(index.value(), v) {
             report.problem(format!(
-                "index {} serves missing version {}",
-                index.value(),
-                v.value()
+                "index {} serves missing version {v}",
+                index.value()
             ));
         }
     }
-    for entry in txn.open_table(ALIASES)?.iter()? {
+    for entry in txn.open_table(ALIASES)?.all()? {
         let (name, value) = entry?;
         let name = name.value();
         let record: AliasRecord = match decode(value.value(), "alias record") {

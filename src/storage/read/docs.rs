@@ -11,6 +11,7 @@ use crate::storage::file::records::ChildRecord;
 use crate::storage::file::rows::{
     read_child_in, read_doc_entry, read_document, read_revision, read_text, slice_text,
 };
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{CHILDREN, DOCS};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::state::{self, IndexState};
@@ -71,7 +72,7 @@ impl Catalog {
         let (txn, _) = self.snapshot()?;
         let table = txn.open_table(DOCS)?;
         let mut ids = Vec::new();
-        for entry in table.iter()? {
+        for entry in table.all()? {
             ids.push(entry?.0.value().to_string());
         }
         Ok(ids)
@@ -113,9 +114,9 @@ impl Catalog {
     /// `embed_text`: what an application embeds itself to bring its own vectors.
     pub(crate) fn chunks(&self, index: &str, doc_id: &str) -> Result<Vec<ChunkInfo>, ReadError> {
         let (txn, states) = self.snapshot()?;
-        let state = states
-            .get(index)
-            .ok_or_else(|| ReadError::UnknownIndex { name: index.into() })?;
+        let state = states.get(index).ok_or_else(|| {
+            self.explain_unresolved(index, ReadError::UnknownIndex { name: index.into() })
+        })?;
         let Some(entry) = read_doc_entry(&txn, doc_id)? else {
             return Ok(Vec::new());
         };

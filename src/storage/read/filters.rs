@@ -19,6 +19,7 @@ use roaring::RoaringBitmap;
 use crate::filter::{Attributes, Filter, MetadataValue};
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, ChildRecord, RevisionRecord};
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{CHILDREN, REVISIONS};
 
 /// At most this many filters keep a cached bitmap per index; the cache starts over when full.
@@ -135,7 +136,7 @@ impl Filtering {
         let children = txn.open_table(CHILDREN)?;
         let revisions = txn.open_table(REVISIONS)?;
         self.cell_of.resize(upto as usize, NONE);
-        for entry in children.range((index, self.covered)..(index, upto))? {
+        for entry in children.rows((index, self.covered)..(index, upto))? {
             let (key, value) = entry?;
             let number = key.value().1;
             let child: ChildRecord = decode(value.value(), "child record")?;
@@ -144,7 +145,7 @@ impl Filtering {
                 None => {
                     // Only a child no retained version shows can outlive its revision (a
                     // garbage collection in between): it matches nothing.
-                    let Some(stored) = revisions.get(child.rev)? else {
+                    let Some(stored) = revisions.read(child.rev)? else {
                         continue;
                     };
                     let record: RevisionRecord = decode(stored.value(), "revision")?;

@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
-use redb::{ReadTransaction, ReadableTable};
+use redb::ReadTransaction;
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, IndexRecord};
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::INDEXES;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::unavailable::UnavailableIndex;
@@ -41,7 +42,7 @@ impl Follow {
     pub(crate) fn moved(&self, txn: &ReadTransaction) -> Result<bool, StorageError> {
         let seen = self.seen.lock();
         let mut expected = seen.iter();
-        for entry in txn.open_table(INDEXES)?.iter()? {
+        for entry in txn.open_table(INDEXES)?.all()? {
             let (name, value) = entry?;
             match expected.next() {
                 Some((n, bytes)) if n == name.value() && bytes == value.value() => {}
@@ -82,7 +83,7 @@ pub(crate) fn load(
         unavailable: BTreeMap::new(),
         seen: Vec::new(),
     };
-    for entry in txn.open_table(INDEXES)?.iter()? {
+    for entry in txn.open_table(INDEXES)?.all()? {
         let (name, value) = entry?;
         let (name, bytes) = (name.value(), value.value());
         let record: IndexRecord = decode(bytes, "index record")?;

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use redb::ReadableTable;
-
 use crate::storage::error::{ReadError, StorageError};
-use crate::storage::file::records::{decode, decode_bitmap, AliasRecord, VersionRecord};
+use crate::storage::file::records::{
+    decode, decode_bitmap, decode_u64, AliasRecord, VersionRecord,
+};
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{ALIASES, TAGS, VERSIONS};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::targets::{pick, read_alias, read_serving, route_bucket, routes_of};
@@ -16,7 +17,7 @@ impl Catalog {
     pub(crate) fn aliases(&self) -> Result<Vec<AliasInfo>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
         let mut out = Vec::new();
-        for entry in txn.open_table(ALIASES)?.iter()? {
+        for entry in txn.open_table(ALIASES)?.all()? {
             let (name, value) = entry?;
             let record: AliasRecord = decode(value.value(), "alias record")?;
             out.push(AliasInfo {
@@ -51,15 +52,15 @@ impl Catalog {
         let mut tags: BTreeMap<u64, Vec<String>> = BTreeMap::new();
         for entry in txn
             .open_table(TAGS)?
-            .range((id, "")..(id.saturating_add(1), ""))?
+            .rows((id, "")..(id.saturating_add(1), ""))?
         {
             let (key, version) = entry?;
-            tags.entry(version.value())
+            tags.entry(decode_u64(version.value(), "tag")?)
                 .or_default()
                 .push(key.value().1.to_string());
         }
         let mut aliases: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-        for entry in txn.open_table(ALIASES)?.iter()? {
+        for entry in txn.open_table(ALIASES)?.all()? {
             let (name, value) = entry?;
             let record: AliasRecord = decode(value.value(), "alias record")?;
             for route in record.routes.iter().filter(|r| r.index == id) {
@@ -70,7 +71,7 @@ impl Catalog {
             }
         }
         let mut out = Vec::new();
-        for entry in txn.open_table(VERSIONS)?.range((id, 0)..=(id, u64::MAX))? {
+        for entry in txn.open_table(VERSIONS)?.rows((id, 0)..=(id, u64::MAX))? {
             let (key, value) = entry?;
             let version = key.value().1;
             let record: VersionRecord = decode(value.value(), "version record")?;

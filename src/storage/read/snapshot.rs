@@ -17,6 +17,7 @@ use crate::index::{ChildSearch, QueryVector};
 use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::records::{ChildRecord, DocChunks, ParentRecord};
 use crate::storage::file::rows::{read_child_in, read_parent_in, read_revision, read_text};
+use crate::storage::file::sealed::Sealed;
 use crate::storage::file::tables::{CHILDREN, PARENTS};
 use crate::storage::read::state::{read_doc_chunks, Access, IndexState, VersionView};
 use crate::storage::read::targets::{self, Target};
@@ -114,8 +115,8 @@ pub struct Snapshot<'s> {
     txn: ReadTransaction,
     /// The index states that go with `txn` (see `Catalog::snapshot`).
     indexes: BTreeMap<String, Arc<IndexState>>,
-    children: ReadOnlyTable<(u32, u32), &'static [u8]>,
-    parents: ReadOnlyTable<(u32, u32), &'static [u8]>,
+    children: ReadOnlyTable<(u32, u32), Sealed>,
+    parents: ReadOnlyTable<(u32, u32), Sealed>,
     docs: RefCell<HashMap<u64, Rc<DocView>>>,
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use redb::{ReadTransaction, ReadableTable};
+use redb::ReadTransaction;
 use roaring::RoaringBitmap;
 
 use crate::filter::Filter;
@@ -18,6 +18,7 @@ use crate::storage::file::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::storage::read::filters::SharedFiltering;
 
 use crate::storage::file::current::PUBLIC;
+use crate::storage::file::sealed::ReadSealed;
 
 /// Who is asking: the visible set of a query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,7 +384,7 @@ fn load_view(
     segments: &mut HashMap<u32, Arc<Segment>>,
 ) -> Result<VersionView, StorageError> {
     let table = txn.open_table(VERSIONS)?;
-    let value = table.get((record.id, version))?.ok_or_else(|| {
+    let value = table.read((record.id, version))?.ok_or_else(|| {
         StorageError::corrupt(format!("version {version} of index {} missing", record.id))
     })?;
     let stored: VersionRecord = decode(value.value(), "version record")?;
@@ -504,12 +505,12 @@ impl VersionView {
 
 /// The bitmap of `principal` as of `version`: the newest entry written at or before it.
 pub(crate) fn read_acl(
-    table: &impl ReadableTable<(u32, &'static str, u64), &'static [u8]>,
+    table: &impl ReadSealed<(u32, &'static str, u64)>,
     index: u32,
     principal: &str,
     version: u64,
 ) -> Result<RoaringBitmap, StorageError> {
-    let mut range = table.range((index, principal, 0u64)..=(index, principal, version))?;
+    let mut range = table.rows((index, principal, 0u64)..=(index, principal, version))?;
     match range.next_back() {
         Some(entry) => decode_bitmap(entry?.1.value(), "principal bitmap"),
         None => Ok(RoaringBitmap::new()),
@@ -523,11 +524,11 @@ pub(crate) fn principals(txn: &ReadTransaction, index: u32) -> Result<Vec<String
 
 /// [`principals`] over an open `acl` table (of a read or a write transaction).
 pub(crate) fn principals_in(
-    table: &impl ReadableTable<(u32, &'static str, u64), &'static [u8]>,
+    table: &impl ReadSealed<(u32, &'static str, u64)>,
     index: u32,
 ) -> Result<Vec<String>, StorageError> {
     let mut out: Vec<String> = Vec::new();
-    for entry in table.range((index, "", 0u64)..(index.saturating_add(1), "", 0u64))? {
+    for entry in table.rows((index, "", 0u64)..(index.saturating_add(1), "", 0u64))? {
         let (key, _) = entry?;
         let principal = key.value().1;
         if !principal.is_empty() && out.last().map(String::as_str) != Some(principal) {
@@ -546,11 +547,11 @@ pub(crate) fn read_doc_chunks(
 }
 
 pub(crate) fn doc_chunks_in(
-    table: &impl ReadableTable<(u32, u64), &'static [u8]>,
+    table: &impl ReadSealed<(u32, u64)>,
     index: u32,
     rev: u64,
 ) -> Result<Option<DocChunks>, StorageError> {
-    let Some(value) = table.get((index, rev))? else {
+    let Some(value) = table.read((index, rev))? else {
         return Ok(None);
     };
     Ok(Some(decode(value.value(), "doc chunks")?))

@@ -12,6 +12,7 @@ use crate::storage::error::{BackupError, CompactFileError, ReadError, StorageErr
 use crate::storage::file::backup::{self, BackupReport};
 use crate::storage::file::records::{decode_file_root, Retention};
 use crate::storage::file::rows::read_retention;
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::state;
@@ -132,7 +133,7 @@ impl Catalog {
 
 fn read_file_root(txn: &ReadTransaction) -> Result<Option<FileRoot>, StorageError> {
     let meta = txn.open_table(META)?;
-    let Some(value) = meta.get(FILE_ROOT)? else {
+    let Some(value) = meta.read(FILE_ROOT)? else {
         return Ok(None);
     };
     Ok(Some(decode_file_root(value.value())?))

@@ -8,10 +8,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use redb::{ReadTransaction, ReadableTable};
+use redb::ReadTransaction;
 
 use crate::storage::error::{ReadError, StorageError};
-use crate::storage::file::records::{decode, AliasRecord, AliasRoute};
+use crate::storage::file::records::{decode, decode_u64, AliasRecord, AliasRoute};
+use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::tables::{ALIASES, SERVING, TAGS};
 use crate::storage::read::state::IndexState;
 
@@ -115,14 +116,17 @@ pub(crate) fn read_alias(
     alias: &str,
 ) -> Result<Option<AliasRecord>, StorageError> {
     let table = txn.open_table(ALIASES)?;
-    let Some(value) = table.get(alias)? else {
+    let Some(value) = table.read(alias)? else {
         return Ok(None);
     };
     Ok(Some(decode(value.value(), "alias record")?))
 }
 
 pub(crate) fn read_serving(txn: &ReadTransaction, index: u32) -> Result<Option<u64>, StorageError> {
-    Ok(txn.open_table(SERVING)?.get(index)?.map(|v| v.value()))
+    txn.open_table(SERVING)?
+        .read(index)?
+        .map(|v| decode_u64(v.value(), "serving pin"))
+        .transpose()
 }
 
 /// `name@version`, `name@tag`, a bare index name (its serving version) or an alias.
@@ -140,8 +144,9 @@ pub(crate) fn resolve(
             Ok(version) => version,
             Err(_) => txn
                 .open_table(TAGS)?
-                .get((state.id(), after))?
-                .map(|v| v.value())
+                .read((state.id(), after))?
+                .map(|v| decode_u64(v.value(), "tag"))
+                .transpose()?
                 .ok_or_else(|| ReadError::UnknownTag {
                     index: name.to_string(),
                     tag: after.to_string(),
@@ -175,24 +180,24 @@ pub(crate) fn named_versions(
     txn: &ReadTransaction,
 ) -> Result<BTreeMap<u32, BTreeSet<u64>>, StorageError> {
     let mut out: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
-    for entry in txn.open_table(TAGS)?.iter()? {
+    for entry in txn.open_table(TAGS)?.all()? {
         let (key, version) = entry?;
         out.entry(key.value().0)
             .or_default()
-            .insert(version.value());
+            .insert(decode_u64(version.value(), "tag")?);
     }
-    for entry in txn.open_table(ALIASES)?.iter()? {
+    for entry in txn.open_table(ALIASES)?.all()? {
         let (_, value) = entry?;
         let alias: AliasRecord = decode(value.value(), "alias record")?;
         for route in alias.routes {
             out.entry(route.index).or_default().insert(route.version);
         }
     }
-    for entry in txn.open_table(SERVING)?.iter()? {
+    for entry in txn.open_table(SERVING)?.all()? {
         let (index, version) = entry?;
         out.entry(index.value())
             .or_default()
-            .insert(version.value());
+            .insert(decode_u64(version.value(), "serving pin")?);
     }
     Ok(out)
 }

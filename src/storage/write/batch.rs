@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 
-use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+use redb::{ReadableTableMetadata, WriteTransaction};
 use roaring::RoaringBitmap;
 
 use crate::chunk::Chunked;
@@ -24,6 +24,7 @@ use crate::storage::file::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord,
 };
+use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::*;
 use crate::storage::read::state::{doc_chunks_in, read_acl, IndexState, VersionView};
@@ -654,7 +655,7 @@ fn apply(
         retention_error: None,
     };
     let mut meta = txn.open_table(META)?;
-    let mut next_rev = match meta.get("next_rev")? {
+    let mut next_rev = match meta.read("next_rev")? {
         Some(v) => u64::from_le_bytes(
             v.value()
                 .try_into()
@@ -668,14 +669,14 @@ fn apply(
     // "v10") left the table's pages half empty (7.1 of 14.9 MB on 200k documents).
     let mut pending: BTreeMap<Cow<'_, str>, Option<Vec<u8>>> = BTreeMap::new();
     let current = |pending: &BTreeMap<Cow<'_, str>, Option<Vec<u8>>>,
-                   docs: &redb::Table<&str, &[u8]>,
+                   docs: &redb::Table<&str, Sealed>,
                    doc_id: &str|
      -> Result<Option<DocEntry>, WriteError> {
         let stored;
         let bytes = match pending.get(doc_id) {
             Some(None) => return Ok(None),
             Some(Some(bytes)) => bytes.as_slice(),
-            None => match docs.get(doc_id)? {
+            None => match docs.read(doc_id)? {
                 Some(v) => {
                     stored = v;
                     stored.value()
@@ -755,14 +756,14 @@ fn apply(
     for (doc_id, entry) in pending {
         match entry {
             Some(entry) => {
-                docs.insert(doc_id.as_ref(), entry.as_slice())?;
+                docs.put(doc_id.as_ref(), entry.as_slice())?;
             }
             None => {
                 docs.remove(doc_id.as_ref())?;
             }
         }
     }
-    meta.insert("next_rev", next_rev.to_le_bytes().as_slice())?;
+    meta.put("next_rev", next_rev.to_le_bytes().as_slice())?;
     Ok((receipt, docs.len()?))
 }
 
@@ -795,8 +796,8 @@ fn write_revision(txn: &WriteTransaction, rev: u64, doc: &Document) -> Result<()
             .collect(),
     };
     txn.open_table(REVISIONS)?
-        .insert(rev, encode(&record).as_slice())?;
-    txn.open_table(REV_TEXT)?.insert(rev, doc.text.as_bytes())?;
+        .put(rev, encode(&record).as_slice())?;
+    txn.open_table(REV_TEXT)?.put(rev, doc.text.as_bytes())?;
     Ok(())
 }
 
@@ -897,7 +898,7 @@ impl IndexPlan {
                     end: p.span.end as u64,
                     section_path: p.section_path.clone(),
                 };
-                parents.insert(
+                parents.put(
                     (index, chunks.first_parent + ordinal as u32),
                     encode(&record).as_slice(),
                 )?;
@@ -914,13 +915,13 @@ impl IndexPlan {
                     section_path: c.section_path.clone(),
                     oversized: c.oversized,
                 };
-                children.insert(
+                children.put(
                     (index, chunks.first_child + ordinal as u32),
                     encode(&record).as_slice(),
                 )?;
             }
             txn.open_table(DOC_CHUNKS)?
-                .insert((index, rev), encode(&chunks).as_slice())?;
+                .put((index, rev), encode(&chunks).as_slice())?;
         }
         self.record.next_parent += chunks.parents;
         self.record.next_child += chunks.children;
@@ -956,7 +957,7 @@ impl IndexPlan {
             let mut acl = txn.open_table(ACL)?;
             for principal in &self.changed {
                 let bitmap = &self.acl[principal];
-                acl.insert(
+                acl.put(
                     (index, principal.as_str(), version),
                     encode_bitmap(bitmap).as_slice(),
                 )?;
@@ -1027,7 +1028,7 @@ impl IndexBuild {
                 let (doc, _) = self.staged.get(at)?;
                 let run = self.plan.add_doc(txn, position, &doc, None, *rev)?;
                 // The document's entry lists its children in the new index too.
-                let mut entry: DocEntry = match docs.get(doc.doc_id.as_str())? {
+                let mut entry: DocEntry = match docs.read(doc.doc_id.as_str())? {
                     Some(v) => decode(v.value(), "doc entry")?,
                     None => {
                         return Err(StorageError::corrupt(format!(
@@ -1038,7 +1039,7 @@ impl IndexBuild {
                     }
                 };
                 entry.add_run(index, run);
-                docs.insert(doc.doc_id.as_str(), encode(&entry).as_slice())?;
+                docs.put(doc.doc_id.as_str(), encode(&entry).as_slice())?;
             }
         }
         drop(docs);

@@ -11,6 +11,7 @@ use crate::index::{SegmentIndex, ShapeError};
 use crate::progress::Progress;
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{encode, encode_bitmap, now_ms, IndexRecord, VersionRecord};
+use crate::storage::file::sealed::WriteSealed;
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::*;
 use crate::storage::read::state::VersionView;
@@ -72,10 +73,10 @@ pub(crate) fn write_version(
         documents,
     };
     txn.open_table(VERSIONS)?
-        .insert((record.id, version), encode(&stored).as_slice())?;
+        .put((record.id, version), encode(&stored).as_slice())?;
     record.head = version;
     txn.open_table(INDEXES)?
-        .insert(name, encode(&*record).as_slice())?;
+        .put(name, encode(&*record).as_slice())?;
     Ok(VersionView::new(
         record.id, version, &stored, live, segments,
     ))

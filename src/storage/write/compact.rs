@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use redb::{ReadTransaction, ReadableTable};
+use redb::ReadTransaction;
 use roaring::RoaringBitmap;
 
 use crate::index::SegmentIndex;
@@ -26,6 +26,7 @@ use crate::storage::file::current::PUBLIC;
 use crate::storage::file::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocEntry, RevisionRecord,
 };
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::{ACL, CHILDREN, DOCS, DOC_CHUNKS, REVISIONS};
 use crate::storage::options::MergePolicy;
@@ -294,7 +295,7 @@ impl Merge {
             let mut docs: std::collections::BTreeMap<String, DocEntry> = Default::default();
             for &(new, old) in &renumbered {
                 let bytes = children
-                    .get((id, old))?
+                    .read((id, old))?
                     .ok_or_else(|| {
                         StorageError::corrupt(format!("child {old} of index {id} missing"))
                     })?
@@ -309,18 +310,18 @@ impl Merge {
                             StorageError::corrupt(format!("revision {} has no chunks", child.rev))
                         })?;
                     chunks.first_child = new;
-                    doc_chunks.insert((id, child.rev), encode(&chunks).as_slice())?;
+                    doc_chunks.put((id, child.rev), encode(&chunks).as_slice())?;
                     let run = ChildRun {
                         first: new,
                         count: chunks.children,
                     };
                     copied_run(&txn, &mut docs, &mut current, id, child.rev, run)?;
                 }
-                children.insert((id, new), bytes.as_slice())?;
+                children.put((id, new), bytes.as_slice())?;
             }
             let mut table = txn.open_table(DOCS)?;
             for (doc_id, entry) in &docs {
-                table.insert(doc_id.as_str(), encode(entry).as_slice())?;
+                table.put(doc_id.as_str(), encode(entry).as_slice())?;
             }
             let mut acl = txn.open_table(ACL)?;
             let mut principals = principals_in(&acl, id)?;
@@ -338,7 +339,7 @@ impl Merge {
                         .filter(|(_, old)| inside.contains(*old))
                         .map(|(new, _)| *new),
                 );
-                acl.insert(
+                acl.put(
                     (id, principal.as_str(), version),
                     encode_bitmap(&remapped).as_slice(),
                 )?;
@@ -401,13 +402,13 @@ fn copied_run(
     let doc_id = {
         let revisions = txn.open_table(REVISIONS)?;
         let value = revisions
-            .get(rev)?
+            .read(rev)?
             .ok_or_else(|| StorageError::corrupt(format!("revision {rev} missing")))?;
         decode::<RevisionRecord>(value.value(), "revision")?.doc_id
     };
     if !docs.contains_key(&doc_id) {
         let table = txn.open_table(DOCS)?;
-        let value = table.get(doc_id.as_str())?.ok_or_else(|| {
+        let value = table.read(doc_id.as_str())?.ok_or_else(|| {
             StorageError::corrupt(format!(
                 "revision {rev} is live in the head, but its document `{doc_id}` is gone"
             ))

@@ -19,6 +19,7 @@ use crate::storage::file::records::{
     decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, Retention, VersionRecord,
 };
 use crate::storage::file::rows::read_retention;
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::*;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::targets::named_versions;
@@ -83,9 +84,11 @@ impl Writer<'_> {
         {
             let mut meta = txn.open_table(META)?;
             match policy.encode() {
-                Some(value) => meta.insert(RETENTION, value.as_slice())?,
-                None => meta.remove(RETENTION)?,
-            };
+                Some(value) => meta.put(RETENTION, value.as_slice())?,
+                None => {
+                    meta.remove(RETENTION)?;
+                }
+            }
         }
         txn.commit().map_err(StorageError::from)?;
         Ok(())
@@ -219,7 +222,7 @@ impl Writer<'_> {
 /// The revisions the `docs` table points at.
 fn current_revisions(txn: &ReadTransaction) -> Result<HashSet<u64>, StorageError> {
     let mut out = HashSet::new();
-    for entry in txn.open_table(DOCS)?.iter()? {
+    for entry in txn.open_table(DOCS)?.all()? {
         let entry: DocEntry = decode(entry?.1.value(), "doc entry")?;
         out.insert(entry.rev);
     }
@@ -249,7 +252,7 @@ fn plan(
     };
     for entry in txn
         .open_table(VERSIONS)?
-        .range((id, 0u64)..=(id, u64::MAX))?
+        .rows((id, 0u64)..=(id, u64::MAX))?
     {
         let (key, value) = entry?;
         let version = key.value().1;
@@ -279,7 +282,7 @@ fn plan(
     {
         let versions = txn.open_table(VERSIONS)?;
         for v in &g.retained {
-            let value = versions.get((id, *v))?.ok_or_else(|| {
+            let value = versions.read((id, *v))?.ok_or_else(|| {
                 StorageError::corrupt(format!("version {v} of index {id} missing"))
             })?;
             let record: VersionRecord = decode(value.value(), "version record")?;
@@ -301,7 +304,7 @@ fn plan(
     g.kept = live.clone();
     for entry in txn
         .open_table(CHILDREN)?
-        .range((id, 0u32)..=(id, u32::MAX))?
+        .rows((id, 0u32)..=(id, u32::MAX))?
     {
         let (key, value) = entry?;
         let number = key.value().1;
@@ -317,7 +320,7 @@ fn plan(
     let mut parents_used = RoaringBitmap::new();
     for entry in txn
         .open_table(DOC_CHUNKS)?
-        .range((id, 0u64)..=(id, u64::MAX))?
+        .rows((id, 0u64)..=(id, u64::MAX))?
     {
         let (key, value) = entry?;
         let rev = key.value().1;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use redb::{ReadableTable, ReadableTableMetadata};
+use redb::ReadableTableMetadata;
 
 use crate::chunk::ChunkSpec;
 use crate::document::Document;
@@ -16,6 +16,7 @@ use crate::storage::error::{IndexError, NameKind, ReadError, StorageError};
 use crate::storage::file::records::{decode, DocEntry, IndexRecord};
 use crate::storage::file::records::{now_ms, GraphParams, VectorStorage};
 use crate::storage::file::rows::read_document;
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::*;
 use crate::storage::file::tables::{create_index_tables, empty_version};
 use crate::storage::options::check_dimension;
@@ -186,7 +187,7 @@ impl Writer<'_> {
             let report = build.report.clone();
             let txn = self.db().begin_write()?;
             txn.open_table(META)?
-                .insert("next_index", next.to_le_bytes().as_slice())?;
+                .put("next_index", next.to_le_bytes().as_slice())?;
             create_index_tables(&txn, name, &record)?;
             let state = build.write(&txn, documents)?;
             txn.commit()?;
@@ -322,7 +323,7 @@ impl Writer<'_> {
         id: u32,
     ) -> Result<Vec<String>, StorageError> {
         let mut out = Vec::new();
-        for entry in txn.open_table(ALIASES)?.iter()? {
+        for entry in txn.open_table(ALIASES)?.all()? {
             let (name, value) = entry?;
             let record: crate::storage::file::records::AliasRecord =
                 decode(value.value(), "alias record")?;
@@ -363,7 +364,7 @@ impl Writer<'_> {
 fn read_next_index(txn: &redb::ReadTransaction) -> Result<u32, StorageError> {
     let meta = txn.open_table(META)?;
     let value = meta
-        .get("next_index")?
+        .read("next_index")?
         .ok_or_else(|| StorageError::corrupt("meta next_index missing"))?;
     let bytes: [u8; 4] = value
         .value()
@@ -376,7 +377,7 @@ fn read_next_index(txn: &redb::ReadTransaction) -> Result<u32, StorageError> {
 fn stored_documents(txn: &redb::ReadTransaction) -> Result<Vec<(u64, Document)>, StorageError> {
     let docs = txn.open_table(DOCS)?;
     let mut out = Vec::with_capacity(docs.len()? as usize);
-    for entry in docs.iter()? {
+    for entry in docs.all()? {
         let (_, value) = entry?;
         let entry: DocEntry = decode(value.value(), "doc entry")?;
         let rev = entry.rev;

@@ -8,7 +8,8 @@ use redb::{ReadableTable, WriteTransaction};
 
 use crate::limits::InvalidParameter;
 use crate::storage::error::{IndexError, NameKind, NameRule, StorageError};
-use crate::storage::file::records::{decode, encode, AliasRecord, AliasRoute};
+use crate::storage::file::records::{decode, decode_u64, encode, AliasRecord, AliasRoute};
+use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::{ALIASES, INDEXES, SERVING, TAGS, VERSIONS};
 use crate::storage::read::state::IndexState;
 use crate::storage::read::targets::{name_in, Rollback, Route};
@@ -69,7 +70,11 @@ impl Writer<'_> {
         }
         {
             let mut tags = txn.open_table(TAGS)?;
-            if let Some(existing) = tags.get((state.id(), tag))?.map(|v| v.value()) {
+            let existing = tags
+                .read((state.id(), tag))?
+                .map(|v| decode_u64(v.value(), "tag"))
+                .transpose()?;
+            if let Some(existing) = existing {
                 if existing == version {
                     return Ok(());
                 }
@@ -79,7 +84,7 @@ impl Writer<'_> {
                     version: existing,
                 });
             }
-            tags.insert((state.id(), tag), version)?;
+            tags.put((state.id(), tag), &version.to_le_bytes())?;
         }
         txn.commit()?;
         Ok(())
@@ -91,8 +96,9 @@ impl Writer<'_> {
         let txn = self.db().begin_write()?;
         let version = txn
             .open_table(TAGS)?
-            .remove((state.id(), tag))?
-            .map(|v| v.value())
+            .take((state.id(), tag))?
+            .map(|v| decode_u64(&v, "tag"))
+            .transpose()?
             .ok_or_else(|| IndexError::UnknownTag {
                 index: index.to_string(),
                 tag: tag.to_string(),
@@ -153,7 +159,7 @@ impl Writer<'_> {
         }
         let record = AliasRecord { routes: stored };
         txn.open_table(ALIASES)?
-            .insert(alias, encode(&record).as_slice())?;
+            .put(alias, encode(&record).as_slice())?;
         txn.commit()?;
         Ok(())
     }
@@ -180,7 +186,8 @@ impl Writer<'_> {
                     version,
                 });
             }
-            txn.open_table(SERVING)?.insert(state.id(), version)?;
+            txn.open_table(SERVING)?
+                .put(state.id(), &version.to_le_bytes())?;
             Rollback {
                 target: target.to_string(),
                 index: target.to_string(),
@@ -191,7 +198,7 @@ impl Writer<'_> {
             let record = {
                 let table = txn.open_table(ALIASES)?;
                 let value = table
-                    .get(target)?
+                    .read(target)?
                     .ok_or_else(|| IndexError::UnknownTarget {
                         name: target.to_string(),
                     })?;
@@ -222,7 +229,7 @@ impl Writer<'_> {
                 }],
             };
             txn.open_table(ALIASES)?
-                .insert(target, encode(&record).as_slice())?;
+                .put(target, encode(&record).as_slice())?;
             Rollback {
                 target: target.to_string(),
                 index: name,
@@ -240,8 +247,9 @@ impl Writer<'_> {
         let txn = self.db().begin_write()?;
         let old = txn
             .open_table(SERVING)?
-            .remove(state.id())?
-            .map(|v| v.value());
+            .take(state.id())?
+            .map(|v| decode_u64(&v, "serving pin"))
+            .transpose()?;
         txn.commit()?;
         Ok(old)
     }

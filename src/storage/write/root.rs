@@ -5,6 +5,7 @@ use crate::input::FileRoot;
 use crate::limits::InvalidParameter;
 use crate::storage::error::WriteError;
 use crate::storage::file::records::encode_file_root;
+use crate::storage::file::sealed::WriteSealed;
 use crate::storage::file::tables::{FILE_ROOT, META};
 use crate::storage::write::writer::Writer;
 
@@ -23,7 +24,7 @@ impl Writer<'_> {
         let value = encode_file_root(root).ok_or_else(refused)?;
         let _writer = self.lock_writer()?;
         let txn = self.db().begin_write()?;
-        txn.open_table(META)?.insert(FILE_ROOT, value.as_slice())?;
+        txn.open_table(META)?.put(FILE_ROOT, value.as_slice())?;
         txn.commit()?;
         Ok(())
     }

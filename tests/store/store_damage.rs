@@ -1,0 +1,396 @@
+//! Damage is found and survived: copies of a small store damaged at random (bytes
+//! overwritten anywhere, the header page included; the file cut short; a 4 KiB page
+//! zeroed) are opened read-only and for writing. No open, read or check panics; every
+//! answer that comes back is the pristine store's answer; and whenever an answer differs or
+//! fails, `check` (or the open it needs) reports the damage.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use folio::chunk::SourceFormat;
+use folio::document::Document;
+use folio::query::SearchRequest;
+use folio::store::{Access, OpenError, RecoverError, Store};
+
+/// The principals the searches run as: public only, each of two groups, and everyone.
+fn accesses() -> Vec<(&'static str, Access)> {
+    vec![
+        ("public", Access::public()),
+        ("eng", Access::Principals(vec!["eng".into()])),
+        ("ops", Access::Principals(vec!["ops".into()])),
+        ("all", Access::Unrestricted),
+    ]
+}
+
+const QUERIES: [&str; 3] = ["deploy rollback", "budget", "vacation days"];
+
+/// The version searched besides the head: the first batch's.
+const OLD: &str = "default@1";
+
+/// Writes the store every case damages a copy of: documents with sections under two
+/// principals and public, three versions, a deleted document. Returns the file's bytes.
+fn pristine(path: &Path) -> Vec<u8> {
+    let store = Store::builder().create(true).open(path).expect("create");
+    let mut batch = store.batch();
+    for i in 0..12 {
+        let acl: Vec<&str> = match i % 3 {
+            0 => vec!["eng"],
+            1 => vec!["ops"],
+            _ => vec![],
+        };
+        let text = format!(
+            "# Runbook {i}\n\n## Deploy\n\nRun the deploy rollback {i} when a deploy fails.\n\n\
+             ## Budget\n\nThe budget of team {i} is {} thousand.\n\n## Leave\n\nVacation days: {}.\n",
+            i * 7,
+            20 + i
+        );
+        batch.upsert(Document::new(format!("d{i}"), SourceFormat::Markdown, text).with_acl(acl));
+    }
+    batch.commit().expect("first batch");
+    let mut batch = store.batch();
+    batch.upsert(
+        Document::new(
+            "d1",
+            SourceFormat::Markdown,
+            "# Runbook 1\n\n## Deploy\n\nA new deploy rollback procedure.\n",
+        )
+        .with_acl(["ops", "eng"]),
+    );
+    batch.delete("d2");
+    batch.commit().expect("second batch");
+    store.set_acl("d3", ["eng"]).expect("acl change");
+    drop(store);
+    std::fs::read(path).expect("read pristine")
+}
+
+/// One answer, as text: what came back (`Ok`), or that it failed (`Err`, with the error).
+type Answer = Result<String, String>;
+
+/// Every answer of `store`: the documents (of `ids`, the pristine store's), their chunks,
+/// and each query as each principal, at the head and at an older version.
+fn answers(store: &Store, ids: &[String]) -> Vec<(String, Answer)> {
+    fn shown<T: std::fmt::Debug, E: std::fmt::Display>(r: Result<T, E>) -> Answer {
+        r.map(|v| format!("{v:?}")).map_err(|e| e.to_string())
+    }
+    let mut out = vec![("ids".to_string(), shown(store.document_ids()))];
+    for id in ids {
+        out.push((format!("document {id}"), shown(store.document(id))));
+        out.push((format!("chunks {id}"), shown(store.chunks("default", id))));
+    }
+    for target in ["default", OLD] {
+        for (who, access) in accesses() {
+            for query in QUERIES {
+                let request = SearchRequest::text(query)
+                    .access(access.clone())
+                    .target(target)
+                    .k(20);
+                let found = store.search(&request).map(|r| {
+                    r.results
+                        .iter()
+                        .map(|hit| {
+                            let chunks: Vec<String> =
+                                hit.children.iter().map(|c| c.chunk_id.clone()).collect();
+                            format!("{} {:.4} {chunks:?} {:?}", hit.doc_id, hit.score, hit.text)
+                        })
+                        .collect::<Vec<_>>()
+                });
+                out.push((
+                    format!("search {query:?} as {who} at {target}"),
+                    shown(found),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// How a case damages the file.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    /// 8 bytes overwritten at random places anywhere.
+    Bytes,
+    /// 8 bytes overwritten in the first 4 KiB (redb's header and its two commit slots).
+    Header,
+    /// The file cut short.
+    Truncate,
+    /// One 4 KiB page (4 KiB aligned) zeroed.
+    ZeroPage,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn damage(bytes: &[u8], how: Damage, rng: &mut Rng) -> (Vec<u8>, String) {
+    let mut damaged = bytes.to_vec();
+    let mut places = Vec::new();
+    match how {
+        Damage::Bytes | Damage::Header => {
+            let span = match how {
+                Damage::Header => 4096.min(damaged.len()),
+                _ => damaged.len(),
+            };
+            for _ in 0..8 {
+                let at = rng.below(span);
+                // Never the same byte again: the damage is real.
+                damaged[at] ^= (rng.below(255) + 1) as u8;
+                places.push(at);
+            }
+        }
+        Damage::Truncate => {
+            let at = rng.below(damaged.len());
+            damaged.truncate(at);
+            places.push(at);
+        }
+        Damage::ZeroPage => {
+            let page = rng.below(damaged.len() / 4096) * 4096;
+            let end = (page + 4096).min(damaged.len());
+            damaged[page..end].fill(0);
+            places.push(page);
+        }
+    }
+    (damaged, format!("{how:?} at {places:?}"))
+}
+
+/// What one way of opening a damaged copy gave.
+struct Opened {
+    /// The open failed (with this error).
+    refused: Option<String>,
+    /// The answers that differ from the pristine ones, or failed.
+    differing: Vec<String>,
+}
+
+/// Opens a fresh copy of `damaged` (read-only or for writing) and compares every answer
+/// with `expected`; a wrong answer (one that comes back but differs) fails the test.
+fn open_and_answer(
+    path: &Path,
+    damaged: &[u8],
+    read_only: bool,
+    ids: &[String],
+    expected: &[(String, Answer)],
+    case: &str,
+) -> Opened {
+    std::fs::write(path, damaged).expect("write damaged copy");
+    let mode = if read_only { "read-only" } else { "writer" };
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let store = match Store::builder().read_only(read_only).open(path) {
+            Ok(store) => store,
+            Err(e) => {
+                assert!(
+                    matches!(e, OpenError::Damaged { .. }),
+                    "{case}, {mode}: a damaged store refused otherwise: {e:?}"
+                );
+                return Opened {
+                    refused: Some(e.to_string()),
+                    differing: Vec::new(),
+                };
+            }
+        };
+        let got = answers(&store, ids);
+        let mut differing = Vec::new();
+        for ((what, want), (_, got)) in expected.iter().zip(&got) {
+            match got {
+                Ok(answer) => assert_eq!(
+                    Ok(answer),
+                    want.as_ref(),
+                    "{case}, {mode}: a wrong answer to {what}"
+                ),
+                // Searches, documents and chunks fail with errors of their own families;
+                // each names the damage (an index that could not load says why).
+                Err(e) => {
+                    assert!(e.contains("damaged"), "{case}, {mode}: {what} failed: {e}");
+                    differing.push(format!("{what}: {e}"));
+                }
+            }
+        }
+        Opened {
+            refused: None,
+            differing,
+        }
+    }));
+    run.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        panic!("{case}, {mode}: panicked: {what}")
+    })
+}
+
+/// What `folio check` reports on a fresh copy of `damaged`: `None` when consistent, else
+/// the problems (a refused open counts: the check reports it and exits non-zero).
+fn check(path: &Path, damaged: &[u8], case: &str) -> Option<String> {
+    std::fs::write(path, damaged).expect("write damaged copy");
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let mut store = match Store::builder().read_only(true).open(path) {
+            Ok(store) => store,
+            Err(e) => return Some(format!("open: {e}")),
+        };
+        match store.check_integrity() {
+            Ok(report) if report.is_consistent() => None,
+            Ok(report) => Some(report.problems.join("; ")),
+            Err(e) => Some(format!("check: {e}")),
+        }
+    }));
+    let found = run.unwrap_or_else(|_| panic!("{case}: check panicked"));
+    assert_eq!(
+        std::fs::read(path).expect("read back"),
+        damaged,
+        "{case}: check wrote the file"
+    );
+    found
+}
+
+/// Recovers a fresh copy of `damaged` into a new store: it passes `check`, and every
+/// pristine document is in it as it was, or the report names it (or a table it needs) as
+/// lost. When redb cannot open the file at all, recovery says so. Returns 1 when a store
+/// was made.
+fn recover(dir: &Path, damaged: &[u8], documents: &[Document], case: &str) -> usize {
+    let path = dir.join("to-recover.folio");
+    let dest = dir.join("recovered.folio");
+    std::fs::write(&path, damaged).expect("write damaged copy");
+    let _ = std::fs::remove_file(&dest);
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        Store::recover(&path, &dest, Store::builder())
+    }));
+    let report = match run.unwrap_or_else(|_| panic!("{case}: recover panicked")) {
+        Ok(report) => report,
+        Err(e) => {
+            assert!(
+                matches!(&e, RecoverError::Unreadable(open) if matches!(**open, OpenError::Damaged { .. })),
+                "{case}: recover failed otherwise than on an unreadable file: {e:?}"
+            );
+            return 0;
+        }
+    };
+    assert_eq!(
+        std::fs::read(&path).expect("read back"),
+        damaged,
+        "{case}: recover wrote the damaged file"
+    );
+    let mut store = Store::open(&dest).expect("the recovered store opens");
+    let check = store.check_integrity().expect("check runs");
+    assert!(
+        check.is_consistent(),
+        "{case}: recovered store: {:?}",
+        check.problems
+    );
+    let named = |id: &str| {
+        let (quoted, ticked) = (format!("\"{id}\""), format!("`{id}`"));
+        report.lost.iter().any(|l| {
+            l.contains(&quoted)
+                || l.contains(&ticked)
+                || ["docs", "revisions", "rev_text"]
+                    .iter()
+                    .any(|t| l.contains(&format!("table `{t}`")))
+        })
+    };
+    for document in documents {
+        match store.document(&document.doc_id).expect("read recovered") {
+            Some(got) => assert_eq!(&got, document, "{case}: recovered differently"),
+            None => assert!(
+                named(&document.doc_id),
+                "{case}: `{}` neither recovered nor reported lost: {:?}",
+                document.doc_id,
+                report.lost
+            ),
+        }
+    }
+    1
+}
+
+#[test]
+fn damaged_stores_never_panic_never_answer_wrongly_and_check_flags_what_changed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let original = dir.path().join("pristine.folio");
+    let bytes = pristine(&original);
+    let ids = {
+        let store = Store::builder()
+            .read_only(true)
+            .open(&original)
+            .expect("open pristine");
+        store.document_ids().expect("ids")
+    };
+    let expected = {
+        let store = Store::builder()
+            .read_only(true)
+            .open(&original)
+            .expect("open pristine");
+        answers(&store, &ids)
+    };
+    assert!(
+        expected.iter().all(|(_, a)| a.is_ok()),
+        "the pristine store answers everything: {expected:?}"
+    );
+    let path = dir.path().join("damaged.folio");
+    assert_eq!(check(&path, &bytes, "pristine"), None);
+    let documents: Vec<Document> = {
+        let store = Store::builder()
+            .read_only(true)
+            .open(&original)
+            .expect("open pristine");
+        ids.iter()
+            .map(|id| store.document(id).expect("read").expect("stored"))
+            .collect()
+    };
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    let (mut cases, mut changed, mut flagged, mut recovered) = (0, 0, 0, 0);
+    for how in [
+        Damage::Bytes,
+        Damage::Header,
+        Damage::Truncate,
+        Damage::ZeroPage,
+    ] {
+        for _ in 0..CASES_PER_KIND {
+            let (damaged, what) = damage(&bytes, how, &mut rng);
+            let case = format!("case {cases} ({what})");
+            cases += 1;
+            let reader = open_and_answer(&path, &damaged, true, &ids, &expected, &case);
+            let writer = open_and_answer(&path, &damaged, false, &ids, &expected, &case);
+            let problems = check(&path, &damaged, &case);
+            let differs = [&reader, &writer]
+                .iter()
+                .any(|o| o.refused.is_some() || !o.differing.is_empty());
+            if differs {
+                changed += 1;
+                assert!(
+                    problems.is_some(),
+                    "{case}: answers changed (read-only: {:?} {:?}; writer: {:?} {:?}) \
+                     and check found nothing",
+                    reader.refused,
+                    reader.differing,
+                    writer.refused,
+                    writer.differing
+                );
+            }
+            if problems.is_some() {
+                flagged += 1;
+            }
+            recovered += recover(dir.path(), &damaged, &documents, &case);
+        }
+    }
+    println!(
+        "{cases} damaged copies: {changed} changed an answer, {flagged} flagged by check, \
+         {recovered} recovered into a new store"
+    );
+    assert!(
+        changed > 0,
+        "no damage changed an answer: the test damages nothing"
+    );
+    assert!(recovered > 0, "no damaged copy was recovered");
+}
+
+/// Damaged copies per kind of damage (four kinds); the whole test stays near a minute in a
+/// debug build.
+const CASES_PER_KIND: usize = 70;

@@ -128,59 +128,80 @@ impl Store {
     }
     /// Opens (or, with `options.create`, creates) the store at `path`.
     ///
-    /// One process at a time may have a store open for writing; any number may open it
-    /// with [`StoreBuilder::read_only`] meanwhile. A writing open that finds another writer
-    /// waits up to [`StoreBuilder::wait`], then fails with [`OpenError::Locked`]. Creation
-    /// is crash safe: a file whose creation was cut short holds no store, and the next
-    /// open with `create` makes one in it.
+    /// Any number of processes may have a store open, for writing or with
+    /// [`StoreBuilder::read_only`]: a handle takes the file's writer lock only for a
+    /// commit, which waits up to [`StoreBuilder::wait`] for another process's commit
+    /// ([`StorageError::Busy`] after that). A read-only handle that logs requests opens the
+    /// file writable, to write its log entries only. Creation is crash safe: a file whose
+    /// creation was cut short holds no store, and the next open with `create` makes one in
+    /// it.
     fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
         open::waiting(&path, options.wait, || {
-            let db = if options.read_only {
-                Db::Reader(open::reader_at(&path)?)
-            } else {
-                let validate = || Ok(options.validate()?);
-                Db::Writer(open::writer_at(&path, options.create, validate)?)
+            let db = match (options.read_only, options.log_requests) {
+                (true, false) => Db::Reader(open::reader_at(&path)?),
+                // The log's writes are all this handle writes: no integrity check, which
+                // would read the whole file under the writer lock at every open.
+                (true, true) => Db::Writer {
+                    db: open::writer_at(&path, false, false, || Ok(())).map_err(|e| match e {
+                        OpenError::Io { source, .. } if open::cannot_write(&source) => {
+                            OpenError::ReadOnlyLog { path: path.clone() }
+                        }
+                        e => e,
+                    })?,
+                    wait: options.wait,
+                },
+                (false, _) => {
+                    let validate = || Ok(options.validate()?);
+                    Db::Writer {
+                        db: open::writer_at(&path, options.create, true, validate)?,
+                        wait: options.wait,
+                    }
+                }
             };
             Store::from_db(db, path.clone(), options.clone())
         })
     }
     /// A backend that supports redb's range locks is shared with other processes as a
-    /// file is; one that does not is this handle's alone. The wait setting does not apply:
-    /// the backend is used once.
+    /// file is; one that does not is this handle's alone. The wait setting applies to
+    /// commits only: the backend is opened once.
     fn open_with_backend(
         path: &Path,
         backend: impl StorageBackend,
         options: StoreBuilder,
     ) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
-        let db = if options.read_only {
+        let db = if options.read_only && !options.log_requests {
             Db::Reader(open::reader(&path, backend)?)
         } else {
+            let create = options.create && !options.read_only;
             let validate = || Ok(options.validate()?);
-            Db::Writer(open::writer(&path, backend, options.create, validate)?)
+            Db::Writer {
+                db: open::writer(&path, backend, create, !options.read_only, validate)?,
+                wait: options.wait,
+            }
         };
         Store::from_db(db, path, options)
     }
     fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
-        if options.read_only && options.log_requests {
-            return Err(OpenError::ReadOnlyLog { path });
-        }
         match &db {
-            Db::Writer(writer) => format::prepare(writer, &path, options.create, || {
-                options.validate()?;
-                Ok(FirstIndex {
-                    spec: options.spec,
-                    embedder: identity_of(options.embedder.as_ref()),
-                    graph: options.graph,
-                    vectors: options.vectors,
-                })
-            })?,
-            Db::Reader(_) => format::check_readable(&db, &path)?,
+            Db::Writer { db, .. } if !options.read_only => {
+                format::prepare(db, &path, options.create, || {
+                    options.validate()?;
+                    Ok(FirstIndex {
+                        spec: options.spec,
+                        embedder: identity_of(options.embedder.as_ref()),
+                        graph: options.graph,
+                        vectors: options.vectors,
+                    })
+                })?
+            }
+            _ => format::check_readable(&db, &path)?,
         }
+        let catalog = Catalog::load(db, path, options.embedder.clone(), options.read_only)?;
         Ok(Store {
             inner: Arc::new(Inner {
-                catalog: Catalog::load(db, path, options.embedder.clone())?,
+                catalog,
                 writes: WriteLocks::new(options.merge, options.truncation),
                 log: RequestLog::default(),
                 log_requests: options.log_requests,

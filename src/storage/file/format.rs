@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use redb::{Database, ReadTransaction, ReadableDatabase};
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable};
 
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
@@ -102,6 +102,10 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(META)?;
+        // Another process may have created the store since it was read blank.
+        if read_meta_u32_in(&meta, "format_version")?.is_some() {
+            return Ok(());
+        }
         meta.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
         meta.insert("next_rev", 1u64.to_le_bytes().as_slice())?;
         meta.insert("next_index", 1u32.to_le_bytes().as_slice())?;
@@ -125,11 +129,17 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
 }
 
 fn read_meta_u32(txn: &ReadTransaction, key: &str) -> Result<Option<u32>, StorageError> {
-    let meta = match txn.open_table(META) {
-        Ok(t) => t,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
+    match txn.open_table(META) {
+        Ok(meta) => read_meta_u32_in(&meta, key),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn read_meta_u32_in(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<u32>, StorageError> {
     let Some(value) = meta.get(key)? else {
         return Ok(None);
     };
@@ -149,6 +159,10 @@ fn check_format(db: &Database, path: &Path, found: u32) -> Result<(), OpenError>
         from @ OLDEST_FORMAT_VERSION..FORMAT_VERSION => {
             let upgraded = (|| -> Result<(), StorageError> {
                 let txn = db.begin_write()?;
+                // Another process may have upgraded it since it was read.
+                if read_meta_u32_in(&txn.open_table(META)?, "format_version")? != Some(from) {
+                    return Ok(());
+                }
                 upgrade(&txn, from)?;
                 txn.commit()?;
                 Ok(())

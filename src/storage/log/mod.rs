@@ -52,9 +52,10 @@ pub(crate) struct RequestLog {
 
 #[derive(Default)]
 struct Pending {
-    /// The id the next entry gets, once known (read from `meta.next_request` at the first).
+    /// The id the next entry gets, once a block is reserved.
     next: Option<u64>,
-    /// Ids below this are reserved in the file (`meta.next_request`): handed out freely.
+    /// The end of this handle's block of reserved ids (`next` up to it are handed out
+    /// freely; other processes' blocks start at or after it).
     reserved: u64,
     entries: Vec<(u64, LoggedRequest)>,
 }
@@ -103,6 +104,12 @@ impl<'s> Logbook<'s> {
         self.catalog.is_read_only()
     }
 
+    /// Whether this handle can write log entries: a read-only store can, when it opened
+    /// its file writable (`StoreBuilder::log_requests`).
+    fn can_log(&self) -> bool {
+        self.db().can_write()
+    }
+
     fn snapshot(&self) -> Result<(redb::ReadTransaction, States), StorageError> {
         self.catalog.snapshot()
     }
@@ -143,21 +150,17 @@ pub struct LogSize {
 impl Logbook<'_> {
     /// Appends `request` to the request log; returns its request id.
     pub(crate) fn log_request(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
-        if self.is_read_only() {
+        if !self.can_log() {
             return Err(StorageError::ReadOnly);
         }
         let log = &self.log;
         let mut pending = log.pending.lock();
-        let id = match pending.next {
-            Some(id) => id,
-            None => {
-                read_u64(&self.db().begin_read()?.open_table(META)?, "next_request")?.unwrap_or(1)
-            }
-        };
+        let mut id = pending.next.unwrap_or(1);
         if id >= pending.reserved {
             // Once per RESERVE_IDS searches (and at a process's first): a short durable
             // commit, under the entries' lock so no id passes the reservation meanwhile.
-            pending.reserved = reserve_ids(self.db(), id.saturating_add(RESERVE_IDS))?;
+            // Other processes reserve from the same counter, so the block starts at it.
+            (id, pending.reserved) = reserve_ids(self.db(), id)?;
         }
         pending.next = Some(id.saturating_add(1));
         pending.entries.push((id, request.clone()));
@@ -379,18 +382,19 @@ fn commit_entries(
     Ok(())
 }
 
-/// Reserves the ids below `bound` in one durable commit (`meta.next_request` raised to it,
-/// never lowered); returns the reservation's end.
-fn reserve_ids(db: &Db, bound: u64) -> Result<u64, StorageError> {
+/// Reserves [`RESERVE_IDS`] ids from `meta.next_request` (other processes reserve from it
+/// too), at `from` or after, in one durable commit; returns the block's start and end.
+fn reserve_ids(db: &Db, from: u64) -> Result<(u64, u64), StorageError> {
     let txn = db.begin_write()?;
-    let reserved = {
+    let block = {
         let mut meta = txn.open_table(META)?;
-        let reserved = bound.max(read_u64(&meta, "next_request")?.unwrap_or(1));
-        meta.insert("next_request", reserved.to_le_bytes().as_slice())?;
-        reserved
+        let start = from.max(read_u64(&meta, "next_request")?.unwrap_or(1));
+        let end = start.saturating_add(RESERVE_IDS);
+        meta.insert("next_request", end.to_le_bytes().as_slice())?;
+        (start, end)
     };
     txn.commit()?;
-    Ok(reserved)
+    Ok(block)
 }
 
 /// Writes encoded entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).

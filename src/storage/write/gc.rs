@@ -78,8 +78,8 @@ impl Writer<'_> {
     pub(crate) fn set_retention(&self, policy: Retention) -> Result<(), IndexError> {
         validate(policy)?;
         self.check_writable()?;
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         {
             let mut meta = txn.open_table(META)?;
             match policy.encode() {
@@ -107,7 +107,7 @@ impl Writer<'_> {
     fn collect(&self, policy: Retention) -> Result<GcReport, IndexError> {
         // An index that did not load would keep nothing it uses.
         self.check_writable()?;
-        let _writer = self.lock_writer()?;
+        let mut turn = self.lock_writer()?;
         let indexes = self.indexes();
         // Planned on a read transaction: with the writer lock held, nothing it reads can
         // change before the write transaction below.
@@ -123,7 +123,7 @@ impl Writer<'_> {
             (garbage, current)
         };
         let mut report = GcReport::default();
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         {
             let mut versions = txn.open_table(VERSIONS)?;
             let mut segments = txn.open_table(SEGMENTS)?;

@@ -17,7 +17,7 @@
 //! that share the file wait at most one short commit; searches read snapshots and never
 //! wait.
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 
 use crate::review::{
@@ -66,21 +66,33 @@ impl Pending {
         let entries = self.entries.iter().map(|(id, r)| (*id, encode(r)));
         (self.next, entries.collect())
     }
-
-    /// Writes every entry in one durable commit and forgets them.
-    fn write_all(&mut self, db: &Db) -> Result<(), StorageError> {
-        let (next, entries) = self.encoded();
-        commit_entries(db, next, &entries)?;
-        self.entries.clear();
-        Ok(())
-    }
 }
 
 impl RequestLog {
     /// Writes every pending entry now (a close, a trim, a file compaction).
     pub fn flush(&self, db: &Db) -> Result<(), StorageError> {
-        let _writing = self.writing.lock();
-        self.pending.lock().write_all(db)
+        let writing = self.writing.lock();
+        self.commit_pending(&writing, db, |_| Ok(()))
+    }
+
+    /// Commits the pending entries, with what `also` writes in the same transaction,
+    /// without holding the entries' lock across the commit: searches go on logging
+    /// meanwhile, and only the entries taken are forgotten after it (none on a failure).
+    /// The caller holds `writing`, so no other write takes or changes them meanwhile.
+    fn commit_pending<E: From<StorageError>>(
+        &self,
+        _writing: &MutexGuard<'_, ()>,
+        db: &Db,
+        also: impl FnOnce(&WriteTransaction) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (next, entries) = self.pending.lock().encoded();
+        let txn = db.begin_write()?;
+        also(&txn)?;
+        write_pending(&txn, next, &entries)?;
+        txn.commit().map_err(StorageError::from)?;
+        // New entries only go at the end.
+        self.pending.lock().entries.drain(..entries.len());
+        Ok(())
     }
 }
 
@@ -218,30 +230,31 @@ impl Logbook<'_> {
         change: impl FnOnce(&mut LoggedRequest),
     ) -> Result<(), WriteError> {
         let log = &self.log;
-        let _writing = log.writing.lock();
-        let mut pending = log.pending.lock();
-        if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
-            change(request);
-            return Ok(pending.write_all(self.db())?);
-        }
-        let txn = self.db().begin_write()?;
+        let writing = log.writing.lock();
         {
-            let mut log = txn.open_table(REQUEST_LOG)?;
-            let (old, mut request): (usize, LoggedRequest) = match log.get(request_id)? {
+            let mut pending = log.pending.lock();
+            if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id)
+            {
+                change(request);
+                drop(pending);
+                return Ok(log.commit_pending(&writing, self.db(), |_| Ok::<_, StorageError>(()))?);
+            }
+        }
+        // Not pending, and only holders of `writing` move entries to the file: it is there
+        // or nowhere.
+        log.commit_pending(&writing, self.db(), |txn| {
+            let mut table = txn.open_table(REQUEST_LOG)?;
+            let (old, mut request): (usize, LoggedRequest) = match table.get(request_id)? {
                 Some(v) => (v.value().len(), decode(v.value(), "logged request")?),
                 None => return Err(WriteError::UnknownRequest { id: request_id }),
             };
             change(&mut request);
             let bytes = encode(&request);
-            log.insert(request_id, bytes.as_slice())?;
-            drop(log);
-            add_bytes(&txn, bytes.len() as i64 - old as i64)?;
-        }
-        let (next, entries) = pending.encoded();
-        write_pending(&txn, next, &entries)?;
-        txn.commit()?;
-        pending.entries.clear();
-        Ok(())
+            table.insert(request_id, bytes.as_slice())?;
+            drop(table);
+            add_bytes(txn, bytes.len() as i64 - old as i64)?;
+            Ok(())
+        })
     }
 
     /// Every logged request, oldest first.
@@ -337,22 +350,15 @@ impl Logbook<'_> {
         if self.is_read_only() {
             return Err(StorageError::ReadOnly.into());
         }
-        let log = &self.log;
-        let _writing = log.writing.lock();
-        let mut pending = log.pending.lock();
-        let txn = self.db().begin_write()?;
-        {
+        let writing = self.log.writing.lock();
+        self.log.commit_pending(&writing, self.db(), |txn| {
             let mut meta = txn.open_table(META)?;
             match cap {
                 Some(cap) => meta.insert("log_cap", cap.to_le_bytes().as_slice())?,
                 None => meta.remove("log_cap")?,
             };
-        }
-        let (next, entries) = pending.encoded();
-        write_pending(&txn, next, &entries)?;
-        txn.commit()?;
-        pending.entries.clear();
-        Ok(())
+            Ok::<_, WriteError>(())
+        })
     }
 
     /// The log's entries and record bytes as written, and its cap.

@@ -73,6 +73,7 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.log.stop_flusher();
         // Writes the last request-log entries; a failure here cannot be reported and
         // loses only those entries (see storage-format.md, "Request log").
         let _ = self.log.flush(self.catalog.db());
@@ -199,14 +200,27 @@ impl Store {
             _ => format::check_readable(&db, &path)?,
         }
         let catalog = Catalog::load(db, path, options.embedder.clone(), options.read_only)?;
-        Ok(Store {
+        let store = Store {
             inner: Arc::new(Inner {
                 catalog,
                 writes: WriteLocks::new(options.merge, options.truncation),
                 log: RequestLog::default(),
                 log_requests: options.log_requests,
             }),
-        })
+        };
+        if options.log_requests {
+            // The thread holds the store weakly: it ends once the last handle is gone.
+            let inner = Arc::downgrade(&store.inner);
+            store.inner.log.start_flusher(move || {
+                let Some(inner) = inner.upgrade() else {
+                    return false;
+                };
+                // A failed write leaves the entries pending for the next one.
+                let _ = inner.log.write_behind(inner.catalog.db());
+                true
+            });
+        }
+        Ok(store)
     }
     /// Makes `embedder` available to the indexes built with its name.
     pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
@@ -648,6 +662,13 @@ impl Log<'_> {
     /// Appends `request` to the request log; returns its request id.
     pub fn record(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
         self.store.logbook().log_request(request)
+    }
+
+    /// Writes the entries not written yet now, in one durable commit. Without it they are
+    /// written behind the searches, once 64 wait and at least every second, and when the
+    /// store closes; other processes see them once written.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.store.inner.log.flush(self.store.inner.catalog.db())
     }
 
     /// Sets (replaces) the rating and note on logged request `request_id`; writes the log

@@ -66,8 +66,9 @@ pub struct Store {
 struct Inner {
     catalog: Catalog,
     writes: WriteLocks,
-    /// Request-log entries not written yet (see `storage/log`).
-    log: RequestLog,
+    /// Request-log entries not written yet (see `storage/log`); shared with the thread
+    /// that writes them.
+    log: Arc<RequestLog>,
     log_requests: bool,
 }
 
@@ -204,21 +205,15 @@ impl Store {
             inner: Arc::new(Inner {
                 catalog,
                 writes: WriteLocks::new(options.merge, options.truncation),
-                log: RequestLog::default(),
+                log: Arc::default(),
                 log_requests: options.log_requests,
             }),
         };
         if options.log_requests {
-            // The thread holds the store weakly: it ends once the last handle is gone.
-            let inner = Arc::downgrade(&store.inner);
-            store.inner.log.start_flusher(move || {
-                let Some(inner) = inner.upgrade() else {
-                    return false;
-                };
-                // A failed write leaves the entries pending for the next one.
-                let _ = inner.log.write_behind(inner.catalog.db());
-                true
-            });
+            // The thread holds the file weakly: it ends once the store is dropped, whose
+            // own last write (on the dropping thread) then finds nothing left.
+            let db = store.inner.catalog.db_weak();
+            store.inner.log.start_flusher(db);
         }
         Ok(store)
     }
@@ -308,6 +303,7 @@ impl Store {
         let others = Arc::strong_count(&self.inner).saturating_sub(1);
         let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
         inner.log.flush(inner.catalog.db())?;
+        let _quiet = inner.log.quiet();
         // Only this handle is left, so no writer holds the write lock and no reader holds
         // a transaction (a snapshot borrows the store).
         inner.catalog.compact_file()
@@ -330,8 +326,13 @@ impl Store {
     /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
     /// tag, alias and serving pin names a retained version.
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
-        let exclusive = Arc::get_mut(&mut self.inner).map(|inner| &mut inner.catalog);
-        let report = Catalog::redb_check(exclusive);
+        let report = match Arc::get_mut(&mut self.inner) {
+            Some(inner) => {
+                let _quiet = inner.log.quiet();
+                Catalog::redb_check(Some(&mut inner.catalog))
+            }
+            None => Catalog::redb_check(None),
+        };
         self.inner.catalog.check_integrity(report)
     }
     /// Begins a read: everything read through the snapshot comes from one committed state

@@ -17,7 +17,9 @@ use crate::folio;
 
 use folio::chunk::ChunkSpec;
 use folio::query::SearchRequest;
-use folio::store::{IndexError, OpenError, ReadError, StorageError, StoreBuilder, WriteError};
+use folio::store::{
+    IndexError, LoggedQuery, OpenError, ReadError, StorageError, StoreBuilder, WriteError,
+};
 use folio::QueryError;
 use folio_testkit::test_name;
 use folio_testkit::versions::{config_like_default, doc, everything, route, small_options};
@@ -112,11 +114,40 @@ fn reader_child() {
     println!("SEARCHES {searches}");
 }
 
+/// A logger child: opens the store read-only with the request log and runs `LOGGED`
+/// searches, printing `LOGGED id search-number` for each, then closes.
+#[test]
+fn logger_child() {
+    let Ok(path) = std::env::var("FOLIO_PROC_LOGGER") else {
+        return;
+    };
+    let store = reader_options()
+        .log_requests(true)
+        .open(&path)
+        .expect("logger open");
+    for i in 0..LOGGED {
+        let query = logged_query(std::process::id(), i);
+        let id = store
+            .search(&SearchRequest::text(&query))
+            .expect("logged search")
+            .request_id
+            .expect("request id");
+        println!("LOGGED {id} {i}");
+    }
+}
+
+/// Searches each logger child runs.
+const LOGGED: u64 = 300;
+
+fn logged_query(pid: u32, i: u64) -> String {
+    format!("marker words {i} from {pid}")
+}
+
 fn spawn_child(role: &str, path: &Path) -> Child {
-    let test = if role == "FOLIO_PROC_WRITER" {
-        "writer_child"
-    } else {
-        "reader_child"
+    let test = match role {
+        "FOLIO_PROC_WRITER" => "writer_child",
+        "FOLIO_PROC_LOGGER" => "logger_child",
+        _ => "reader_child",
     };
     Command::new(std::env::current_exe().expect("test binary"))
         .args(["--exact", &test_name(module_path!(), test)])
@@ -152,6 +183,63 @@ fn finish(child: Child, what: &str) {
         out.status.success(),
         "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Four processes log searches through read-only opens while a fifth commits batches:
+/// once they closed, every search each logger was answered with is in the log, under its
+/// own id, and no id was handed out twice.
+#[test]
+fn four_read_only_loggers_lose_nothing_while_a_fifth_writes() {
+    if std::env::var("FOLIO_PROC_WRITER").is_ok() || std::env::var("FOLIO_PROC_LOGGER").is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = seeded(dir.path());
+    let mut writer = spawn_child("FOLIO_PROC_WRITER", &path);
+    let (lines, received) = mpsc::channel();
+    let mut loggers = Vec::new();
+    for id in 0..4 {
+        let mut logger = spawn_child("FOLIO_PROC_LOGGER", &path);
+        forward(&mut logger, id, lines.clone());
+        loggers.push(logger);
+    }
+    drop(lines);
+    let pids: Vec<u32> = loggers.iter().map(Child::id).collect();
+    for logger in loggers {
+        finish(logger, "a logger");
+    }
+    let out = writer.wait().expect("writer");
+    assert!(out.success(), "the writer failed");
+    let mut handed: BTreeMap<u64, String> = BTreeMap::new();
+    for (logger, word, id, i) in received.iter() {
+        if word != "LOGGED" {
+            continue;
+        }
+        let query = logged_query(pids[logger], i as u64);
+        if let Some(before) = handed.insert(id, query.clone()) {
+            panic!("id {id} handed out twice: {before} and {query}");
+        }
+    }
+    assert_eq!(handed.len(), 4 * LOGGED as usize, "every logger reported");
+    let store = reader_options().open(&path).expect("open");
+    let logged: BTreeMap<u64, String> = store
+        .log()
+        .entries()
+        .expect("entries")
+        .into_iter()
+        .filter_map(|e| match e.request.query {
+            LoggedQuery::Text(q) => Some((e.request_id, q)),
+            _ => None,
+        })
+        .collect();
+    for (id, query) in &handed {
+        assert_eq!(logged.get(id), Some(query), "entry {id} lost or changed");
+    }
+    assert_eq!(
+        store.stats().expect("stats").documents,
+        2 + BATCHES * PER_BATCH as u64,
+        "every batch of the writer landed"
     );
 }
 

@@ -21,7 +21,7 @@
 //! wait.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, MutexGuard};
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
@@ -135,10 +135,33 @@ impl RequestLog {
         Ok(())
     }
 
+    /// Keeps the flusher out while held: it takes the file's handle only under this lock,
+    /// so a caller that needs the handle to itself (a file compaction, redb's check)
+    /// finds it free.
+    pub(crate) fn quiet(&self) -> MutexGuard<'_, ()> {
+        self.writing.lock()
+    }
+
     /// The flusher's write: the pending entries, and the next block of ids when this
-    /// handle is running short, so searches seldom reserve one themselves.
-    pub(crate) fn write_behind(&self, db: &Db) -> Result<(), StorageError> {
+    /// handle is running short, so searches seldom reserve one themselves. `false` once
+    /// the store is gone.
+    pub(crate) fn write_behind(&self, db: &Weak<Db>) -> bool {
         let writing = self.writing.lock();
+        let Some(db) = db.upgrade() else {
+            return false;
+        };
+        // A failed write leaves the entries pending for the next one.
+        let _ = self.write_behind_holding(&writing, &db);
+        // The handle is let go before the lock: see `quiet`.
+        drop(db);
+        true
+    }
+
+    fn write_behind_holding(
+        &self,
+        writing: &MutexGuard<'_, ()>,
+        db: &Db,
+    ) -> Result<(), StorageError> {
         let (waiting, from) = {
             let pending = self.pending.lock();
             let from = pending.wants_ids().then_some(pending.ids.end);
@@ -148,7 +171,7 @@ impl RequestLog {
             return Ok(());
         }
         let mut block = None;
-        self.commit_pending(&writing, db, |txn| {
+        self.commit_pending(writing, db, |txn| {
             if let Some(from) = from {
                 block = Some(reserve_in(txn, from)?);
             }
@@ -160,10 +183,11 @@ impl RequestLog {
         Ok(())
     }
 
-    /// Starts the thread that writes the entries behind the searches; `flush` writes
-    /// them, and returns `false` once the store is gone.
-    pub(crate) fn start_flusher(&self, flush: impl Fn() -> bool + Send + 'static) {
-        flusher::start(self.wake.clone(), flush);
+    /// Starts the thread that writes the entries behind the searches into `db`, until
+    /// the store is gone.
+    pub(crate) fn start_flusher(self: &Arc<Self>, db: Weak<Db>) {
+        let log = self.clone();
+        flusher::start(self.wake.clone(), move || log.write_behind(&db));
     }
 
     /// Wakes the flusher, so it finds the store gone and ends.

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 use redb::{ReadTransaction, WriteTransaction};
@@ -24,7 +24,9 @@ pub(crate) type States = BTreeMap<String, Arc<IndexState>>;
 
 /// The open file, its embedders and its loaded index states.
 pub(crate) struct Catalog {
-    db: Db,
+    /// Shared (weakly) with the request log's flusher thread, which must not keep the
+    /// file open once the store is dropped.
+    db: Arc<Db>,
     path: PathBuf,
     embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
     /// Readers take this lock only to pair a read transaction with the index states (see
@@ -52,7 +54,7 @@ impl Catalog {
         let loaded = follow::load(&txn, &BTreeMap::new())?;
         drop(txn);
         let catalog = Catalog {
-            db,
+            db: Arc::new(db),
             path,
             embedders: RwLock::new(HashMap::new()),
             indexes: RwLock::new(loaded.states),
@@ -111,13 +113,19 @@ impl Catalog {
         &self.db
     }
 
+    /// The open file, for the request log's flusher thread.
+    pub(crate) fn db_weak(&self) -> Weak<Db> {
+        Arc::downgrade(&self.db)
+    }
+
     /// The writing redb handle, for what needs the file to itself (redb's check,
     /// compaction); `None` on a read-only store.
     pub(crate) fn db_mut(&mut self) -> Option<&mut redb::Database> {
         if self.read_only {
             return None;
         }
-        self.db.writer()
+        // None while the request log's flusher writes (see `RequestLog::quiet`).
+        Arc::get_mut(&mut self.db)?.writer()
     }
 
     pub(crate) fn is_read_only(&self) -> bool {

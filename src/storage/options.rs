@@ -149,12 +149,12 @@ impl StoreBuilder {
     /// Whether to open for reading only: searches and every other read work, every write
     /// fails with [`StorageError::ReadOnly`](crate::store::StorageError::ReadOnly), and the file is
     /// opened read-only, so a file the user may only read, or one on a read-only mount,
-    /// opens. Any number of processes may read a store while one process writes it, and a
-    /// read-only store sees each commit of that writer at its next read, without
-    /// reopening. The file is never written, except that after a writer died without
-    /// closing it, redb must recover it before it can be read: when the file is writable
-    /// this open runs that recovery (it changes no table), otherwise it fails with
-    /// [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
+    /// opens. Any number of processes may read a store while others write it, and a
+    /// read-only store sees each of their commits at its next read, without reopening. The file is never written, except for the request log when
+    /// [`log_requests`](StoreBuilder::log_requests) says so, and except that after a
+    /// writer died without closing it, redb must recover it before it can be read: when
+    /// the file is writable this open runs that recovery (it changes no table), otherwise
+    /// it fails with [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self

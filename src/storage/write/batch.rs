@@ -342,6 +342,9 @@ impl<'s> Batch<'s> {
             built.insert(state.name().to_string(), ready);
         }
         let mut turn = store.lock_writer()?;
+        // Again on the file's newest commit: another process may have added an index
+        // that does not load here.
+        store.check_writable()?;
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
         let mut truncation = Vec::new();

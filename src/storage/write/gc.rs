@@ -105,9 +105,10 @@ impl Writer<'_> {
     /// Deletes every version `policy` lets go (the head and named versions always stay)
     /// and everything only those versions used.
     fn collect(&self, policy: Retention) -> Result<GcReport, IndexError> {
-        // An index that did not load would keep nothing it uses.
-        self.check_writable()?;
         let mut turn = self.lock_writer()?;
+        // An index that did not load would keep nothing it uses (checked on the file's
+        // newest commit, which the turn brought the states up to).
+        self.check_writable()?;
         let indexes = self.indexes();
         // Planned on a read transaction: with the writer lock held, nothing it reads can
         // change before the write transaction below.

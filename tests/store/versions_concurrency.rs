@@ -6,7 +6,6 @@
 //! process's) up to its wait, then fails with `StorageError::Busy`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -14,9 +13,8 @@ use std::time::Duration;
 use folio::query::SearchRequest;
 use folio::store::{Access, GraphParams, IndexError, MergePolicy, Progress, Rating, StorageError};
 use folio_testkit::versions::{
-    answer, doc, everything, head, route, small_options, temp_store, version_of,
+    answer, doc, everything, head, route, small_options, temp_store, version_of, TestBackend,
 };
-use redb::BackendError;
 
 const BATCHES: usize = 40;
 const PER_BATCH: usize = 3;
@@ -447,61 +445,8 @@ fn a_merge_lands_on_a_head_that_a_commit_changed_while_it_was_built() {
     assert!(report.is_consistent(), "{:?}", report.problems);
 }
 
-/// A file whose syncs take [`SLOW_SYNC`] while `slow` is set: a commit on it holds redb's
-/// writer byte that long, as a large commit of another process would.
-#[derive(Debug)]
-struct SlowSync {
-    file: redb::backends::FileBackend,
-    slow: Arc<AtomicBool>,
-}
-
+/// How long each sync of the slow handle takes.
 const SLOW_SYNC: Duration = Duration::from_millis(600);
-
-impl redb::StorageBackend for SlowSync {
-    fn len(&self) -> std::io::Result<u64> {
-        self.file.len()
-    }
-    fn read(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
-        self.file.read(offset, out)
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.file.set_len(len)
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        if self.slow.load(Ordering::SeqCst) {
-            std::thread::sleep(SLOW_SYNC);
-        }
-        self.file.sync_data()
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        self.file.write(offset, data)
-    }
-    fn close(&self) -> std::io::Result<()> {
-        self.file.close()
-    }
-    fn try_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, BackendError> {
-        self.file.try_lock_range(start, end)
-    }
-    fn try_lock_shared_range(
-        &self,
-        start: Bound<u64>,
-        end: Bound<u64>,
-    ) -> Result<bool, BackendError> {
-        self.file.try_lock_shared_range(start, end)
-    }
-    fn lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
-        self.file.lock_range(start, end)
-    }
-    fn lock_shared_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
-        self.file.lock_shared_range(start, end)
-    }
-    fn unlock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
-        self.file.unlock_range(start, end)
-    }
-    fn query_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, BackendError> {
-        self.file.query_lock_range(start, end)
-    }
-}
 
 /// Two handles on one file, as two processes (redb's locks are per open file): while one
 /// is inside a slow commit, the other's commit waits its `wait` and fails with
@@ -512,16 +457,8 @@ fn a_commit_waits_for_another_handles_commit_then_fails_busy() {
     let path = dir.path().join("s.folio");
     let options = small_options();
     drop(options.clone().open(&path).expect("create"));
-    let slow = Arc::new(AtomicBool::new(false));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .expect("file");
-    let backend = SlowSync {
-        file: redb::backends::FileBackend::new(file).expect("backend"),
-        slow: slow.clone(),
-    };
+    let backend = TestBackend::open(&path);
+    let slow = backend.sync_delay_ms.clone();
     let first = options
         .clone()
         .create(false)
@@ -539,7 +476,7 @@ fn a_commit_waits_for_another_handles_commit_then_fails_busy() {
         .wait(Duration::from_secs(30))
         .open(&path)
         .expect("third handle");
-    slow.store(true, Ordering::SeqCst);
+    slow.store(SLOW_SYNC.as_millis() as u64, Ordering::SeqCst);
     let committing = std::thread::spawn(move || {
         let mut batch = first.batch();
         batch.upsert(doc("slow", "A commit whose syncs are slow."));

@@ -877,3 +877,59 @@ fn a_reader_never_serves_what_the_writer_revoked() {
         assert_eq!(ids(target), ["lunch"], "{target}");
     }
 }
+
+/// A writing process killed at random moments, inside its commits too, while this process
+/// keeps a writing handle open: after each kill this handle commits on the file's last
+/// commit (redb's multi-writer mode picks the file up where the dead writer's last commit
+/// left it), sees every batch the dead writer reported, and the file ends consistent.
+#[test]
+fn a_writer_killed_mid_commit_leaves_the_other_writers_going() {
+    if std::env::var("FOLIO_PROC_WRITER").is_ok() {
+        return;
+    }
+    const KILLS: u64 = 6;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = seeded(dir.path());
+    let store = writer_options().open(&path).expect("writer");
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for kill in 0..KILLS {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let commits = 1 + rng % 12;
+        let mut child = spawn_child("FOLIO_PROC_WRITER", &path);
+        let stdout = child.stdout.take().expect("stdout");
+        // Kept open until the kill, so the child never finds its output closed.
+        let mut lines = BufReader::new(stdout).lines();
+        let reported = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .filter(|l| l.contains("COMMIT "))
+            .take(commits as usize)
+            .count() as u64;
+        // A moment later, often inside the next commit (15 ms apart).
+        std::thread::sleep(Duration::from_micros(rng % 15_000));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap");
+        drop(lines);
+        assert_eq!(reported, commits, "the child reported {commits} commits");
+
+        let mut batch = store.batch();
+        batch.upsert(doc(&format!("k{kill}"), &format!("After kill {kill}.")));
+        batch
+            .commit()
+            .expect("commits after the other writer was killed");
+        let ids = store.document_ids().expect("ids");
+        for b in 1..=commits {
+            assert!(
+                ids.contains(&format!("b{b:04}-0")),
+                "batch {b} the killed writer reported is gone"
+            );
+        }
+        assert!(ids.contains(&format!("k{kill}")));
+    }
+    drop(store);
+    let mut store = writer_options().open(&path).expect("reopen");
+    let report = store.check_integrity().expect("check");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}

@@ -442,6 +442,14 @@ fn writing_handles_in_two_processes_commit_in_turn() {
     let mut child = spawn_child("FOLIO_PROC_WRITER", &path);
     let (lines, received) = mpsc::channel();
     forward(&mut child, 0, lines);
+    // The child's first commit, so the two run side by side from here.
+    let first = loop {
+        match received.recv_timeout(Duration::from_secs(120)) {
+            Ok((_, word, version, _)) if word == "COMMIT" => break version,
+            Ok(_) => {}
+            Err(e) => panic!("no commit from the child: {e}"),
+        }
+    };
     let mut mine = Vec::new();
     for b in 1..=BATCHES {
         let mut batch = store.batch();
@@ -455,10 +463,13 @@ fn writing_handles_in_two_processes_commit_in_turn() {
         std::thread::sleep(Duration::from_millis(15));
     }
     finish(child, "the writer child");
-    let theirs: Vec<u64> = received
-        .try_iter()
-        .filter(|(_, word, _, _)| word == "COMMIT")
-        .map(|(_, _, version, _)| version)
+    let theirs: Vec<u64> = std::iter::once(first)
+        .chain(
+            received
+                .try_iter()
+                .filter(|(_, word, _, _)| word == "COMMIT")
+                .map(|(_, _, version, _)| version),
+        )
         .collect();
     assert_eq!(
         theirs.len(),

@@ -4,7 +4,8 @@
 //! the writer commits one document after another (each search that follows a commit loads
 //! it), and a one-document commit
 //! in redb's shared mode (two-phase: two syncs) against its exclusive mode (one sync), the
-//! mode a backend without range locks gets.
+//! mode a backend without range locks gets; and a logging search on a read-only handle
+//! beside a plain one while another handle ingests batches (p50 and p99 printed).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::io;
@@ -174,5 +175,66 @@ fn commits(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, searches, commits);
+/// Searches timed one by one for the percentiles.
+const TIMED: usize = 4_000;
+
+/// The latency at quantile `q` of `times` (sorted here).
+fn quantile(times: &mut [std::time::Duration], q: f64) -> std::time::Duration {
+    times.sort();
+    times[((times.len() - 1) as f64 * q) as usize]
+}
+
+fn logging_searches(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    let writer = options().open(&path).expect("writer");
+    fill(&writer);
+    let read_only = options().read_only(true).create(false);
+    let plain = read_only.clone().open(&path).expect("plain");
+    let logging = read_only.log_requests(true).open(&path).expect("logging");
+    // Another handle ingests batches without pause: as another process would, it shares
+    // the file with the searching handles only through redb's file locks.
+    let stop = Arc::new(AtomicBool::new(false));
+    let ingester = {
+        let (writer, stop) = (writer.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut next = DOCS;
+            while !stop.load(Ordering::Relaxed) {
+                let mut batch = writer.batch();
+                for _ in 0..20 {
+                    batch.upsert(doc(next));
+                    next += 1;
+                }
+                batch.commit().expect("commit");
+            }
+        })
+    };
+    let mut group = c.benchmark_group("search/while_another_handle_ingests");
+    for (name, store) in [("plain", &plain), ("logging", &logging)] {
+        group.bench_function(name, |b| {
+            b.iter(|| store.search(&request()).expect("search"))
+        });
+    }
+    group.finish();
+    // Interleaved, so both see the same ingest.
+    let (mut plain_times, mut logging_times) = (Vec::new(), Vec::new());
+    for _ in 0..TIMED {
+        for (store, times) in [(&plain, &mut plain_times), (&logging, &mut logging_times)] {
+            let started = std::time::Instant::now();
+            store.search(&request()).expect("search");
+            times.push(started.elapsed());
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    ingester.join().expect("ingester");
+    for (name, times) in [("plain", &mut plain_times), ("logging", &mut logging_times)] {
+        println!(
+            "{name} search while another handle ingests: p50 {:?}, p99 {:?} ({TIMED} searches)",
+            quantile(times, 0.5),
+            quantile(times, 0.99)
+        );
+    }
+}
+
+criterion_group!(benches, searches, commits, logging_searches);
 criterion_main!(benches);

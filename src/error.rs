@@ -110,7 +110,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// [`OpenError::ReadOnlyLog`].
-    #[error("{path}: a store open for reading only cannot keep the request log")]
+    #[error("{path} is not writable here, so a read-only open cannot keep the request log")]
     ReadOnlyLog {
         /// The file.
         path: PathBuf,

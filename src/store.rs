@@ -74,13 +74,15 @@ pub struct Store {
 struct Inner {
     catalog: Catalog,
     writes: WriteLocks,
-    /// Request-log entries not written yet (see `storage/log`).
-    log: RequestLog,
+    /// Request-log entries not written yet (see `storage/log`); shared with the thread
+    /// that writes them.
+    log: Arc<RequestLog>,
     log_requests: bool,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.log.stop_flusher();
         // Writes the last request-log entries; a failure here cannot be reported and
         // loses only those entries (see storage-format.md, "Request log").
         let _ = self.log.flush(self.catalog.db());
@@ -136,37 +138,58 @@ impl Store {
     }
     /// Opens (or, with `options.create`, creates) the store at `path`.
     ///
-    /// One process at a time may have a store open for writing; any number may open it
-    /// with [`StoreBuilder::read_only`] meanwhile. A writing open that finds another writer
-    /// waits up to [`StoreBuilder::wait`], then fails with [`OpenError::Locked`]. Creation
-    /// is crash safe: a file whose creation was cut short holds no store, and the next
-    /// open with `create` makes one in it.
+    /// Any number of processes may have a store open, for writing or with
+    /// [`StoreBuilder::read_only`]: a handle takes the file's writer lock only for a
+    /// commit, which waits up to [`StoreBuilder::wait`] for another process's commit
+    /// ([`StorageError::Busy`] after that). A read-only handle that logs requests opens the
+    /// file writable, to write its log entries only. Creation is crash safe: a file whose
+    /// creation was cut short holds no store, and the next open with `create` makes one in
+    /// it.
     fn open_with(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
         open::waiting(&path, options.wait, || {
-            let db = if options.read_only {
-                Db::Reader(open::reader_at(&path)?)
-            } else {
-                let validate = || Ok(options.validate()?);
-                Db::Writer(open::writer_at(&path, options.create, validate)?)
+            let db = match (options.read_only, options.log_requests) {
+                (true, false) => Db::Reader(open::reader_at(&path)?),
+                // The log's writes are all this handle writes: no integrity check, which
+                // would read the whole file under the writer lock at every open.
+                (true, true) => Db::Writer {
+                    db: open::writer_at(&path, false, false, || Ok(())).map_err(|e| match e {
+                        OpenError::Io { source, .. } if open::cannot_write(&source) => {
+                            OpenError::ReadOnlyLog { path: path.clone() }
+                        }
+                        e => e,
+                    })?,
+                    wait: options.wait,
+                },
+                (false, _) => {
+                    let validate = || Ok(options.validate()?);
+                    Db::Writer {
+                        db: open::writer_at(&path, options.create, true, validate)?,
+                        wait: options.wait,
+                    }
+                }
             };
             Store::from_db(db, path.clone(), options.clone())
         })
     }
     /// A backend that supports redb's range locks is shared with other processes as a
-    /// file is; one that does not is this handle's alone. The wait setting does not apply:
-    /// the backend is used once.
+    /// file is; one that does not is this handle's alone. The wait setting applies to
+    /// commits only: the backend is opened once.
     fn open_with_backend(
         path: &Path,
         backend: impl StorageBackend,
         options: StoreBuilder,
     ) -> Result<Store, OpenError> {
         let path = path.to_path_buf();
-        let db = if options.read_only {
+        let db = if options.read_only && !options.log_requests {
             Db::Reader(open::reader(&path, backend)?)
         } else {
+            let create = options.create && !options.read_only;
             let validate = || Ok(options.validate()?);
-            Db::Writer(open::writer(&path, backend, options.create, validate)?)
+            Db::Writer {
+                db: open::writer(&path, backend, create, !options.read_only, validate)?,
+                wait: options.wait,
+            }
         };
         Store::from_db(db, path, options)
     }
@@ -175,29 +198,36 @@ impl Store {
         Store::prepared(db, path, options).map_err(|e| e.damage_at(&named))
     }
     fn prepared(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
-        if options.read_only && options.log_requests {
-            return Err(OpenError::ReadOnlyLog { path });
-        }
         match &db {
-            Db::Writer(writer) => format::prepare(writer, &path, options.create, || {
-                options.validate()?;
-                Ok(FirstIndex {
-                    spec: options.spec,
-                    embedder: identity_of(options.embedder.as_ref()),
-                    graph: options.graph,
-                    vectors: options.vectors,
-                })
-            })?,
-            Db::Reader(_) => format::check_readable(&db, &path)?,
+            Db::Writer { db, .. } if !options.read_only => {
+                format::prepare(db, &path, options.create, || {
+                    options.validate()?;
+                    Ok(FirstIndex {
+                        spec: options.spec,
+                        embedder: identity_of(options.embedder.as_ref()),
+                        graph: options.graph,
+                        vectors: options.vectors,
+                    })
+                })?
+            }
+            _ => format::check_readable(&db, &path)?,
         }
-        Ok(Store {
+        let catalog = Catalog::load(db, path, options.embedder.clone(), options.read_only)?;
+        let store = Store {
             inner: Arc::new(Inner {
-                catalog: Catalog::load(db, path, options.embedder.clone())?,
+                catalog,
                 writes: WriteLocks::new(options.merge, options.truncation),
-                log: RequestLog::default(),
+                log: Arc::default(),
                 log_requests: options.log_requests,
             }),
-        })
+        };
+        if options.log_requests {
+            // The thread holds the file weakly: it ends once the store is dropped, whose
+            // own last write (on the dropping thread) then finds nothing left.
+            let db = store.inner.catalog.db_weak();
+            store.inner.log.start_flusher(db);
+        }
+        Ok(store)
     }
     /// Makes `embedder` available to the indexes built with its name.
     pub fn register_embedder(&self, embedder: Arc<dyn Embedder>) -> Result<(), OpenError> {
@@ -285,6 +315,7 @@ impl Store {
         let others = Arc::strong_count(&self.inner).saturating_sub(1);
         let inner = Arc::get_mut(&mut self.inner).ok_or(CompactFileError::InUse { others })?;
         inner.log.flush(inner.catalog.db())?;
+        let _quiet = inner.log.quiet();
         // Only this handle is left, so no writer holds the write lock and no reader holds
         // a transaction (a snapshot borrows the store).
         inner.catalog.compact_file()
@@ -386,8 +417,13 @@ impl Store {
     /// tag, alias and serving pin names a retained version.
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
         let path = self.path().to_path_buf();
-        let exclusive = Arc::get_mut(&mut self.inner).map(|inner| &mut inner.catalog);
-        let report = Catalog::redb_check(&path, exclusive);
+        let report = match Arc::get_mut(&mut self.inner) {
+            Some(inner) => {
+                let _quiet = inner.log.quiet();
+                Catalog::redb_check(&path, Some(&mut inner.catalog))
+            }
+            None => Catalog::redb_check(&path, None),
+        };
         self.inner.catalog.check_integrity(report)
     }
     /// Begins a read: everything read through the snapshot comes from one committed state
@@ -718,6 +754,13 @@ impl Log<'_> {
     /// Appends `request` to the request log; returns its request id.
     pub fn record(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
         self.store.logbook().log_request(request)
+    }
+
+    /// Writes the entries not written yet now, in one durable commit. Without it they are
+    /// written behind the searches, once 64 wait and at least every second, and when the
+    /// store closes; other processes see them once written.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.store.inner.log.flush(self.store.inner.catalog.db())
     }
 
     /// Sets (replaces) the rating and note on logged request `request_id`; writes the log

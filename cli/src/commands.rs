@@ -28,9 +28,9 @@ use folio::store::{Access, Store};
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Seconds to wait while another process writes the store (one may write at a time;
-    /// any number may read meanwhile) before giving up.
-    #[arg(long, global = true, value_name = "SECONDS", default_value = "0", value_parser = parse_wait)]
+    /// Seconds a commit waits while another process commits to the store before giving up
+    /// (any number of processes may read and write it; each holds the file only to commit).
+    #[arg(long, global = true, value_name = "SECONDS", default_value = "10", value_parser = parse_wait)]
     wait: Duration,
 }
 
@@ -334,8 +334,8 @@ fn run(command: Command) -> CliResult {
             embed,
         } => {
             let filter = parse_filters(&filters)?;
-            // The request log is written: only a logged search opens the store for writing.
-            let options = Store::builder().log_requests(log).read_only(!log);
+            // Read-only even with the log: such a store writes only its log entries.
+            let options = Store::builder().log_requests(log).read_only(true);
             let store = embed.open(&store, options)?;
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))

@@ -123,7 +123,7 @@ class Store:
         read_only: bool = False,
         embedder: Optional[str] = None,
         log_requests: bool = False,
-        wait: float = 0.0,
+        wait: float = 10.0,
     ) -> "Store": ...
     @property
     def path(self) -> pathlib.Path: ...

@@ -19,7 +19,7 @@ create_exception!(
     folio,
     LockedError,
     StoreError,
-    "Another process has the store open for writing (see `wait` in `Store.open`)."
+    "Another process held the store's writer lock for longer than `wait` (see `Store.open`)."
 );
 create_exception!(
     folio,
@@ -66,7 +66,9 @@ pub fn to_py(error: impl Into<folio::Error>) -> PyErr {
     let error = error.into();
     let message = error.to_string();
     match error {
-        E::Locked { .. } => LockedError::new_err(message),
+        E::Locked { .. } | E::Storage(folio::StorageError::Busy { .. }) => {
+            LockedError::new_err(message)
+        }
         E::Storage(folio::StorageError::ReadOnly) => ReadOnlyError::new_err(message),
         E::NotAStore { .. }
         | E::Damaged { .. }

@@ -76,10 +76,11 @@ impl Store {
     /// raises `NotFound`). `read_only=True` opens for reading only (a writer in another
     /// process may commit meanwhile; each read sees its newest commit). `embedder` is an
     /// embedder spec ("hash" by default, "hash:256", "cmd:PROGRAM"); `log_requests` keeps
-    /// every search in the request log; `wait` is how many seconds to wait while another
-    /// process writes the store before raising `LockedError`.
+    /// every search in the request log (a read-only store too, when the file is writable);
+    /// `wait` is how many seconds a commit waits while another process commits to the
+    /// store before raising `LockedError` (an open store holds no lock between commits).
     #[staticmethod]
-    #[pyo3(signature = (path, *, create=true, read_only=false, embedder=None, log_requests=false, wait=0.0))]
+    #[pyo3(signature = (path, *, create=true, read_only=false, embedder=None, log_requests=false, wait=10.0))]
     fn open(
         py: Python<'_>,
         path: PathBuf,

@@ -38,6 +38,13 @@ pub enum StorageError {
     /// done.
     #[error("the store is open for reading only")]
     ReadOnly,
+    /// Another process was in a write transaction (a commit) for longer than the store's
+    /// wait (`StoreBuilder::wait`); nothing was done.
+    #[error("another process was committing to the store for {waited:.1?}; try again")]
+    Busy {
+        /// How long the write waited.
+        waited: Duration,
+    },
 }
 
 impl StorageError {
@@ -133,8 +140,9 @@ pub enum OpenError {
         /// What failed.
         source: StorageError,
     },
-    /// Another process has the store open for writing (only one may at a time), and it
-    /// did not close it within `StoreBuilder::wait`.
+    /// Another process holds the store in a way this open cannot share, for longer than
+    /// `StoreBuilder::wait`: an older folio, which kept the file to itself while open for
+    /// writing, or a creation of the file under way.
     #[error("{path} is open for writing in another process (waited {waited:.1?})")]
     Locked {
         /// The file.
@@ -166,8 +174,9 @@ pub enum OpenError {
         /// The file.
         path: PathBuf,
     },
-    /// `StoreBuilder::log_requests` with `read_only`: the request log is written.
-    #[error("{path}: a store open for reading only cannot keep the request log")]
+    /// `StoreBuilder::log_requests` with `read_only` on a file this user or this mount may
+    /// only read: the request log is written into the file.
+    #[error("{path} is not writable here, so a read-only open cannot keep the request log")]
     ReadOnlyLog {
         /// The file.
         path: PathBuf,

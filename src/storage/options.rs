@@ -45,7 +45,7 @@ use crate::storage::file::records::{GraphParams, VectorStorage};
 /// | merge: most segments in a head | 8 | [`DEFAULT_MAX_SEGMENTS`] |
 /// | merge: most dead rows in a segment | 0.3 | [`DEFAULT_MAX_DEAD_FRACTION`] |
 /// | writes: chunks longer than the model reads | `Split` | [`DEFAULT_TRUNCATION`](crate::embed::DEFAULT_TRUNCATION) |
-/// | open: wait for another process that writes the store, seconds | 0 | [`DEFAULT_WAIT`] |
+/// | commit: wait for another process's commit, seconds | 10 | [`DEFAULT_WAIT`] |
 ///
 /// The file is not created unless [`create`](StoreBuilder::create) says so, searches
 /// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so, and the
@@ -130,8 +130,10 @@ impl StoreBuilder {
     }
 
     /// Whether to record every search in the file's request log (see
-    /// [`Log::entries`](crate::store::Log::entries)). The log is written, so a
-    /// read-only store cannot keep one ([`OpenError::ReadOnlyLog`](crate::store::OpenError::ReadOnlyLog)).
+    /// [`Log::entries`](crate::store::Log::entries)). A read-only store keeps one too: it
+    /// opens the file writable and writes only its log entries (and annotations, feedback),
+    /// in short commits; on a file this user or this mount may only read, that open fails
+    /// with [`OpenError::ReadOnlyLog`](crate::store::OpenError::ReadOnlyLog).
     pub fn log_requests(mut self, log: bool) -> Self {
         self.log_requests = log;
         self
@@ -147,20 +149,24 @@ impl StoreBuilder {
     /// Whether to open for reading only: searches and every other read work, every write
     /// fails with [`StorageError::ReadOnly`](crate::store::StorageError::ReadOnly), and the file is
     /// opened read-only, so a file the user may only read, or one on a read-only mount,
-    /// opens. Any number of processes may read a store while one process writes it, and a
-    /// read-only store sees each commit of that writer at its next read, without
-    /// reopening. The file is never written, except that after a writer died without
-    /// closing it, redb must recover it before it can be read: when the file is writable
-    /// this open runs that recovery (it changes no table), otherwise it fails with
-    /// [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
+    /// opens. Any number of processes may read a store while others write it, and a
+    /// read-only store sees each of their commits at its next read, without reopening. The file is never written, except for the request log when
+    /// [`log_requests`](StoreBuilder::log_requests) says so, and except that after a
+    /// writer died without closing it, redb must recover it before it can be read: when
+    /// the file is writable this open runs that recovery (it changes no table), otherwise
+    /// it fails with [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self
     }
 
-    /// How long an open waits while another process has the store open for writing (one
-    /// may at a time) before it fails with [`OpenError::Locked`](crate::store::OpenError::Locked).
-    /// Read-only opens read beside the writer and do not wait for it.
+    /// How long a commit (any write: a batch, a tag, a rollback, request-log entries) waits
+    /// while another process is committing to the store before it fails with
+    /// [`StorageError::Busy`](crate::store::StorageError::Busy). Any number of processes
+    /// may have a store open for writing; each holds the file's writer lock only while it
+    /// commits, never while it is idle, chunking or embedding. An open waits as long for a
+    /// process of an older folio that keeps the file to itself while open
+    /// ([`OpenError::Locked`](crate::store::OpenError::Locked)).
     pub fn wait(mut self, wait: Duration) -> Self {
         self.wait = wait;
         self
@@ -181,9 +187,10 @@ pub(crate) fn check_dimension(embedder: &dyn Embedder) -> Result<(), InvalidPara
     check("dimension", embedder.dimension(), &allowed).map(drop)
 }
 
-/// How long an open waits for another process that writes the store, by default: not at
-/// all, so a second writer learns at once (see [`StoreBuilder::wait`]).
-pub const DEFAULT_WAIT: Duration = Duration::ZERO;
+/// How long a commit waits for another process's commit, by default (see
+/// [`StoreBuilder::wait`]): far longer than a commit's write transaction, which holds no
+/// chunking, embedding or graph build, so a wait this long means a stuck process.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 /// When the store merges segments right after a commit.
 ///

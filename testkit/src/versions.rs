@@ -229,6 +229,9 @@ pub struct TestBackend {
     pub budget: Arc<AtomicI64>,
     /// What the injected fault hit: 1 write, 2 sync, 3 resize (0 = nothing yet).
     pub failed: Arc<AtomicU64>,
+    /// Milliseconds each sync waits first (0: none): a commit then holds redb's writer
+    /// byte that much longer, as a large commit would.
+    pub sync_delay_ms: Arc<AtomicU64>,
 }
 
 impl TestBackend {
@@ -247,6 +250,7 @@ impl TestBackend {
             syncs: Arc::new(AtomicU64::new(0)),
             budget: Arc::new(AtomicI64::new(-1)),
             failed: Arc::new(AtomicU64::new(0)),
+            sync_delay_ms: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -281,6 +285,8 @@ impl StorageBackend for TestBackend {
 
     fn sync_data(&self) -> io::Result<()> {
         self.spend(2)?;
+        let delay = self.sync_delay_ms.load(Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(delay));
         self.inner.sync_data()?;
         self.syncs.fetch_add(1, Ordering::SeqCst);
         Ok(())

@@ -2,7 +2,8 @@
 //! annotates some of them by id, printing each id as it gets it, and is killed at random
 //! moments. After every kill no id is handed out again (the next search's id is past every
 //! id the child printed) and every annotation the child saw succeed is on its own request.
-//! Before ids were reserved, up to 63 handed-out ids were reused after a crash.
+//! Before ids were reserved, up to 63 handed-out ids were reused after a crash. Every other
+//! child logs through a read-only open, which writes only the log.
 //!
 //! The child is this test binary itself, run with `FOLIO_LOG_CRASH_CHILD` set.
 
@@ -11,7 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
 use folio::query::SearchRequest;
-use folio::store::{Annotation, LoggedQuery, StoreBuilder};
+use folio::store::{Annotation, LoggedQuery, Store, StoreBuilder};
 use folio_testkit::spawn_child;
 use folio_testkit::versions::{doc, small_options};
 
@@ -27,7 +28,19 @@ fn log_crash_child() {
     let Ok(path) = std::env::var("FOLIO_LOG_CRASH_CHILD") else {
         return;
     };
-    let store = options().open(&path).expect("child open");
+    log_and_annotate(&options().open(&path).expect("child open"));
+}
+
+/// The logger on a read-only open (it writes the log only), as a web worker would log.
+#[test]
+fn log_crash_child_read_only() {
+    let Ok(path) = std::env::var("FOLIO_LOG_CRASH_CHILD") else {
+        return;
+    };
+    log_and_annotate(&options().read_only(true).open(&path).expect("child open"));
+}
+
+fn log_and_annotate(store: &Store) -> ! {
     let mut n = 0u64;
     loop {
         n += 1;
@@ -61,16 +74,17 @@ fn killed_loggers_never_reuse_an_id_and_annotations_land_on_their_own_request() 
     let mut handed: BTreeMap<u64, String> = BTreeMap::new();
     let mut annotated: Vec<u64> = Vec::new();
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    for _ in 0..KILLS {
+    for kill in 0..KILLS {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
         let lines = 20 + (rng % 180) as usize;
-        let mut child = spawn_child(
-            module_path!(),
-            "log_crash_child",
-            ("FOLIO_LOG_CRASH_CHILD", &path),
-        );
+        let role = if kill % 2 == 0 {
+            "log_crash_child"
+        } else {
+            "log_crash_child_read_only"
+        };
+        let mut child = spawn_child(module_path!(), role, ("FOLIO_LOG_CRASH_CHILD", &path));
         let stdout = child.stdout.take().expect("stdout");
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();

@@ -2,7 +2,8 @@
 //! collects garbage: every search succeeds and sees one whole version, never a part of
 //! a batch. Logged searches, feedback, alias switches and rollbacks never wait for a
 //! commit's or a merge's graph build, and a merge lands whole on a head that a commit
-//! changed while it was built.
+//! changed while it was built. A commit waits for another handle's commit (as another
+//! process's) up to its wait, then fails with `StorageError::Busy`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,9 +11,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use folio::query::SearchRequest;
-use folio::store::{Access, GraphParams, MergePolicy, Progress, Rating};
+use folio::store::{Access, GraphParams, IndexError, MergePolicy, Progress, Rating, StorageError};
 use folio_testkit::versions::{
-    answer, doc, everything, head, route, small_options, temp_store, version_of,
+    answer, doc, everything, head, route, small_options, temp_store, version_of, TestBackend,
 };
 
 const BATCHES: usize = 40;
@@ -442,4 +443,66 @@ fn a_merge_lands_on_a_head_that_a_commit_changed_while_it_was_built() {
     let mut store = store;
     let report = store.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// How long each sync of the slow handle takes.
+const SLOW_SYNC: Duration = Duration::from_millis(600);
+
+/// Two handles on one file, as two processes (redb's locks are per open file): while one
+/// is inside a slow commit, the other's commit waits its `wait` and fails with
+/// `StorageError::Busy`; with a longer wait it lands once the first commit ended.
+#[test]
+fn a_commit_waits_for_another_handles_commit_then_fails_busy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    let options = small_options();
+    drop(options.clone().open(&path).expect("create"));
+    let backend = TestBackend::open(&path);
+    let slow = backend.sync_delay_ms.clone();
+    let first = options
+        .clone()
+        .create(false)
+        .open_with_backend(&path, backend)
+        .expect("first handle");
+    let wait = Duration::from_millis(100);
+    let second = options
+        .clone()
+        .create(false)
+        .wait(wait)
+        .open(&path)
+        .expect("a second writing handle opens beside the first");
+    let patient = options
+        .create(false)
+        .wait(Duration::from_secs(30))
+        .open(&path)
+        .expect("third handle");
+    slow.store(SLOW_SYNC.as_millis() as u64, Ordering::SeqCst);
+    let committing = std::thread::spawn(move || {
+        let mut batch = first.batch();
+        batch.upsert(doc("slow", "A commit whose syncs are slow."));
+        batch.commit().expect("slow commit").versions["default"]
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    match second.aliases().set("prod", &[route("default", 0, 100)]) {
+        Err(IndexError::Storage(StorageError::Busy { waited })) => {
+            assert!(waited >= wait, "gave up after {waited:?}");
+        }
+        other => panic!("expected StorageError::Busy, got {other:?}"),
+    }
+    let started = std::time::Instant::now();
+    patient
+        .aliases()
+        .set("prod", &[route("default", 0, 100)])
+        .expect("waits for the slow commit, then commits");
+    assert!(
+        started.elapsed() >= SLOW_SYNC / 2,
+        "the alias committed in {:?}, without waiting for the slow commit",
+        started.elapsed()
+    );
+    assert_eq!(committing.join().expect("slow commit"), 1);
+    assert_eq!(
+        patient.aliases().list().expect("aliases").len(),
+        1,
+        "the alias is there"
+    );
 }

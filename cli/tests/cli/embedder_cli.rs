@@ -242,3 +242,112 @@ fn a_named_model_is_one_word_and_matches_its_folder() {
         assert!(text(&out).contains(needed), "{needed}: {}", text(&out));
     }
 }
+
+/// While `folio ingest` embeds a batch with a real model, other processes tag, roll back
+/// and move an alias on the same store: each holds the file's writer lock only for its own
+/// commit, so all succeed before the ingest ends, and the ingest's commit then lands on
+/// theirs.
+#[test]
+fn tag_rollback_and_alias_go_through_while_another_process_embeds() {
+    // Enough that the embedding outlasts a round of the three commands in either build.
+    const DOCUMENTS: usize = if cfg!(debug_assertions) { 40 } else { 400 };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).expect("models");
+    let folder = folio_testkit::models::minilm_folder();
+    std::os::unix::fs::symlink(&folder, models.join("minilm")).expect("link");
+    let env = [("FOLIO_MODELS", models.as_path())];
+    let hf_home = dir.path().join("hf");
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let first = dir.path().join("first.md");
+    std::fs::write(
+        &first,
+        "# Deploys\n\nRedeploy the previous build to undo one.\n",
+    )
+    .expect("doc");
+    let out = folio_in(
+        &env,
+        &hf_home,
+        &[
+            "ingest",
+            store,
+            first.to_str().expect("path"),
+            "--embedder",
+            "minilm",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).expect("docs");
+    for i in 0..DOCUMENTS {
+        std::fs::write(
+            docs.join(format!("note{i}.md")),
+            format!(
+                "# Note {i}\n\nThe travel desk books trains for trip {i}. Hotels are limited \
+                 to a nightly rate set by the region, and receipts go to finance within a \
+                 week of the return. Ask the desk for exceptions to trip {i}.\n"
+            ),
+        )
+        .expect("doc");
+    }
+
+    let mut ingest = std::process::Command::new(env!("CARGO_BIN_EXE_folio"));
+    ingest
+        .current_dir(dir.path())
+        .args([
+            "ingest",
+            store,
+            docs.to_str().expect("path"),
+            "--embedder",
+            "minilm",
+        ])
+        .env_remove("HF_HUB_CACHE")
+        .env("HF_HOME", &hf_home)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("FOLIO_MODELS", &models)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut ingest = ingest.spawn().expect("spawn ingest");
+    // Past opening the store (where a writing open took the file until it closed).
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (mut round, mut rounds_while_embedding) = (0, 0);
+    while ingest.try_wait().expect("ingest status").is_none() {
+        round += 1;
+        let tag = format!("before{round}");
+        for args in [
+            vec!["tag", store, "default@1", &tag],
+            vec!["rollback", store, "default", "1"],
+            vec!["alias", "set", store, "prod", "default@1:100"],
+        ] {
+            let out = folio_in(&[], &hf_home, &args);
+            assert!(
+                out.status.success(),
+                "`folio {}` while another process embeds: {}",
+                args.join(" "),
+                text(&out)
+            );
+        }
+        if ingest.try_wait().expect("ingest status").is_none() {
+            rounds_while_embedding += 1;
+        }
+    }
+    assert!(
+        rounds_while_embedding > 0,
+        "the ingest ended before a round of the other commands: give it more documents"
+    );
+    let out = ingest.wait_with_output().expect("ingest");
+    assert!(out.status.success(), "{}", text(&out));
+
+    let versions = folio_in(&[], &hf_home, &["versions", store, "default"]);
+    assert!(text(&versions).contains("before1"), "{}", text(&versions));
+    let aliases = folio_in(&[], &hf_home, &["alias", "list", store]);
+    assert!(text(&aliases).contains("prod"), "{}", text(&aliases));
+    let stats = folio_in(&[], &hf_home, &["stats", store, "--json"]);
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats json");
+    assert_eq!(
+        stats["documents"],
+        serde_json::json!(1 + DOCUMENTS),
+        "{stats}"
+    );
+}

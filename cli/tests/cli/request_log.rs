@@ -288,6 +288,7 @@ fn trims_keep_the_newest_in_bounded_commits() {
     for i in 0..64 {
         store.log().record(&made_up(1, 10_000 + i, 1, 10)).unwrap();
     }
+    store.log().flush().unwrap();
     let size = store.log().size().unwrap();
     assert!(
         size.bytes <= bytes / 2,

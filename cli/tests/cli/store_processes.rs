@@ -1,6 +1,7 @@
-//! Many processes, one store: any number of processes read while one writes, a reader sees
-//! each commit at its next search without reopening, a second writer waits `wait` and then
-//! fails with `OpenError::Locked`, and read commands never need to write the file.
+//! Many processes, one store: any number of processes read while others write, a reader
+//! sees each commit at its next search without reopening, writing handles in two processes
+//! commit in turn, each on the other's commits, and read commands never need to write the
+//! file.
 //!
 //! The child processes are this test binary itself, run with `FOLIO_PROC_WRITER` or
 //! `FOLIO_PROC_READER` set, and the `folio` binary.
@@ -16,7 +17,9 @@ use crate::folio;
 
 use folio::chunk::ChunkSpec;
 use folio::query::SearchRequest;
-use folio::store::{IndexError, OpenError, ReadError, StorageError, StoreBuilder, WriteError};
+use folio::store::{
+    IndexError, LoggedQuery, OpenError, ReadError, StorageError, StoreBuilder, WriteError,
+};
 use folio::QueryError;
 use folio_testkit::test_name;
 use folio_testkit::versions::{config_like_default, doc, everything, route, small_options};
@@ -111,11 +114,40 @@ fn reader_child() {
     println!("SEARCHES {searches}");
 }
 
+/// A logger child: opens the store read-only with the request log and runs `LOGGED`
+/// searches, printing `LOGGED id search-number` for each, then closes.
+#[test]
+fn logger_child() {
+    let Ok(path) = std::env::var("FOLIO_PROC_LOGGER") else {
+        return;
+    };
+    let store = reader_options()
+        .log_requests(true)
+        .open(&path)
+        .expect("logger open");
+    for i in 0..LOGGED {
+        let query = logged_query(std::process::id(), i);
+        let id = store
+            .search(&SearchRequest::text(&query))
+            .expect("logged search")
+            .request_id
+            .expect("request id");
+        println!("LOGGED {id} {i}");
+    }
+}
+
+/// Searches each logger child runs.
+const LOGGED: u64 = 300;
+
+fn logged_query(pid: u32, i: u64) -> String {
+    format!("marker words {i} from {pid}")
+}
+
 fn spawn_child(role: &str, path: &Path) -> Child {
-    let test = if role == "FOLIO_PROC_WRITER" {
-        "writer_child"
-    } else {
-        "reader_child"
+    let test = match role {
+        "FOLIO_PROC_WRITER" => "writer_child",
+        "FOLIO_PROC_LOGGER" => "logger_child",
+        _ => "reader_child",
     };
     Command::new(std::env::current_exe().expect("test binary"))
         .args(["--exact", &test_name(module_path!(), test)])
@@ -151,6 +183,63 @@ fn finish(child: Child, what: &str) {
         out.status.success(),
         "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Four processes log searches through read-only opens while a fifth commits batches:
+/// once they closed, every search each logger was answered with is in the log, under its
+/// own id, and no id was handed out twice.
+#[test]
+fn four_read_only_loggers_lose_nothing_while_a_fifth_writes() {
+    if std::env::var("FOLIO_PROC_WRITER").is_ok() || std::env::var("FOLIO_PROC_LOGGER").is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = seeded(dir.path());
+    let mut writer = spawn_child("FOLIO_PROC_WRITER", &path);
+    let (lines, received) = mpsc::channel();
+    let mut loggers = Vec::new();
+    for id in 0..4 {
+        let mut logger = spawn_child("FOLIO_PROC_LOGGER", &path);
+        forward(&mut logger, id, lines.clone());
+        loggers.push(logger);
+    }
+    drop(lines);
+    let pids: Vec<u32> = loggers.iter().map(Child::id).collect();
+    for logger in loggers {
+        finish(logger, "a logger");
+    }
+    let out = writer.wait().expect("writer");
+    assert!(out.success(), "the writer failed");
+    let mut handed: BTreeMap<u64, String> = BTreeMap::new();
+    for (logger, word, id, i) in received.iter() {
+        if word != "LOGGED" {
+            continue;
+        }
+        let query = logged_query(pids[logger], i as u64);
+        if let Some(before) = handed.insert(id, query.clone()) {
+            panic!("id {id} handed out twice: {before} and {query}");
+        }
+    }
+    assert_eq!(handed.len(), 4 * LOGGED as usize, "every logger reported");
+    let store = reader_options().open(&path).expect("open");
+    let logged: BTreeMap<u64, String> = store
+        .log()
+        .entries()
+        .expect("entries")
+        .into_iter()
+        .filter_map(|e| match e.request.query {
+            LoggedQuery::Text(q) => Some((e.request_id, q)),
+            _ => None,
+        })
+        .collect();
+    for (id, query) in &handed {
+        assert_eq!(logged.get(id), Some(query), "entry {id} lost or changed");
+    }
+    assert_eq!(
+        store.stats().expect("stats").documents,
+        2 + BATCHES * PER_BATCH as u64,
+        "every batch of the writer landed"
     );
 }
 
@@ -319,65 +408,90 @@ fn other_processes_read_while_one_writes() {
         "a reader sees the writer's last commit: {}",
         text(&out.stdout)
     );
-    // A second writer is refused, with the reason.
+    // Another process writes too: an idle writing handle holds no lock.
     let out = folio(&["delete", store, "lunch"]);
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("open for writing in another process"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // This handle sees that commit at its next read, and plans its next commit on it: a
+    // plan on its own last state would number the version again and bring "lunch" back.
+    let seen = everything(&writer, "default", "lunch hotel");
+    assert!(seen.version > 2, "version {}", seen.version);
+    assert!(seen.results.iter().all(|h| h.doc_id != "lunch"));
+    let mut batch = writer.batch();
+    batch.upsert(doc("train", "Train tickets are booked by the travel desk."));
+    let receipt = batch
+        .commit()
+        .expect("commits after another process's commit");
+    assert_eq!(receipt.versions["default"], seen.version + 1);
+    let after = everything(&writer, "default", "lunch hotel train");
+    let mut ids: Vec<&str> = after.results.iter().map(|h| h.doc_id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids, ["hotel", "runbook", "train"]);
 }
 
+/// The writer child's commits interleaved with this process's, each process keeping its
+/// writing handle open throughout: every commit lands, as its own version, on the other's.
 #[test]
-fn a_second_writer_waits_then_fails_with_the_typed_error() {
+fn writing_handles_in_two_processes_commit_in_turn() {
+    if std::env::var("FOLIO_PROC_WRITER").is_ok() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let path = seeded(dir.path());
-    let writer = writer_options().open(&path).expect("writer");
-    let wait = Duration::from_millis(300);
-    let started = Instant::now();
-    let refused = writer_options().wait(wait).open(&path);
-    let elapsed = started.elapsed();
-    match refused {
-        Err(OpenError::Locked { path: p, waited }) => {
-            assert_eq!(p, path);
-            assert!(
-                waited >= wait && elapsed >= wait,
-                "gave up after {waited:?}"
-            );
+    let store = writer_options().open(&path).expect("writer");
+    let mut child = spawn_child("FOLIO_PROC_WRITER", &path);
+    let (lines, received) = mpsc::channel();
+    forward(&mut child, 0, lines);
+    // The child's first commit, so the two run side by side from here.
+    let first = loop {
+        match received.recv_timeout(Duration::from_secs(120)) {
+            Ok((_, word, version, _)) if word == "COMMIT" => break version,
+            Ok(_) => {}
+            Err(e) => panic!("no commit from the child: {e}"),
         }
-        other => panic!("expected OpenError::Locked, got {:?}", other.err()),
+    };
+    let mut mine = Vec::new();
+    for b in 1..=BATCHES {
+        let mut batch = store.batch();
+        batch.upsert(doc(&format!("p{b:04}"), &format!("Parent batch {b}.")));
+        let version = batch.commit().expect("commit").versions["default"];
+        mine.push(version);
+        store
+            .aliases()
+            .set("mine", &[route("default", version, 100)])
+            .expect("alias");
+        std::thread::sleep(Duration::from_millis(15));
     }
-    // A writer that closes within the wait lets the next one in.
-    let closer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(200));
-        drop(writer);
-    });
-    let second = writer_options()
-        .wait(Duration::from_secs(60))
-        .open(&path)
-        .expect("opens once the first writer closed");
-    closer.join().expect("closer");
-    let mut batch = second.batch();
-    batch.delete("lunch");
-    batch.commit().expect("writes");
-    drop(second);
-
-    // The command line: `--wait` then the error.
-    let holder = writer_options().open(&path).expect("writer");
-    let store = path.to_str().expect("utf-8");
-    let started = Instant::now();
-    let out = folio(&["delete", store, "runbook", "--wait", "0.4"]);
-    assert!(!out.status.success());
-    assert!(started.elapsed() >= Duration::from_millis(400));
-    assert!(
-        text(&out.stderr).contains("open for writing in another process"),
-        "{}",
-        text(&out.stderr)
+    finish(child, "the writer child");
+    let theirs: Vec<u64> = std::iter::once(first)
+        .chain(
+            received
+                .try_iter()
+                .filter(|(_, word, _, _)| word == "COMMIT")
+                .map(|(_, _, version, _)| version),
+        )
+        .collect();
+    assert_eq!(
+        theirs.len(),
+        BATCHES as usize,
+        "the child reported every commit"
     );
-    drop(holder);
-    let out = folio(&["delete", store, "runbook", "--wait", "5"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut all: Vec<u64> = mine.iter().chain(&theirs).copied().collect();
+    all.sort();
+    assert!(
+        all.iter().copied().eq(2..=2 * BATCHES + 1),
+        "every commit is its own version: {all:?}"
+    );
+    assert!(
+        mine.windows(2).any(|w| w[1] > w[0] + 1),
+        "the commits interleaved: {mine:?}"
+    );
+    let documents = store.stats().expect("stats").documents;
+    assert_eq!(documents, 2 + BATCHES * (1 + PER_BATCH as u64));
+    drop(store);
+    let mut store = writer_options().open(&path).expect("reopen");
+    let report = store.check_integrity().expect("check");
+    assert!(report.is_consistent(), "{:?}", report.problems);
 }
 
 /// Runs `folio` as a user who may only read `dir`'s files: `nobody` when the tests run as
@@ -447,9 +561,16 @@ fn a_store_the_user_may_only_read_can_be_searched_listed_and_checked() {
     let bytes = std::fs::read(&path).expect("read");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
-    // The user really may not write it: a write command fails.
+    // The user really may not write it: a write command fails, and so does a logged
+    // search, saying why.
     let out = folio_as_reader(dir.path(), &["delete", "s.folio", "lunch"]);
     assert!(!out.status.success(), "the file is writable for this user");
+    let out = folio_as_reader(dir.path(), &["search", "s.folio", "lunch", "--log"]);
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("cannot keep the request log"),
+        "{}",
+        text(&out.stderr)
+    );
     for args in read_commands("s.folio") {
         let out = folio_as_reader(dir.path(), &args);
         assert!(
@@ -591,10 +712,23 @@ fn a_reader_follows_the_writer_without_reopening() {
     let mut reader = reader;
     let report = reader.check_integrity().expect("check");
     assert!(report.is_consistent(), "{:?}", report.problems);
+    // A read-only open that logs writes its log entries, and nothing else.
+    let logger = reader_options()
+        .log_requests(true)
+        .open(&path)
+        .expect("a read-only open of a writable file logs");
+    let id = logger
+        .search(&SearchRequest::text("hotel"))
+        .expect("logged search")
+        .request_id
+        .expect("request id");
     assert!(matches!(
-        reader_options().log_requests(true).open(&path),
-        Err(OpenError::ReadOnlyLog { .. })
+        logger.aliases().set("x", &[route("default", 3, 100)]),
+        Err(IndexError::Storage(StorageError::ReadOnly))
     ));
+    drop(logger);
+    let entries = reader.log().entries().expect("entries");
+    assert!(entries.iter().any(|e| e.request_id == id), "{entries:?}");
 }
 
 #[test]
@@ -753,4 +887,60 @@ fn a_reader_never_serves_what_the_writer_revoked() {
     for target in ["prod", "default@1", "default@2", "default"] {
         assert_eq!(ids(target), ["lunch"], "{target}");
     }
+}
+
+/// A writing process killed at random moments, inside its commits too, while this process
+/// keeps a writing handle open: after each kill this handle commits on the file's last
+/// commit (redb's multi-writer mode picks the file up where the dead writer's last commit
+/// left it), sees every batch the dead writer reported, and the file ends consistent.
+#[test]
+fn a_writer_killed_mid_commit_leaves_the_other_writers_going() {
+    if std::env::var("FOLIO_PROC_WRITER").is_ok() {
+        return;
+    }
+    const KILLS: u64 = 6;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = seeded(dir.path());
+    let store = writer_options().open(&path).expect("writer");
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for kill in 0..KILLS {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let commits = 1 + rng % 12;
+        let mut child = spawn_child("FOLIO_PROC_WRITER", &path);
+        let stdout = child.stdout.take().expect("stdout");
+        // Kept open until the kill, so the child never finds its output closed.
+        let mut lines = BufReader::new(stdout).lines();
+        let reported = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .filter(|l| l.contains("COMMIT "))
+            .take(commits as usize)
+            .count() as u64;
+        // A moment later, often inside the next commit (15 ms apart).
+        std::thread::sleep(Duration::from_micros(rng % 15_000));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap");
+        drop(lines);
+        assert_eq!(reported, commits, "the child reported {commits} commits");
+
+        let mut batch = store.batch();
+        batch.upsert(doc(&format!("k{kill}"), &format!("After kill {kill}.")));
+        batch
+            .commit()
+            .expect("commits after the other writer was killed");
+        let ids = store.document_ids().expect("ids");
+        for b in 1..=commits {
+            assert!(
+                ids.contains(&format!("b{b:04}-0")),
+                "batch {b} the killed writer reported is gone"
+            );
+        }
+        assert!(ids.contains(&format!("k{kill}")));
+    }
+    drop(store);
+    let mut store = writer_options().open(&path).expect("reopen");
+    let report = store.check_integrity().expect("check");
+    assert!(report.is_consistent(), "{:?}", report.problems);
 }

@@ -72,7 +72,7 @@ pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport
 }
 
 fn copy_to(from: &ReadTransaction, path: &Path) -> Result<(usize, u64), BackupError> {
-    let db = writer_at(path, true, || Ok(()))?;
+    let db = writer_at(path, true, false, || Ok(()))?;
     let txn = db.begin_write().map_err(StorageError::from)?;
     let known = tables!(name);
     for table in from.list_tables().map_err(StorageError::from)? {

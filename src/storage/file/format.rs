@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use redb::{Database, ReadTransaction, ReadableDatabase, TableDefinition, TableHandle};
+use redb::{
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, TableDefinition, TableHandle,
+    WriteTransaction,
+};
 
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
@@ -107,6 +110,10 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(META)?;
+        // Another process may have created the store since it was read blank.
+        if meta.read("format_version")?.is_some() {
+            return Ok(());
+        }
         meta.put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
         meta.put("next_rev", 1u64.to_le_bytes().as_slice())?;
         meta.put("next_index", 1u32.to_le_bytes().as_slice())?;
@@ -153,6 +160,21 @@ fn read_format_version(txn: &ReadTransaction) -> Result<Option<u32>, StorageErro
     Ok(Some(u32::from_le_bytes(bytes)))
 }
 
+/// Whether another process upgraded the file since its format was read as `from`: its
+/// `meta` table is sealed (this build's format) or records another version.
+fn upgraded_meanwhile(txn: &WriteTransaction, from: u32) -> Result<bool, StorageError> {
+    match txn.open_table(META) {
+        Ok(_) => Ok(true),
+        Err(redb::TableError::TableTypeMismatch { .. }) => {
+            let unsealed: TableDefinition<&str, &[u8]> = TableDefinition::new(META.name());
+            let meta = txn.open_table(unsealed)?;
+            let found = meta.get("format_version")?.map(|v| v.value().to_vec());
+            Ok(found.as_deref() != Some(from.to_le_bytes().as_slice()))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Refuses a format this build does not read, and upgrades a file of an older format in
 /// place, in one write transaction (`upgrade.rs`: versions before 4 lack what later ones
 /// added, see `storage-format.md`, "Format versions").
@@ -162,6 +184,9 @@ fn check_format(db: &Database, path: &Path, found: u32) -> Result<(), OpenError>
         from @ OLDEST_FORMAT_VERSION..FORMAT_VERSION => {
             let upgraded = (|| -> Result<(), StorageError> {
                 let txn = db.begin_write()?;
+                if upgraded_meanwhile(&txn, from)? {
+                    return Ok(());
+                }
                 upgrade(&txn, from)?;
                 txn.commit()?;
                 Ok(())

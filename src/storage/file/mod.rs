@@ -1,5 +1,5 @@
 //! The file: redb's tables, the records stored in them and their one encoding, opening
-//! and creating the file (one writer, many readers), format checks and in-place upgrades,
+//! and creating the file (any number of writing and reading processes), format checks and in-place upgrades,
 //! the current-ACL bitmaps, and segments' vectors and graphs as blocks.
 
 pub(crate) mod backup;

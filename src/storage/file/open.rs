@@ -1,5 +1,6 @@
-//! Opening the file: one writing process and any number of reading ones (redb's
-//! `ConcurrencyMode::SingleWriter`), waiting for another writer, creation that a crash
+//! Opening the file: any number of writing and reading processes (redb's
+//! `ConcurrencyMode::MultiWriter`: a process holds redb's writer byte only inside a write
+//! transaction), a commit's wait for another process's commit, creation that a crash
 //! cannot leave half done, and the recovery a reader needs after a writer died.
 //! `storage-format.md`, "Processes", states the rules.
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use redb::backends::FileBackend;
 use redb::{
     BackendError, ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadTransaction,
-    ReadableDatabase, WriteTransaction,
+    ReadableDatabase, TransactionError, WriteTransaction,
 };
 
 use crate::storage::error::{OpenError, StorageError};
@@ -33,9 +34,10 @@ pub(crate) fn in_memory_backend() -> impl StorageBackend {
 
 const REDB_CACHE_BYTES: usize = 16 << 20;
 
-/// redb's "writer byte" (redb's `docs/design.md`, "Lock bytes"): the writing process holds
-/// it for as long as it has the file open. folio holds it too while it empties a file whose
-/// creation was cut short, so no redb open can start on the file meanwhile.
+/// redb's "writer byte" (redb's `docs/design.md`, "Lock bytes"): a process holds it while
+/// it is in a write transaction (and while its open recovers the file). folio holds it too
+/// while it empties a file whose creation was cut short, so no redb open can start on the
+/// file meanwhile.
 const REDB_WRITER_BYTE: u64 = 1 << 62;
 
 /// The magic number a redb file starts with once its creation completed.
@@ -49,42 +51,64 @@ const REDB_HEADER_BYTES: u64 = 320;
 /// first layout is about 1 MiB), so a large file of zeros is never taken for one.
 const MAX_UNFINISHED_BYTES: u64 = 16 << 20;
 
-/// How long a waiting open sleeps between attempts.
+/// How long a waiting open, or a commit waiting for another's, sleeps between attempts.
 const WAIT_STEP: Duration = Duration::from_millis(10);
 
-/// The redb handle of an open store: the writer, or a reader that follows the writer's
-/// commits.
+/// The redb handle of an open store: one that may write (beside any number of other
+/// processes that may, each taking redb's writer byte only for a write transaction), or a
+/// reader of a file it cannot write. Either follows the other processes' commits.
 pub(crate) enum Db {
-    Writer(Database),
+    Writer {
+        db: Database,
+        /// How long a write transaction waits for another process's to end.
+        wait: Duration,
+    },
     Reader(ReadOnlyDatabase),
 }
 
 impl Db {
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction, redb::TransactionError> {
         match self {
-            Db::Writer(db) => db.begin_read(),
+            Db::Writer { db, .. } => db.begin_read(),
             Db::Reader(db) => db.begin_read(),
         }
     }
 
-    /// A write transaction; [`StorageError::ReadOnly`] on a read-only store.
+    /// A write transaction, once no other one (in this process or another) is open,
+    /// waiting up to the store's wait for it ([`StorageError::Busy`] after that);
+    /// [`StorageError::ReadOnly`] on a handle that cannot write.
     pub(crate) fn begin_write(&self) -> Result<WriteTransaction, StorageError> {
-        match self {
-            Db::Writer(db) => Ok(db.begin_write()?),
-            Db::Reader(_) => Err(StorageError::ReadOnly),
+        let Db::Writer { db, wait } = self else {
+            return Err(StorageError::ReadOnly);
+        };
+        // Polled rather than blocking in redb, whose wait for the writer byte has no end.
+        let started = Instant::now();
+        loop {
+            match db.try_begin_write() {
+                Err(TransactionError::WouldBlock) => {
+                    let waited = started.elapsed();
+                    if waited >= *wait {
+                        return Err(StorageError::Busy { waited });
+                    }
+                    std::thread::sleep(WAIT_STEP.min(*wait - waited));
+                }
+                other => return Ok(other?),
+            }
         }
     }
 
-    /// The writer's handle, for redb's maintenance (integrity check, file compaction).
+    /// The writing handle, for redb's maintenance (integrity check, file compaction).
     pub(crate) fn writer(&mut self) -> Option<&mut Database> {
         match self {
-            Db::Writer(db) => Some(db),
+            Db::Writer { db, .. } => Some(db),
             Db::Reader(_) => None,
         }
     }
 
-    pub(crate) fn is_reader(&self) -> bool {
-        matches!(self, Db::Reader(_))
+    /// Whether the handle may write the file (a store opened read-only may, for its
+    /// request log).
+    pub(crate) fn can_write(&self) -> bool {
+        matches!(self, Db::Writer { .. })
     }
 }
 
@@ -112,23 +136,26 @@ pub(crate) fn waiting<T>(
     }
 }
 
-/// Opens the file at `path` for writing (creating it when `create`), as the one writer;
-/// `validate` runs before a store is created, before anything is written.
+/// Opens the file at `path` for writing (creating it when `create`), beside the other
+/// processes that have it open; `validate` runs before a store is created, before anything
+/// is written. `check` runs redb's integrity check (see `builder`).
 pub(crate) fn writer_at(
     path: &Path,
     create: bool,
+    check: bool,
     validate: impl FnOnce() -> Result<(), OpenError>,
 ) -> Result<Database, OpenError> {
     if create && !path.exists() {
         validate()?;
-        return writer_file(path, true, || Ok(()));
+        return writer_file(path, true, check, || Ok(()));
     }
-    writer_file(path, create, validate)
+    writer_file(path, create, check, validate)
 }
 
 fn writer_file(
     path: &Path,
     create: bool,
+    check: bool,
     validate: impl FnOnce() -> Result<(), OpenError>,
 ) -> Result<Database, OpenError> {
     let file = OpenOptions::new()
@@ -146,16 +173,17 @@ fn writer_file(
             _ => io_error(path, e),
         })?;
     let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    writer(path, backend, create, validate)
+    writer(path, backend, create, check, validate)
 }
 
-/// Opens `backend` as the one writer. Storage that holds nothing, or a redb creation cut
-/// short, counts as missing: created when `create` (after `validate`), else
+/// Opens `backend` for writing. Storage that holds nothing, or a redb creation cut short,
+/// counts as missing: created when `create` (after `validate`), else
 /// [`OpenError::NotFound`].
 pub(crate) fn writer(
     path: &Path,
     backend: impl StorageBackend,
     create: bool,
+    check: bool,
     validate: impl FnOnce() -> Result<(), OpenError>,
 ) -> Result<Database, OpenError> {
     let found = inspect(&backend).map_err(|e| io_error(path, e))?;
@@ -170,11 +198,12 @@ pub(crate) fn writer(
         start_over(path, &backend)?;
     }
     // A file damaged outside redb can make a trusting open panic; the integrity check
-    // (every page checksum, about one sequential read of the file) reports it instead.
+    // (every page checksum, about one sequential read of the file, under redb's writer
+    // byte) reports it instead.
     let redb_like = looks_like_redb(&backend);
     contained(path, redb_like, || {
         builder(shared)
-            .set_check_integrity_on_open(found == Found::Redb)
+            .set_check_integrity_on_open(check && found == Found::Redb)
             .create_with_backend(backend)
     })
 }
@@ -233,12 +262,13 @@ fn recover(path: &Path) -> Result<(), OpenError> {
     let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
     match contained(path, true, || builder(true).create_with_backend(backend)) {
         // A writer opened it first and recovered it: the reader can go ahead.
-        Ok(_) | Err(OpenError::Locked { .. }) => Ok(()),
+        Ok(_) => Ok(()),
         Err(e) => Err(e),
     }
 }
 
-fn cannot_write(e: &io::Error) -> bool {
+/// Whether opening for writing failed because this user or this mount may only read.
+pub(crate) fn cannot_write(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
@@ -250,7 +280,7 @@ fn builder(shared: bool) -> redb::Builder {
     builder.set_cache_size(REDB_CACHE_BYTES);
     // A backend without range locks (an in-memory one, say) is nobody else's to share.
     if shared {
-        builder.set_concurrency_mode(ConcurrencyMode::SingleWriter);
+        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
     }
     builder
 }

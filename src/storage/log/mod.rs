@@ -1,23 +1,29 @@
 //! The request log: one record per search (opt-in), with what the application attaches
 //! later by id, retention (trim, size cap), and the review of `crate::review` over it.
 //!
-//! Entries are kept in memory and written [`WRITE_EVERY`] at a time in one durable commit
-//! (and when the store closes, and before an annotation, a trim or a file compaction): a
-//! commit per search would cost two fsyncs, since redb's multi-process mode commits in two
-//! phases and refuses commits without one. A crash loses at most the entries not written
-//! yet, never an id: ids are reserved [`RESERVE_IDS`] at a time before any is handed out,
-//! so a lost entry's id is a gap, not the next request's. This handle's [`crate::store::Log::entries`] includes them; other processes see them once
-//! written. The search that finds [`WRITE_EVERY`] entries waiting writes them, outside the
-//! entries' lock, so other searches go on logging; it waits only for another log write or
-//! a commit's short write transaction (a commit builds its graphs before taking it). Letting
-//! searches skip the write while another was under way made the batches, and the file,
-//! wander under a concurrent trim.
+//! Entries are kept in memory and written by a thread behind the searches (`flusher.rs`),
+//! in one durable commit when [`WRITE_EVERY`] wait and at least every second (and when the
+//! store closes, and with an annotation, a trim or a file compaction): a commit per search
+//! would cost two fsyncs, since redb's multi-process mode commits in two phases and
+//! refuses commits without one. A search only appends to memory; it commits itself only
+//! to reserve its handle's first block of ids, or when the thread has fallen
+//! [`WRITE_INLINE`] entries behind. No write holds the entries' lock across its commit: it
+//! copies them, commits, and forgets those it copied. A crash loses at most the entries
+//! not written yet, never an id: ids are reserved [`RESERVE_IDS`] at a time from the
+//! file's counter before any is handed out (the thread reserves the next block when half
+//! of one is left), so a lost entry's id is a gap, not the next request's, and two
+//! processes logging at once never share one. This handle's
+//! [`crate::store::Log::entries`] includes its pending entries; other processes see them
+//! once written.
 //!
 //! Trimming deletes at most [`TRIM_BATCH`] entries per write transaction, so the writes
 //! that share the file wait at most one short commit; searches read snapshots and never
 //! wait.
 
-use parking_lot::Mutex;
+use std::ops::Range;
+use std::sync::{Arc, Weak};
+
+use parking_lot::{Mutex, MutexGuard};
 use redb::{ReadableTableMetadata, WriteTransaction};
 
 use crate::review::{
@@ -31,6 +37,10 @@ use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::{META, REQUEST_LOG};
 use crate::storage::read::catalog::{Catalog, States};
 
+mod flusher;
+
+use flusher::Wake;
+
 /// Log entries are written this many at a time.
 const WRITE_EVERY: usize = 64;
 
@@ -42,6 +52,10 @@ const RESERVE_IDS: u64 = 256;
 /// At most this many entries are deleted per write transaction (trim, size cap).
 pub const TRIM_BATCH: usize = 256;
 
+/// A search writes the pending entries itself only when this many wait: the flusher
+/// thread is not keeping up (or could not start).
+const WRITE_INLINE: usize = 4 * WRITE_EVERY;
+
 /// Logged requests not written yet, and who writes them.
 #[derive(Default)]
 pub(crate) struct RequestLog {
@@ -49,38 +63,137 @@ pub(crate) struct RequestLog {
     /// Held (before `pending`) by whoever writes or removes pending entries, so the
     /// entries a write took are still the oldest pending ones when it has committed.
     writing: Mutex<()>,
+    /// Wakes the thread that writes the entries behind the searches (see `flusher.rs`).
+    wake: Arc<Wake>,
 }
 
 #[derive(Default)]
 struct Pending {
-    /// The id the next entry gets, once known (read from `meta.next_request` at the first).
-    next: Option<u64>,
-    /// Ids below this are reserved in the file (`meta.next_request`): handed out freely.
-    reserved: u64,
+    /// The ids this handle reserved and has not handed out yet: durable in the file
+    /// (`meta.next_request` is past them), so handed out freely.
+    ids: Range<u64>,
+    /// A further block, reserved ahead by a background write (another process may have
+    /// reserved between, so it need not follow `ids`).
+    spare: Option<Range<u64>>,
     entries: Vec<(u64, LoggedRequest)>,
 }
 
 impl Pending {
-    /// The entries as written, with the next id.
-    fn encoded(&self) -> (Option<u64>, Vec<(u64, Vec<u8>)>) {
+    /// The entries as written.
+    fn encoded(&self) -> Vec<(u64, Vec<u8>)> {
         let entries = self.entries.iter().map(|(id, r)| (*id, encode(r)));
-        (self.next, entries.collect())
+        entries.collect()
     }
 
-    /// Writes every entry in one durable commit and forgets them.
-    fn write_all(&mut self, db: &Db) -> Result<(), StorageError> {
-        let (next, entries) = self.encoded();
-        commit_entries(db, next, &entries)?;
-        self.entries.clear();
-        Ok(())
+    /// The next id, if one is reserved.
+    fn take_id(&mut self) -> Option<u64> {
+        if self.ids.is_empty() {
+            self.ids = self.spare.take()?;
+        }
+        self.ids.next()
+    }
+
+    /// Whether a background write should reserve the next block now: less than half a
+    /// block left, and none spare.
+    fn wants_ids(&self) -> bool {
+        self.spare.is_none() && self.ids.end > 0 && self.ids.end - self.ids.start < RESERVE_IDS / 2
+    }
+
+    /// Takes a block reserved after the current one.
+    fn add_ids(&mut self, block: Range<u64>) {
+        if block.start == self.ids.end {
+            self.ids.end = block.end;
+        } else {
+            self.spare = Some(block);
+        }
     }
 }
 
 impl RequestLog {
     /// Writes every pending entry now (a close, a trim, a file compaction).
     pub fn flush(&self, db: &Db) -> Result<(), StorageError> {
-        let _writing = self.writing.lock();
-        self.pending.lock().write_all(db)
+        let writing = self.writing.lock();
+        self.commit_pending(&writing, db, |_| Ok(()))
+    }
+
+    /// Commits the pending entries, with what `also` writes in the same transaction,
+    /// without holding the entries' lock across the commit: searches go on logging
+    /// meanwhile, and only the entries taken are forgotten after it (none on a failure).
+    /// The caller holds `writing`, so no other write takes or changes them meanwhile.
+    fn commit_pending<E: From<StorageError>>(
+        &self,
+        _writing: &MutexGuard<'_, ()>,
+        db: &Db,
+        also: impl FnOnce(&WriteTransaction) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let entries = self.pending.lock().encoded();
+        let txn = db.begin_write()?;
+        also(&txn)?;
+        write_pending(&txn, &entries)?;
+        txn.commit().map_err(StorageError::from)?;
+        // New entries only go at the end.
+        self.pending.lock().entries.drain(..entries.len());
+        Ok(())
+    }
+
+    /// Keeps the flusher out while held: it takes the file's handle only under this lock,
+    /// so a caller that needs the handle to itself (a file compaction, redb's check)
+    /// finds it free.
+    pub(crate) fn quiet(&self) -> MutexGuard<'_, ()> {
+        self.writing.lock()
+    }
+
+    /// The flusher's write: the pending entries, and the next block of ids when this
+    /// handle is running short, so searches seldom reserve one themselves. `false` once
+    /// the store is gone.
+    pub(crate) fn write_behind(&self, db: &Weak<Db>) -> bool {
+        let writing = self.writing.lock();
+        let Some(db) = db.upgrade() else {
+            return false;
+        };
+        // A failed write leaves the entries pending for the next one.
+        let _ = self.write_behind_holding(&writing, &db);
+        // The handle is let go before the lock: see `quiet`.
+        drop(db);
+        true
+    }
+
+    fn write_behind_holding(
+        &self,
+        writing: &MutexGuard<'_, ()>,
+        db: &Db,
+    ) -> Result<(), StorageError> {
+        let (waiting, from) = {
+            let pending = self.pending.lock();
+            let from = pending.wants_ids().then_some(pending.ids.end);
+            (pending.entries.len(), from)
+        };
+        if waiting == 0 && from.is_none() {
+            return Ok(());
+        }
+        let mut block = None;
+        self.commit_pending(writing, db, |txn| {
+            if let Some(from) = from {
+                block = Some(reserve_in(txn, from)?);
+            }
+            Ok::<_, StorageError>(())
+        })?;
+        if let Some(block) = block {
+            self.pending.lock().add_ids(block);
+        }
+        Ok(())
+    }
+
+    /// Starts the thread that writes the entries behind the searches into `db`, until
+    /// the store is gone.
+    pub(crate) fn start_flusher(self: &Arc<Self>, db: Weak<Db>) {
+        let log = self.clone();
+        flusher::start(self.wake.clone(), move || log.write_behind(&db));
+    }
+
+    /// Wakes the flusher, so it finds the store gone and ends.
+    pub(crate) fn stop_flusher(&self) {
+        self.wake.ring();
     }
 }
 
@@ -102,6 +215,12 @@ impl<'s> Logbook<'s> {
 
     fn is_read_only(&self) -> bool {
         self.catalog.is_read_only()
+    }
+
+    /// Whether this handle can write log entries: a read-only store can, when it opened
+    /// its file writable (`StoreBuilder::log_requests`).
+    fn can_log(&self) -> bool {
+        self.db().can_write()
     }
 
     fn snapshot(&self) -> Result<(redb::ReadTransaction, States), StorageError> {
@@ -144,41 +263,32 @@ pub struct LogSize {
 impl Logbook<'_> {
     /// Appends `request` to the request log; returns its request id.
     pub(crate) fn log_request(&self, request: &LoggedRequest) -> Result<u64, StorageError> {
-        if self.is_read_only() {
+        if !self.can_log() {
             return Err(StorageError::ReadOnly);
         }
         let log = &self.log;
         let mut pending = log.pending.lock();
-        let id = match pending.next {
+        let id = match pending.take_id() {
             Some(id) => id,
             None => {
-                read_u64(&self.db().begin_read()?.open_table(META)?, "next_request")?.unwrap_or(1)
+                // At a handle's first search, or when the flusher fell a block behind: a
+                // short durable commit, under the entries' lock so no id is handed out
+                // before its reservation is durable.
+                let from = pending.ids.end;
+                pending.ids = reserve_ids(self.db(), from)?;
+                pending
+                    .take_id()
+                    .ok_or_else(|| StorageError::corrupt("request ids ran out"))?
             }
         };
-        if id >= pending.reserved {
-            // Once per RESERVE_IDS searches (and at a process's first): a short durable
-            // commit, under the entries' lock so no id passes the reservation meanwhile.
-            pending.reserved = reserve_ids(self.db(), id.saturating_add(RESERVE_IDS))?;
-        }
-        pending.next = Some(id.saturating_add(1));
         pending.entries.push((id, request.clone()));
         let waiting = pending.entries.len();
-        if waiting < WRITE_EVERY {
-            return Ok(id);
-        }
-        // Written outside the entries' lock, so other searches keep logging meanwhile; one
-        // write at a time, and none if another write took them first.
         drop(pending);
-        let _writing = log.writing.lock();
-        let pending = log.pending.lock();
-        if pending.entries.len() < WRITE_EVERY {
-            return Ok(id);
+        if waiting >= WRITE_INLINE {
+            log.flush(self.db())?;
+        } else if waiting >= WRITE_EVERY {
+            log.wake.ring();
         }
-        let (next, entries) = pending.encoded();
-        drop(pending);
-        commit_entries(self.db(), next, &entries)?;
-        // Only holders of `writing` remove entries, and new ones go at the end.
-        log.pending.lock().entries.drain(..entries.len());
         Ok(id)
     }
 
@@ -216,30 +326,31 @@ impl Logbook<'_> {
         change: impl FnOnce(&mut LoggedRequest),
     ) -> Result<(), WriteError> {
         let log = &self.log;
-        let _writing = log.writing.lock();
-        let mut pending = log.pending.lock();
-        if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id) {
-            change(request);
-            return Ok(pending.write_all(self.db())?);
-        }
-        let txn = self.db().begin_write()?;
+        let writing = log.writing.lock();
         {
-            let mut log = txn.open_table(REQUEST_LOG)?;
-            let (old, mut request): (usize, LoggedRequest) = match log.read(request_id)? {
+            let mut pending = log.pending.lock();
+            if let Some((_, request)) = pending.entries.iter_mut().find(|(id, _)| *id == request_id)
+            {
+                change(request);
+                drop(pending);
+                return Ok(log.commit_pending(&writing, self.db(), |_| Ok::<_, StorageError>(()))?);
+            }
+        }
+        // Not pending, and only holders of `writing` move entries to the file: it is there
+        // or nowhere.
+        log.commit_pending(&writing, self.db(), |txn| {
+            let mut table = txn.open_table(REQUEST_LOG)?;
+            let (old, mut request): (usize, LoggedRequest) = match table.read(request_id)? {
                 Some(v) => (v.value().len(), decode(v.value(), "logged request")?),
                 None => return Err(WriteError::UnknownRequest { id: request_id }),
             };
             change(&mut request);
             let bytes = encode(&request);
-            log.put(request_id, bytes.as_slice())?;
-            drop(log);
-            add_bytes(&txn, bytes.len() as i64 - old as i64)?;
-        }
-        let (next, entries) = pending.encoded();
-        write_pending(&txn, next, &entries)?;
-        txn.commit()?;
-        pending.entries.clear();
-        Ok(())
+            table.put(request_id, bytes.as_slice())?;
+            drop(table);
+            add_bytes(txn, bytes.len() as i64 - old as i64)?;
+            Ok(())
+        })
     }
 
     /// Every logged request, oldest first.
@@ -335,11 +446,8 @@ impl Logbook<'_> {
         if self.is_read_only() {
             return Err(StorageError::ReadOnly.into());
         }
-        let log = &self.log;
-        let _writing = log.writing.lock();
-        let mut pending = log.pending.lock();
-        let txn = self.db().begin_write()?;
-        {
+        let writing = self.log.writing.lock();
+        self.log.commit_pending(&writing, self.db(), |txn| {
             let mut meta = txn.open_table(META)?;
             match cap {
                 Some(cap) => meta.put("log_cap", cap.to_le_bytes().as_slice())?,
@@ -347,12 +455,8 @@ impl Logbook<'_> {
                     meta.remove("log_cap")?;
                 }
             }
-        }
-        let (next, entries) = pending.encoded();
-        write_pending(&txn, next, &entries)?;
-        txn.commit()?;
-        pending.entries.clear();
-        Ok(())
+            Ok::<_, WriteError>(())
+        })
     }
 
     /// The log's entries and record bytes as written, and its cap.
@@ -367,44 +471,29 @@ impl Logbook<'_> {
     }
 }
 
-/// Writes encoded entries (see [`Pending::encoded`]) in one durable commit.
-fn commit_entries(
-    db: &Db,
-    next: Option<u64>,
-    entries: &[(u64, Vec<u8>)],
-) -> Result<(), StorageError> {
-    if entries.is_empty() {
-        return Ok(());
-    }
+/// Reserves [`RESERVE_IDS`] ids in one durable commit (see [`reserve_in`]).
+fn reserve_ids(db: &Db, from: u64) -> Result<Range<u64>, StorageError> {
     let txn = db.begin_write()?;
-    write_pending(&txn, next, entries)?;
+    let block = reserve_in(&txn, from)?;
     txn.commit()?;
-    Ok(())
+    Ok(block)
 }
 
-/// Reserves the ids below `bound` in one durable commit (`meta.next_request` raised to it,
-/// never lowered); returns the reservation's end.
-fn reserve_ids(db: &Db, bound: u64) -> Result<u64, StorageError> {
-    let txn = db.begin_write()?;
-    let reserved = {
-        let mut meta = txn.open_table(META)?;
-        let reserved = bound.max(read_u64(&meta, "next_request")?.unwrap_or(1));
-        meta.put("next_request", reserved.to_le_bytes().as_slice())?;
-        reserved
-    };
-    txn.commit()?;
-    Ok(reserved)
+/// Reserves [`RESERVE_IDS`] ids from `meta.next_request` (other processes reserve from it
+/// too), at `from` or after: durable once `txn` commits.
+fn reserve_in(txn: &WriteTransaction, from: u64) -> Result<Range<u64>, StorageError> {
+    let mut meta = txn.open_table(META)?;
+    let start = from.max(read_u64(&meta, "next_request")?.unwrap_or(1));
+    let end = start.saturating_add(RESERVE_IDS);
+    meta.put("next_request", end.to_le_bytes().as_slice())?;
+    Ok(start..end)
 }
 
 /// Writes encoded entries, then holds the size cap (deleting at most [`TRIM_BATCH`]).
-fn write_pending(
-    txn: &WriteTransaction,
-    next: Option<u64>,
-    entries: &[(u64, Vec<u8>)],
-) -> Result<(), StorageError> {
-    let Some(next) = next.filter(|_| !entries.is_empty()) else {
+fn write_pending(txn: &WriteTransaction, entries: &[(u64, Vec<u8>)]) -> Result<(), StorageError> {
+    if entries.is_empty() {
         return Ok(());
-    };
+    }
     let mut added = 0i64;
     {
         let mut log = txn.open_table(REQUEST_LOG)?;
@@ -417,10 +506,8 @@ fn write_pending(
         }
     }
     let total = add_bytes(txn, added)?;
-    let mut meta = txn.open_table(META)?;
-    // Never below a reservation: ids up to it may be in callers' hands.
-    let next = next.max(read_u64(&meta, "next_request")?.unwrap_or(1));
-    meta.put("next_request", next.to_le_bytes().as_slice())?;
+    // `meta.next_request` is past every entry's id already: each was reserved.
+    let meta = txn.open_table(META)?;
     if let Some(cap) = read_u64(&meta, "log_cap")? {
         drop(meta);
         let mut over = total.saturating_sub(cap);

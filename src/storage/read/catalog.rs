@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 use redb::{ReadTransaction, WriteTransaction};
@@ -24,7 +24,9 @@ pub(crate) type States = BTreeMap<String, Arc<IndexState>>;
 
 /// The open file, its embedders and its loaded index states.
 pub(crate) struct Catalog {
-    db: Db,
+    /// Shared (weakly) with the request log's flusher thread, which must not keep the
+    /// file open once the store is dropped.
+    db: Arc<Db>,
     path: PathBuf,
     embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
     /// Readers take this lock only to pair a read transaction with the index states (see
@@ -32,8 +34,12 @@ pub(crate) struct Catalog {
     indexes: RwLock<States>,
     /// Indexes that failed to load: the store still opens, to drop them or use the others.
     unavailable: RwLock<BTreeMap<String, UnavailableIndex>>,
-    /// A read-only store's record of the file state its index states were loaded from.
-    follow: Option<Follow>,
+    /// The record of the file state the index states were loaded from: other processes
+    /// may commit at any time, read-only or not.
+    follow: Follow,
+    /// Opened with `StoreBuilder::read_only`: every write refused (the request log aside,
+    /// when the file can be written).
+    read_only: bool,
 }
 
 impl Catalog {
@@ -42,18 +48,19 @@ impl Catalog {
         db: Db,
         path: PathBuf,
         embedder: Arc<dyn Embedder>,
+        read_only: bool,
     ) -> Result<Catalog, OpenError> {
         let txn = db.begin_read()?;
         let loaded = follow::load(&txn, &BTreeMap::new())?;
         drop(txn);
-        let follow = db.is_reader().then(|| Follow::new(loaded.seen));
         let catalog = Catalog {
-            db,
+            db: Arc::new(db),
             path,
             embedders: RwLock::new(HashMap::new()),
             indexes: RwLock::new(loaded.states),
             unavailable: RwLock::new(loaded.unavailable),
-            follow,
+            follow: Follow::new(loaded.seen),
+            read_only,
         };
         catalog.register_embedder(embedder)?;
         Ok(catalog)
@@ -106,14 +113,23 @@ impl Catalog {
         &self.db
     }
 
-    /// The writer's redb handle, for what needs the file to itself (redb's check,
+    /// The open file, for the request log's flusher thread.
+    pub(crate) fn db_weak(&self) -> Weak<Db> {
+        Arc::downgrade(&self.db)
+    }
+
+    /// The writing redb handle, for what needs the file to itself (redb's check,
     /// compaction); `None` on a read-only store.
     pub(crate) fn db_mut(&mut self) -> Option<&mut redb::Database> {
-        self.db.writer()
+        if self.read_only {
+            return None;
+        }
+        // None while the request log's flusher writes (see `RequestLog::quiet`).
+        Arc::get_mut(&mut self.db)?.writer()
     }
 
     pub(crate) fn is_read_only(&self) -> bool {
-        self.db.is_reader()
+        self.read_only
     }
 
     pub(crate) fn index_names(&self) -> Vec<String> {
@@ -146,42 +162,51 @@ impl Catalog {
     /// lock, so the transaction never predates the states: a commit that adds records is
     /// installed after it commits (its new versions are simply not used yet), and one that
     /// deletes records commits and installs under the write lock ([`Catalog::commit_deleting`]).
-    /// A read-only store whose writer (another process) committed since its states were
-    /// loaded brings them up to the transaction first ([`follow`]).
+    /// When a commit (another process's, or this handle's own: it does not record what it
+    /// wrote) changed the file since the states were loaded, they are brought up to the
+    /// transaction first ([`follow`]).
     pub(crate) fn snapshot(&self) -> Result<(ReadTransaction, States), StorageError> {
         {
             let indexes = self.indexes.read();
             let txn = self.db.begin_read()?;
-            match &self.follow {
-                Some(follow) if follow.moved(&txn)? => {}
-                _ => return Ok((txn, indexes.clone())),
+            if !self.follow.moved(&txn)? {
+                return Ok((txn, indexes.clone()));
             }
         }
+        let _one = self.follow.lock();
         self.catch_up()
     }
 
-    /// Loads what the writer committed since this read-only store's states were loaded:
-    /// new versions of the indexes (only their new segments are read), new indexes, and
-    /// drops what is gone.
+    /// Brings the states up to the file's newest commit, for a write about to plan its
+    /// changes: the caller holds a write transaction, so no commit can land meanwhile.
+    pub(crate) fn catch_up_to_write(&self) -> Result<(), StorageError> {
+        let _one = self.follow.lock();
+        let txn = self.db.begin_read()?;
+        if self.follow.moved(&txn)? {
+            drop(txn);
+            self.catch_up()?;
+        }
+        Ok(())
+    }
+
+    /// Loads what was committed since the states were loaded: new versions of the indexes
+    /// (only their new segments are read), new indexes, and drops what is gone. The caller
+    /// holds the follow lock: one catch-up at a time, each on a transaction begun after
+    /// the previous one installed.
     fn catch_up(&self) -> Result<(ReadTransaction, States), StorageError> {
-        let Some(follow) = &self.follow else {
-            return Err(StorageError::corrupt(
-                "only a read-only store follows a writer",
-            ));
-        };
-        // One catch-up at a time, each on a transaction begun after the previous one
-        // installed: the installed states only ever move forward.
-        let _one = follow.lock();
         let txn = self.db.begin_read()?;
         let loaded = follow::load(&txn, &self.indexes())?;
         let mut indexes = self.indexes.write();
         *indexes = loaded.states.clone();
         *self.unavailable.write() = loaded.unavailable;
-        follow.saw(loaded.seen);
+        self.follow.saw(loaded.seen);
         Ok((txn, loaded.states))
     }
 
+    /// Installs the states a commit of this handle made, under the follow lock so no
+    /// catch-up begun before the commit installs older states after them.
     pub(crate) fn install(&self, states: Vec<Arc<IndexState>>) {
+        let _one = self.follow.lock();
         let mut indexes = self.indexes.write();
         for state in states {
             indexes.insert(state.name().to_string(), state);
@@ -195,6 +220,7 @@ impl Catalog {
         txn: WriteTransaction,
         update: impl FnOnce(&mut States),
     ) -> Result<(), StorageError> {
+        let _one = self.follow.lock();
         let mut indexes = self.indexes.write();
         txn.commit()?;
         update(&mut indexes);

@@ -1,4 +1,4 @@
-//! How a read-only store follows the writer's commits (the writer is another process):
+//! How a handle follows the commits of other processes (and, after one of its own, itself):
 //! each read begins a transaction and compares the `indexes` table with the one its index
 //! states were loaded from. The states are a function of those records (every version,
 //! segment and bitmap a record leads to is immutable), so equal records mean the states
@@ -22,11 +22,12 @@ use crate::storage::read::unavailable::UnavailableIndex;
 /// The `indexes` table's entries (name, record bytes), in key order.
 pub(crate) type Seen = Vec<(String, Vec<u8>)>;
 
-/// A read-only store's record of the file state its index states were loaded from.
+/// A store's record of the file state its index states were loaded from.
 pub(crate) struct Follow {
     /// Read under the store's states lock, replaced under its write lock.
     seen: Mutex<Seen>,
-    /// Held while catching up, so catch-ups run one at a time.
+    /// Held while catching up, and while a commit of this handle installs its states, so
+    /// the installed states only move forward.
     catching_up: Mutex<()>,
 }
 

@@ -342,7 +342,10 @@ impl<'s> Batch<'s> {
             let ready = Built::make(&store, state, (&ops, &staged), &mut given, progress)?;
             built.insert(state.name().to_string(), ready);
         }
-        let writer = store.lock_writer()?;
+        let mut turn = store.lock_writer()?;
+        // Again on the file's newest commit: another process may have added an index
+        // that does not load here.
+        store.check_writable()?;
         let indexes = store.indexes();
         let mut plans = Vec::with_capacity(indexes.len());
         let mut truncation = Vec::new();
@@ -360,7 +363,7 @@ impl<'s> Batch<'s> {
             plans.push(IndexPlan::new(state, ready));
         }
         drop((built, given));
-        let txn = store.db().begin_write()?;
+        let txn = turn.txn()?;
         let (mut receipt, documents) = apply(&txn, &ops, &staged, &mut plans)?;
         let large = ops.len() >= TRIM_AFTER_OPS;
         // Freed before the segments are written: they pass through redb's cache.
@@ -382,7 +385,7 @@ impl<'s> Batch<'s> {
                 .filter_map(|p| p.into_state().map(Arc::new))
                 .collect(),
         );
-        drop(writer);
+        drop(turn);
         receipt.truncation = truncation;
         (receipt.merged, receipt.merge_error) =
             crate::storage::write::compact::after_commit(&store, progress);

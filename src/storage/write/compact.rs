@@ -250,7 +250,7 @@ impl Merge {
     /// dead rows, never live again, their records not copied. `None` if the index was
     /// dropped (and created again) meanwhile.
     fn land(self, store: &Writer<'_>) -> Result<Option<Compaction>, IndexError> {
-        let _writer = store.lock_writer()?;
+        let mut turn = store.lock_writer()?;
         let Some(state) = store.index(self.state.name()).filter(|now| {
             let head = now.head();
             now.id() == self.state.id()
@@ -286,7 +286,7 @@ impl Merge {
             .filter(|(_, old)| still.contains(*old))
             .collect();
         let version = record.head + 1;
-        let txn = store.db().begin_write()?;
+        let txn = turn.txn()?;
         let mut current = CurrentAcl::new(id);
         {
             let mut children = txn.open_table(CHILDREN)?;

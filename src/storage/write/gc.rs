@@ -79,8 +79,8 @@ impl Writer<'_> {
     pub(crate) fn set_retention(&self, policy: Retention) -> Result<(), IndexError> {
         validate(policy)?;
         self.check_writable()?;
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         {
             let mut meta = txn.open_table(META)?;
             match policy.encode() {
@@ -108,9 +108,10 @@ impl Writer<'_> {
     /// Deletes every version `policy` lets go (the head and named versions always stay)
     /// and everything only those versions used.
     fn collect(&self, policy: Retention) -> Result<GcReport, IndexError> {
-        // An index that did not load would keep nothing it uses.
+        let mut turn = self.lock_writer()?;
+        // An index that did not load would keep nothing it uses (checked on the file's
+        // newest commit, which the turn brought the states up to).
         self.check_writable()?;
-        let _writer = self.lock_writer()?;
         let indexes = self.indexes();
         // Planned on a read transaction: with the writer lock held, nothing it reads can
         // change before the write transaction below.
@@ -126,7 +127,7 @@ impl Writer<'_> {
             (garbage, current)
         };
         let mut report = GcReport::default();
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         {
             let mut versions = txn.open_table(VERSIONS)?;
             let mut segments = txn.open_table(SEGMENTS)?;

@@ -169,8 +169,8 @@ impl Writer<'_> {
             ));
             let documents = docs.len() as u64;
             let build = IndexBuild::prepare(self, &empty, docs, progress)?;
-            let _writer = match held {
-                Some(writer) => writer,
+            let mut turn = match held {
+                Some(turn) => turn,
                 None => self.lock_writer()?,
             };
             if attempt < UNLOCKED_TRIES {
@@ -185,7 +185,7 @@ impl Writer<'_> {
                 what: "index ids",
             })?;
             let report = build.report.clone();
-            let txn = self.db().begin_write()?;
+            let txn = turn.txn()?;
             txn.open_table(META)?
                 .put("next_index", next.to_le_bytes().as_slice())?;
             create_index_tables(&txn, name, &record)?;
@@ -265,7 +265,7 @@ impl Writer<'_> {
         if name == DEFAULT_INDEX {
             return Err(IndexError::DefaultIndex);
         }
-        let _writer = self.lock_writer()?;
+        let mut turn = self.lock_writer()?;
         // An index that failed to load is dropped by its id all the same.
         let id = match self.index(name) {
             Some(state) => state.id(),
@@ -277,7 +277,7 @@ impl Writer<'_> {
                     .id
             }
         };
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         if let Some(alias) = self.aliases_of(&txn, id)?.into_iter().next() {
             return Err(IndexError::IndexInUse {
                 index: name.to_string(),

@@ -59,9 +59,9 @@ impl Writer<'_> {
 
     pub(crate) fn tag(&self, index: &str, version: u64, tag: &str) -> Result<(), IndexError> {
         validate_name(tag, NameKind::Tag)?;
-        let _writer = self.lock_writer()?;
+        let mut turn = self.lock_writer()?;
         let state = self.state_of(index)?;
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         if !version_exists(&txn, state.id(), version)? {
             return Err(IndexError::UnknownVersion {
                 index: index.to_string(),
@@ -91,9 +91,9 @@ impl Writer<'_> {
     }
 
     pub(crate) fn remove_tag(&self, index: &str, tag: &str) -> Result<u64, IndexError> {
-        let _writer = self.lock_writer()?;
+        let mut turn = self.lock_writer()?;
         let state = self.state_of(index)?;
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         let version = txn
             .open_table(TAGS)?
             .take((state.id(), tag))?
@@ -122,8 +122,8 @@ impl Writer<'_> {
             )
             .into());
         }
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         // Under the writer lock, so an index being created cannot take the name meanwhile.
         if txn.open_table(INDEXES)?.get(alias)?.is_some() {
             return Err(IndexError::NameTaken {
@@ -165,8 +165,8 @@ impl Writer<'_> {
     }
 
     pub(crate) fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         if txn.open_table(ALIASES)?.remove(alias)?.is_none() {
             return Err(IndexError::UnknownAlias {
                 name: alias.to_string(),
@@ -177,8 +177,8 @@ impl Writer<'_> {
     }
 
     pub(crate) fn rollback(&self, target: &str, version: u64) -> Result<Rollback, IndexError> {
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         let result = if let Some(state) = self.index(target) {
             if !version_exists(&txn, state.id(), version)? {
                 return Err(IndexError::UnknownVersion {
@@ -242,9 +242,9 @@ impl Writer<'_> {
     }
 
     pub(crate) fn unpin(&self, index: &str) -> Result<Option<u64>, IndexError> {
-        let _writer = self.lock_writer()?;
+        let mut turn = self.lock_writer()?;
         let state = self.state_of(index)?;
-        let txn = self.db().begin_write()?;
+        let txn = turn.txn()?;
         let old = txn
             .open_table(SERVING)?
             .take(state.id())?

@@ -22,8 +22,8 @@ impl Writer<'_> {
             return Err(refused().into());
         }
         let value = encode_file_root(root).ok_or_else(refused)?;
-        let _writer = self.lock_writer()?;
-        let txn = self.db().begin_write()?;
+        let mut turn = self.lock_writer()?;
+        let txn = turn.txn()?;
         txn.open_table(META)?.put(FILE_ROOT, value.as_slice())?;
         txn.commit()?;
         Ok(())

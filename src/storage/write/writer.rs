@@ -1,5 +1,6 @@
-//! What every write of a handle shares: the lock that serialises its commits, the locks
-//! that keep two merges of one index apart, and the settings writes follow.
+//! What every write of a handle shares: the turn that serialises its commits (and, through
+//! redb's writer byte, every process's), the locks that keep two merges of one index
+//! apart, and the settings writes follow.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,6 +41,25 @@ impl WriteLocks {
     }
 }
 
+/// A write's turn (see [`Writer::lock_writer`]): the handle's writer lock and the write
+/// transaction begun under it.
+pub(crate) struct Turn<'s> {
+    _serial: MutexGuard<'s, ()>,
+    txn: Option<WriteTransaction>,
+    db: &'s Db,
+}
+
+impl Turn<'_> {
+    /// The write transaction the turn began: the one a write commits; a later one (a write
+    /// in several commits) begins afresh, still in this handle's turn.
+    pub(crate) fn txn(&mut self) -> Result<WriteTransaction, StorageError> {
+        match self.txn.take() {
+            Some(txn) => Ok(txn),
+            None => self.db.begin_write(),
+        }
+    }
+}
+
 /// A write in progress: the catalog it changes and the handle's write locks.
 #[derive(Clone, Copy)]
 pub(crate) struct Writer<'s> {
@@ -52,13 +72,23 @@ impl<'s> Writer<'s> {
         Writer { catalog, locks }
     }
 
-    /// Serialises this handle's writers; [`StorageError::ReadOnly`] on a read-only store,
-    /// before any work is done.
-    pub(crate) fn lock_writer(&self) -> Result<MutexGuard<'s, ()>, StorageError> {
+    /// This write's turn: after this handle's other writers, a write transaction (waiting
+    /// for another process's commit up to the store's wait), and the index states brought
+    /// up to the file's newest commit, which no process can change until the turn ends, so
+    /// what the write plans from them stays true. [`StorageError::ReadOnly`] on a read-only
+    /// store, before any work is done.
+    pub(crate) fn lock_writer(&self) -> Result<Turn<'s>, StorageError> {
         if self.catalog.is_read_only() {
             return Err(StorageError::ReadOnly);
         }
-        Ok(self.locks.writer.lock())
+        let serial = self.locks.writer.lock();
+        let txn = self.catalog.db().begin_write()?;
+        self.catalog.catch_up_to_write()?;
+        Ok(Turn {
+            _serial: serial,
+            txn: Some(txn),
+            db: self.catalog.db(),
+        })
     }
 
     /// The lock that serialises the merges of index `name`.

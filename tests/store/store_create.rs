@@ -7,11 +7,10 @@
 //! every open refuses.
 
 use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use folio::chunk::ChunkSpec;
-use folio::store::{IndexError, NameKind, OpenError, Progress, StoreBuilder};
+use folio::store::{IndexError, NameKind, OpenError, Store, StoreBuilder};
 use folio_testkit::versions::{config_like_default, doc, route, small_options, TestBackend};
 
 fn no_create() -> StoreBuilder {
@@ -120,67 +119,69 @@ fn an_empty_file_or_an_unfinished_redb_creation_becomes_a_store() {
     ));
 }
 
-/// Runs `during` once, while `create_index` builds.
-struct DuringBuild {
-    during: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+/// Claims the name `twin` as an index or as an alias.
+fn claim(store: &Store, as_index: bool) -> Result<(), IndexError> {
+    if as_index {
+        let config = config_like_default(store, ChunkSpec::default());
+        store.indexes().create("twin", config).map(drop)
+    } else {
+        store.aliases().set("twin", &[route("default", 1, 100)])
+    }
 }
 
-impl Progress for DuringBuild {
-    fn stage(&self, _: &str, _: u64) {
-        if let Some(during) = self.during.lock().expect("lock").take() {
-            during();
+/// While one claim of a name commits (its syncs slowed, so it holds the writer for a
+/// second), a claim of the same name as the other kind starts: it must be refused. A
+/// check made before the second claim takes the writer would see nothing committed yet,
+/// and both would get the name.
+fn second_claim_while_the_first_commits(first_as_index: bool) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    let backend = TestBackend::open(&path);
+    let (syncs, delay) = (backend.syncs.clone(), backend.sync_delay_ms.clone());
+    let store = small_options()
+        .open_with_backend(&path, backend)
+        .expect("create");
+    store
+        .upsert(doc("d1", "Deploys and rollbacks."))
+        .expect("upsert");
+    delay.store(500, Ordering::SeqCst);
+    let before = syncs.load(Ordering::SeqCst);
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| claim(&store, first_as_index));
+        // One sync of the first claim's commit is done; the next one sleeps too.
+        while syncs.load(Ordering::SeqCst) == before {
+            std::thread::sleep(Duration::from_millis(5));
         }
-    }
-    fn advance(&self, _: u64) {}
-    fn set_done(&self, _: u64) {}
+        let second = claim(&store, !first_as_index);
+        (first.join().expect("first claim"), second)
+    });
+    delay.store(0, Ordering::SeqCst);
+    assert!(first.is_ok(), "the first claim takes the name: {first:?}");
+    let kind = if first_as_index {
+        NameKind::Index
+    } else {
+        NameKind::Alias
+    };
+    assert!(
+        matches!(&second, Err(IndexError::NameTaken { name, other }) if name == "twin" && *other == kind),
+        "the second claim is refused: {second:?}"
+    );
+    let indexed = store.index_names().iter().any(|n| n == "twin");
+    let aliased = store
+        .aliases()
+        .list()
+        .expect("aliases")
+        .iter()
+        .any(|a| a.name == "twin");
+    assert_eq!((indexed, aliased), (first_as_index, !first_as_index));
 }
 
 #[test]
-fn an_alias_cannot_take_the_name_of_an_index_created_meanwhile() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = small_options()
-        .open(dir.path().join("s.folio"))
-        .expect("create");
-    let mut batch = store.batch();
-    batch.upsert(doc("d1", "Deploys and rollbacks."));
-    batch.commit().expect("commit");
-    let (send, result) = mpsc::channel();
-    let other = store.clone();
-    let progress = DuringBuild {
-        during: Mutex::new(Some(Box::new(move || {
-            // While the index is being built: an alias of the same name.
-            std::thread::spawn(move || {
-                let _ = send.send(other.aliases().set("twin", &[route("default", 1, 100)]));
-            });
-            // Long enough for the alias to be checked and wait for the writer lock.
-            std::thread::sleep(Duration::from_millis(300));
-        }))),
-    };
-    let config = config_like_default(&store, ChunkSpec::default());
-    let index = store.indexes().create_with("twin", config, &progress);
-    let alias = result.recv().expect("alias result");
-    // Whichever takes the writer lock first gets the name; the other is refused.
-    let aliases = store.aliases().list().expect("aliases");
-    let indexed = store.index_names().iter().any(|n| n == "twin");
-    match (&index, &alias) {
-        (
-            Ok(_),
-            Err(IndexError::NameTaken {
-                name,
-                other: NameKind::Index,
-            }),
-        ) => {
-            assert!(name == "twin" && aliases.is_empty() && indexed);
-        }
-        (
-            Err(IndexError::NameTaken {
-                name,
-                other: NameKind::Alias,
-            }),
-            Ok(()),
-        ) => {
-            assert!(name == "twin" && aliases.len() == 1 && !indexed);
-        }
-        _ => panic!("exactly one may have the name: index {index:?}, alias {alias:?}"),
-    }
+fn an_alias_cannot_take_the_name_of_an_index_being_committed() {
+    second_claim_while_the_first_commits(true);
+}
+
+#[test]
+fn an_index_cannot_take_the_name_of_an_alias_being_committed() {
+    second_claim_while_the_first_commits(false);
 }

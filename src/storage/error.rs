@@ -18,8 +18,10 @@ pub enum StorageError {
     /// redb failed (I/O, a full disk).
     #[error("storage: {0}")]
     Redb(redb::Error),
-    /// The file holds bytes folio cannot decode: it was damaged or written by something else.
-    #[error("the store is corrupt: {0}")]
+    /// The file holds bytes folio cannot decode, or rows that disagree (a record names a row
+    /// that is not there): every value verified, so a page lost whole entries, or something
+    /// other than folio wrote the file. Damage either way.
+    #[error("the store is damaged: {0}")]
     Corrupt(String),
     /// A stored value fails its checksum (`storage-format.md`, "Checksums"): the page that
     /// holds it was damaged after folio wrote it. Nothing was answered from it.
@@ -52,11 +54,12 @@ impl StorageError {
         StorageError::Corrupt(what.into())
     }
 
-    /// Whether the file was found damaged (a checksum, or a page redb cannot read).
+    /// Whether the file was found damaged (a checksum, a page redb cannot read, or rows that
+    /// disagree).
     pub fn is_damage(&self) -> bool {
         matches!(
             self,
-            StorageError::Damaged { .. } | StorageError::DamagedPage(_)
+            StorageError::Damaged { .. } | StorageError::DamagedPage(_) | StorageError::Corrupt(_)
         )
     }
 }

@@ -13,6 +13,7 @@ use crate::embed::identity_of;
 use crate::embed::Embedder;
 use crate::storage::error::{OpenError, ReadError, StorageError, WriteError};
 use crate::storage::file::open::Db;
+use crate::storage::file::sealed::contain;
 use crate::storage::read::follow::{self, Follow};
 use crate::storage::read::snapshot::Snapshot;
 use crate::storage::read::state::IndexState;
@@ -51,7 +52,7 @@ impl Catalog {
         read_only: bool,
     ) -> Result<Catalog, OpenError> {
         let txn = db.begin_read()?;
-        let loaded = follow::load(&txn, &BTreeMap::new())?;
+        let loaded = contain(|| follow::load(&txn, &BTreeMap::new()))?;
         drop(txn);
         let catalog = Catalog {
             db: Arc::new(db),
@@ -195,7 +196,7 @@ impl Catalog {
     /// the previous one installed.
     fn catch_up(&self) -> Result<(ReadTransaction, States), StorageError> {
         let txn = self.db.begin_read()?;
-        let loaded = follow::load(&txn, &self.indexes())?;
+        let loaded = contain(|| follow::load(&txn, &self.indexes()))?;
         let mut indexes = self.indexes.write();
         *indexes = loaded.states.clone();
         *self.unavailable.write() = loaded.unavailable;

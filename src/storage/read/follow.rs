@@ -14,7 +14,7 @@ use redb::ReadTransaction;
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, IndexRecord};
-use crate::storage::file::sealed::ReadSealed;
+use crate::storage::file::sealed::{contain, ReadSealed};
 use crate::storage::file::tables::INDEXES;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::unavailable::UnavailableIndex;
@@ -94,11 +94,10 @@ pub(crate) fn load(
             (Some(state), _) if *state.record() == record => Ok(state.clone()),
             // Graph parameters an older folio accepted would fail at the next graph build.
             (_, Err(e)) => Err(format!("its graph parameter {e}")),
-            (Some(state), Ok(())) if state.id() == id => state
-                .advance(txn, record)
+            (Some(state), Ok(())) if state.id() == id => contain(|| state.advance(txn, record))
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
-            (_, Ok(())) => IndexState::load(txn, name, record)
+            (_, Ok(())) => contain(|| IndexState::load(txn, name, record))
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
         };

@@ -338,8 +338,8 @@ impl Store {
     }
     /// Copies what is reachable in the damaged store at `damaged` into a new store at
     /// `dest` (which must not exist), made with `options` (whose embedder must be the one
-    /// the default index was built with). When every row of every table verifies (the
-    /// request log's damaged entries aside) and the copy passes the integrity check, the
+    /// the default index was built with). When every row of every table verifies (damaged
+    /// log entries, tags and aliases aside) and the copy passes the integrity check, the
     /// store is copied whole, history included (versions, tags, aliases, serving pins, the
     /// request log, the file root, the retention policy). Otherwise every index definition
     /// and every document (text, title, source, format, ACL, dates, metadata) found through

@@ -493,10 +493,11 @@ fn flip_every(bytes: &[u8], text: &[u8]) -> Vec<u8> {
     damaged
 }
 
-/// `folio recover` keeps history when the damage spares it: an undamaged store and one
-/// whose only damage is a request-log entry are copied whole (every version, the tag, the
-/// alias and the log's other entries), answering `index@tag`, the alias and the old
-/// version as the original did; damage to a document's text loses history, and says so.
+/// `folio recover` keeps history when the damage spares it: an undamaged store, one whose
+/// only damage is a request-log entry and one whose only damage is its tag are copied
+/// whole (every version, the undamaged tag, alias and log entries), answering `index@tag`,
+/// the alias and the old version as the original did; damage to a document's text loses
+/// history, and says so.
 #[test]
 fn recover_carries_history_when_the_damage_spares_it() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -566,6 +567,29 @@ fn recover_carries_history_when_the_damage_spares_it() {
         size.entries == 1 && size.bytes > 0 && size.bytes < log.bytes,
         "the log's bytes count the entry carried: {size:?} of {log:?}"
     );
+
+    // A damaged tag is left out: the rest, the versions it named included, is carried.
+    let (report, store) = recovered("tag", &flip_every(&bytes, b"launch"));
+    assert!(report.whole, "tag: not copied whole: {:?}", report.lost);
+    assert!(
+        report.tags.is_empty() && report.lost.iter().any(|l| l.contains("table `tags`")),
+        "the damaged tag is named lost: {report:?}"
+    );
+    assert_eq!(report.versions.get("default"), Some(&versions));
+    assert_eq!(report.aliases, ["live"]);
+    let spared: Vec<_> = expected
+        .iter()
+        .filter(|(what, _)| !what.contains("@launch"))
+        .cloned()
+        .collect();
+    let got: Vec<_> = answers(&store, &ids, &targets)
+        .into_iter()
+        .filter(|(what, _)| !what.contains("@launch"))
+        .collect();
+    assert_eq!(got, spared, "tag: the other answers differ");
+    assert!(store
+        .search(&SearchRequest::text("budget").target("default@launch"))
+        .is_err());
 
     let (report, store) = recovered("text", &flip_every(&bytes, b"A new budget"));
     assert!(!report.whole);

@@ -48,14 +48,20 @@ pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport
     copy_file(from, dest, None)
 }
 
+/// Whether no other row depends on the rows of table `name` (the request log, tags,
+/// aliases): a recovery leaves out their damaged rows and copies the rest of the store.
+fn spared(name: &str) -> bool {
+    [REQUEST_LOG.name(), TAGS.name(), ALIASES.name()].contains(&name)
+}
+
 /// Copies the state `from` reads into a new store at `dest`, which must not exist. A
-/// damaged row stops the copy, except in the request log when `spared_log` is given (a
-/// recovery): the log answers no search, so its damaged entries are left out and named
-/// there, and `meta.log_bytes` counts the entries copied.
+/// damaged row stops the copy, except in the [`spared`] tables when `spared` is given (a
+/// recovery): their damaged rows are left out and named there, and `meta.log_bytes`
+/// counts the log entries copied.
 pub(crate) fn copy_file(
     from: &ReadTransaction,
     dest: &Path,
-    mut spared_log: Option<&mut Vec<String>>,
+    mut spared: Option<&mut Vec<String>>,
 ) -> Result<BackupReport, BackupError> {
     if dest.exists() {
         return Err(BackupError::Exists(dest.to_path_buf()));
@@ -65,7 +71,7 @@ pub(crate) fn copy_file(
     let partial = PathBuf::from(partial);
     // A copy this process left when it was cut short would be opened, not made anew.
     let _ = std::fs::remove_file(&partial);
-    let copied = copy_to(from, &partial, &mut spared_log);
+    let copied = copy_to(from, &partial, &mut spared);
     let renamed = copied.and_then(|(tables, rows)| {
         std::fs::rename(&partial, dest).map_err(|source| BackupError::Io {
             path: dest.to_path_buf(),
@@ -88,7 +94,7 @@ pub(crate) fn copy_file(
 fn copy_to(
     from: &ReadTransaction,
     path: &Path,
-    spared_log: &mut Option<&mut Vec<String>>,
+    lost: &mut Option<&mut Vec<String>>,
 ) -> Result<(usize, u64), BackupError> {
     let db = writer_at(path, true, false, || Ok(()))?;
     let txn = db.begin_write().map_err(StorageError::from)?;
@@ -101,7 +107,7 @@ fn copy_to(
         }
     }
     let rows = contain(|| {
-        tables!(copy(from, &txn, spared_log))
+        tables!(copy(from, &txn, lost))
             .into_iter()
             .sum::<Result<u64, StorageError>>()
     })?;
@@ -112,11 +118,11 @@ fn copy_to(
 /// Copies one table's rows in key order (a table the source lacks is made empty), each
 /// verified: a damaged store is refused rather than copied with its damage, and so is a
 /// table yielding fewer rows than redb records for it (a damaged page that lost entries).
-/// The request log is the exception when `spared_log` is given.
+/// A [`spared`] table is the exception when `lost` is given.
 fn copy<K: Key + 'static>(
     from: &ReadTransaction,
     to: &WriteTransaction,
-    spared_log: &mut Option<&mut Vec<String>>,
+    lost: &mut Option<&mut Vec<String>>,
     definition: TableDefinition<K, Sealed>,
 ) -> Result<u64, StorageError> {
     let mut target = to.open_table(definition)?;
@@ -125,8 +131,8 @@ fn copy<K: Key + 'static>(
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
         Err(e) => return Err(e.into()),
     };
-    let mut spared = match spared_log {
-        Some(lost) if definition.name() == REQUEST_LOG.name() => Some(&mut **lost),
+    let mut leave_out = match lost {
+        Some(lost) if spared(definition.name()) => Some(&mut **lost),
         _ => None,
     };
     let recorded = source.len()?;
@@ -141,14 +147,14 @@ fn copy<K: Key + 'static>(
             }
             Err(e) => e,
         };
-        match spared.as_deref_mut() {
+        match leave_out.as_deref_mut() {
             Some(lost) if matches!(e, StorageError::Damaged { .. }) => lost.push(e.to_string()),
-            // The rest of the log is behind a page redb cannot follow: counted below.
+            // The rest of the table is behind a page redb cannot follow: counted below.
             Some(_) if e.is_damage() => break,
             _ => return Err(e),
         }
     }
-    match spared {
+    match leave_out {
         None if rows != recorded => Err(StorageError::DamagedPage(format!(
             "table `{}`: {rows} rows read of the {recorded} redb records",
             definition.name()
@@ -157,12 +163,15 @@ fn copy<K: Key + 'static>(
         Some(lost) => {
             if rows != recorded {
                 lost.push(format!(
-                    "request log: {} of its {recorded} entries not copied",
+                    "table `{}`: {} of its {recorded} rows not copied",
+                    definition.name(),
                     recorded.saturating_sub(rows)
                 ));
             }
-            to.open_table(META)?
-                .put("log_bytes", bytes.to_le_bytes().as_slice())?;
+            if definition.name() == REQUEST_LOG.name() {
+                to.open_table(META)?
+                    .put("log_bytes", bytes.to_le_bytes().as_slice())?;
+            }
             Ok(rows)
         }
     }

@@ -31,9 +31,10 @@ pub struct RecoveryReport {
     pub indexes: Vec<String>,
     /// The documents copied (text, title, source, format, ACL, dates, metadata).
     pub documents: u64,
-    /// The store was copied whole (every row verified, the request log's damaged entries
-    /// aside, and the copy passed the integrity check): every version, tag, alias, serving
-    /// pin, the request log, the file root and the retention policy came along. Otherwise
+    /// The store was copied whole (every row verified, the damaged entries of the request
+    /// log, tags and aliases aside, and the copy passed the integrity check): every version,
+    /// tag, alias, serving pin, the request log, the file root and the retention policy
+    /// came along (but the damaged entries, listed in `lost`). Otherwise
     /// the documents were ingested again, and history is among the losses.
     pub whole: bool,
     /// The versions carried, per index (none unless `whole`).
@@ -44,8 +45,8 @@ pub struct RecoveryReport {
     pub aliases: Vec<String>,
     /// What could not be copied: damaged rows (table and key), documents whose revision
     /// or text is damaged (by id), indexes that could not be defined again, the history
-    /// (and why) when the store could not be copied whole, the request log's damaged
-    /// entries.
+    /// (and why) when the store could not be copied whole, the damaged entries of the
+    /// request log, tags and aliases a whole copy left out.
     pub lost: Vec<String>,
 }
 
@@ -99,7 +100,8 @@ pub(crate) fn reachable(path: &Path) -> Result<Reachable, OpenError> {
 
 /// Copies the store at `path` whole into a new store at `dest`, every row verified (a
 /// damaged one, or a table short of the rows redb records, stops the copy and leaves no
-/// file at `dest`), but for the request log's damaged entries: left out, and returned.
+/// file at `dest`), but for the damaged rows of the request log, tags and aliases: left
+/// out, and returned.
 pub(crate) fn copy_whole(path: &Path, dest: &Path) -> Result<Vec<String>, BackupError> {
     let db = open(path)?;
     let txn = begin(&db, path)?;

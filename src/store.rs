@@ -383,10 +383,17 @@ impl Store {
                 Ok(report) => return Ok(report),
                 Err(why) => lost.push(format!("{HISTORY} not carried: the whole copy {why}")),
             },
-            Err(BackupError::Storage(e)) if e.is_damage() => {
+            Err(e)
+                if matches!(&e, BackupError::Open(OpenError::Damaged { .. }))
+                    || matches!(&e, BackupError::Storage(s) if s.is_damage()) =>
+            {
                 lost.push(format!("{HISTORY} not carried: {e}"))
             }
             Err(e) => return Err(RecoverError::Copy(Box::new(e))),
+        }
+        // A whole copy that could not be removed is never filled on top of.
+        if dest.exists() {
+            return Err(RecoverError::Exists(dest.to_path_buf()));
         }
         let store = options
             .open(dest)

@@ -34,8 +34,8 @@ pub struct RecoveryReport {
     /// The store was copied whole (every row verified, the damaged entries of the request
     /// log, tags and aliases aside, and the copy passed the integrity check): every version,
     /// tag, alias, serving pin, the request log, the file root and the retention policy
-    /// came along (but the damaged entries, listed in `lost`). Otherwise
-    /// the documents were ingested again, and history is among the losses.
+    /// came along (but the damaged entries, listed in `lost`). Otherwise the documents
+    /// were ingested again, and history is among the losses.
     pub whole: bool,
     /// The versions carried, per index (none unless `whole`).
     pub versions: BTreeMap<String, Vec<u64>>,

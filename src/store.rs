@@ -61,6 +61,10 @@ use crate::storage::file::sealed::contain;
 
 /// Documents a recovery writes per commit.
 const RECOVERY_BATCH: usize = 256;
+
+/// What a recovery that cannot copy the store whole loses besides damaged rows.
+const HISTORY: &str = "history (versions, tags, aliases, serving pins, the request log)";
+
 use crate::storage::log::{Logbook, RequestLog};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::write::writer::{WriteLocks, Writer};
@@ -333,13 +337,16 @@ impl Store {
         self.inner.catalog.backup(dest.as_ref())
     }
     /// Copies what is reachable in the damaged store at `damaged` into a new store at
-    /// `dest` (which must not exist), made with `options`: every index definition and every
-    /// document (text, title, source, format, ACL, dates, metadata) found through redb's
-    /// trees whose rows verify, written in new commits (the documents re-embedded by the
-    /// indexes' embedders: `options`' embedder must be the one the default index was built
-    /// with; another index is defined again when built with that one too). History
-    /// (versions, tags, aliases, pins) and the request log are not carried over. The report
-    /// lists what could not be read (`storage-format.md`, "Recovering a damaged store").
+    /// `dest` (which must not exist), made with `options` (whose embedder must be the one
+    /// the default index was built with). When every row of every table verifies (damaged
+    /// log entries, tags and aliases aside) and the copy passes the integrity check, the
+    /// store is copied whole, history included (versions, tags, aliases, serving pins, the
+    /// request log, the file root, the retention policy). Otherwise every index definition
+    /// and every document (text, title, source, format, ACL, dates, metadata) found through
+    /// redb's trees whose rows verify is written in new commits (the documents re-embedded
+    /// by the indexes' embedders; another index is defined again when built with the given
+    /// embedder too), and history is lost. The report lists what was carried and what could
+    /// not be read (`storage-format.md`, "Recovering a damaged store").
     pub fn recover(
         damaged: impl AsRef<Path>,
         dest: impl AsRef<Path>,
@@ -370,6 +377,23 @@ impl Store {
             None => lost.push(format!(
                 "index `{DEFAULT_INDEX}`: no definition could be read; made with the options given"
             )),
+        }
+        match recover::copy_whole(damaged.as_ref(), dest) {
+            Ok(spared) => match carried(dest, options.clone(), spared) {
+                Ok(report) => return Ok(report),
+                Err(why) => lost.push(format!("{HISTORY} not carried: the whole copy {why}")),
+            },
+            Err(e)
+                if matches!(&e, BackupError::Open(OpenError::Damaged { .. }))
+                    || matches!(&e, BackupError::Storage(s) if s.is_damage()) =>
+            {
+                lost.push(format!("{HISTORY} not carried: {e}"))
+            }
+            Err(e) => return Err(RecoverError::Copy(Box::new(e))),
+        }
+        // A whole copy that could not be removed is never filled on top of.
+        if dest.exists() {
+            return Err(RecoverError::Exists(dest.to_path_buf()));
         }
         let store = options
             .open(dest)
@@ -408,6 +432,7 @@ impl Store {
             indexes,
             documents,
             lost,
+            ..RecoveryReport::default()
         })
     }
     /// Checks the whole store: redb's check (when this is the only handle), then that every
@@ -832,4 +857,51 @@ impl query::Handle for Store {
     fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError {
         self.inner.catalog.explain_unresolved(target, error)
     }
+}
+
+/// The report of a whole copy at `dest`, opened with `options` and checked; `Err` says why
+/// the copy cannot stand (it is then removed, and the recovery ingests the documents).
+fn carried(
+    dest: &Path,
+    options: StoreBuilder,
+    lost: Vec<String>,
+) -> Result<RecoveryReport, String> {
+    let read = || -> Result<RecoveryReport, String> {
+        let mut store = options
+            .create(false)
+            .read_only(true)
+            .log_requests(false)
+            .open(dest)
+            .map_err(|e| format!("does not open: {e}"))?;
+        let check = store.check_integrity().map_err(|e| e.to_string())?;
+        if !check.is_consistent() {
+            return Err(format!("fails the check: {}", check.problems.join("; ")));
+        }
+        let mut report = RecoveryReport {
+            path: dest.to_path_buf(),
+            indexes: store.index_names(),
+            documents: store.document_ids().map_err(|e| e.to_string())?.len() as u64,
+            whole: true,
+            lost,
+            ..RecoveryReport::default()
+        };
+        for index in &report.indexes {
+            let versions = store.versions(index).list().map_err(|e| e.to_string())?;
+            report.tags.extend(
+                versions
+                    .iter()
+                    .flat_map(|v| v.tags.iter().map(|tag| format!("{index}@{tag}"))),
+            );
+            let numbers = versions.iter().map(|v| v.version).collect();
+            report.versions.insert(index.clone(), numbers);
+        }
+        let aliases = store.aliases().list().map_err(|e| e.to_string())?;
+        report.aliases = aliases.into_iter().map(|a| a.name).collect();
+        Ok(report)
+    };
+    let report = read();
+    if report.is_err() {
+        let _ = std::fs::remove_file(dest);
+    }
+    report
 }

@@ -91,8 +91,8 @@ pub(crate) fn backup(store: &Path, dest: &Path, json: bool) -> CliResult {
     Ok(())
 }
 
-/// Copies what `damaged` still holds into the new store `dest`; prints what was copied and,
-/// one a line, what could not be read.
+/// Copies what `damaged` still holds into the new store `dest`; prints what was copied (the
+/// history too when the store was copied whole) and, one a line, what could not be read.
 pub(crate) fn recover(damaged: &Path, dest: &Path, json: bool, embed: &EmbedArgs) -> CliResult {
     let (options, _) = embed.options(Store::builder())?;
     let report = Store::recover(damaged, dest, options).map_err(err)?;
@@ -105,6 +105,19 @@ pub(crate) fn recover(damaged: &Path, dest: &Path, json: bool, embed: &EmbedArgs
         report.documents,
         report.indexes.join(", ")
     );
+    if report.whole {
+        println!("  copied whole, history included");
+        for (index, versions) in &report.versions {
+            let numbers: Vec<String> = versions.iter().map(u64::to_string).collect();
+            println!("  versions of {index}: {}", numbers.join(", "));
+        }
+        if !report.tags.is_empty() {
+            println!("  tags: {}", report.tags.join(", "));
+        }
+        if !report.aliases.is_empty() {
+            println!("  aliases: {}", report.aliases.join(", "));
+        }
+    }
     for what in &report.lost {
         println!("  lost: {what}");
     }

@@ -65,11 +65,19 @@ impl StorageError {
 }
 
 /// redb reports a page it cannot read as `Corrupted`, and a page past the end of a file cut
-/// short as an I/O error (`UnexpectedEof`): both are damage, typed as such.
+/// short as an I/O error (`UnexpectedEof`): both are damage, typed as such. So is a table
+/// whose stored definition (type names, widths, kind) is not the one folio always opens it
+/// with: only a damaged page of the table list changes it.
 impl From<redb::Error> for StorageError {
     fn from(e: redb::Error) -> Self {
         match e {
             redb::Error::Corrupted(what) => StorageError::DamagedPage(what),
+            e @ (redb::Error::TableTypeMismatch { .. }
+            | redb::Error::TypeDefinitionChanged { .. }
+            | redb::Error::TableIsMultimap(_)
+            | redb::Error::TableIsNotMultimap(_)) => {
+                StorageError::DamagedPage(format!("a table's stored definition: {e}"))
+            }
             redb::Error::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 StorageError::DamagedPage(format!("the file ends before a page it holds ({e})"))
             }
@@ -617,6 +625,10 @@ pub enum RecoverError {
     /// The new store could not be created.
     #[error("cannot create the new store: {0}")]
     Create(Box<OpenError>),
+    /// The whole copy could not be written for another cause than damage (the new file
+    /// could not be made or renamed into place, a table of a newer format).
+    #[error("cannot copy the store: {0}")]
+    Copy(Box<BackupError>),
     /// An index could not be defined again in the new store.
     #[error(transparent)]
     Index(#[from] IndexError),

@@ -10,7 +10,7 @@ use std::path::Path;
 use folio::chunk::SourceFormat;
 use folio::document::Document;
 use folio::query::SearchRequest;
-use folio::store::{Access, OpenError, RecoverError, Store};
+use folio::store::{Access, OpenError, RecoverError, Route, Store};
 
 /// The principals the searches run as: public only, each of two groups, and everyone.
 fn accesses() -> Vec<(&'static str, Access)> {
@@ -26,6 +26,9 @@ const QUERIES: [&str; 3] = ["deploy rollback", "budget", "vacation days"];
 
 /// The version searched besides the head: the first batch's.
 const OLD: &str = "default@1";
+
+/// The targets the property test searches: the head and an older version.
+const TARGETS: [&str; 2] = ["default", OLD];
 
 /// Writes the store every case damages a copy of: documents with sections under two
 /// principals and public, three versions, a deleted document. Returns the file's bytes.
@@ -67,8 +70,8 @@ fn pristine(path: &Path) -> Vec<u8> {
 type Answer = Result<String, String>;
 
 /// Every answer of `store`: the documents (of `ids`, the pristine store's), their chunks,
-/// and each query as each principal, at the head and at an older version.
-fn answers(store: &Store, ids: &[String]) -> Vec<(String, Answer)> {
+/// and each query as each principal at each of `targets`.
+fn answers(store: &Store, ids: &[String], targets: &[&str]) -> Vec<(String, Answer)> {
     fn shown<T: std::fmt::Debug, E: std::fmt::Display>(r: Result<T, E>) -> Answer {
         r.map(|v| format!("{v:?}")).map_err(|e| e.to_string())
     }
@@ -77,7 +80,7 @@ fn answers(store: &Store, ids: &[String]) -> Vec<(String, Answer)> {
         out.push((format!("document {id}"), shown(store.document(id))));
         out.push((format!("chunks {id}"), shown(store.chunks("default", id))));
     }
-    for target in ["default", OLD] {
+    for &target in targets {
         for (who, access) in accesses() {
             for query in QUERIES {
                 let request = SearchRequest::text(query)
@@ -196,7 +199,7 @@ fn open_and_answer(
                 };
             }
         };
-        let got = answers(&store, ids);
+        let got = answers(&store, ids, &TARGETS);
         let mut differing = Vec::new();
         for ((what, want), (_, got)) in expected.iter().zip(&got) {
             match got {
@@ -252,11 +255,27 @@ fn check(path: &Path, damaged: &[u8], case: &str) -> Option<String> {
     found
 }
 
+/// What the property test's recoveries made.
+#[derive(Default)]
+struct Recovered {
+    /// New stores made.
+    stores: usize,
+    /// Of them, copies of the whole store.
+    whole: usize,
+}
+
 /// Recovers a fresh copy of `damaged` into a new store: it passes `check`, and every
 /// pristine document is in it as it was, or the report names it (or a table it needs) as
-/// lost. When redb cannot open the file at all, recovery says so. Returns 1 when a store
-/// was made.
-fn recover(dir: &Path, damaged: &[u8], documents: &[Document], case: &str) -> usize {
+/// lost; a whole copy answers everything as the pristine store did (`expected`, over
+/// `ids`). When redb cannot open the file at all, recovery says so.
+fn recover(
+    dir: &Path,
+    damaged: &[u8],
+    documents: &[Document],
+    (ids, expected): (&[String], &[(String, Answer)]),
+    case: &str,
+    recovered: &mut Recovered,
+) {
     let path = dir.join("to-recover.folio");
     let dest = dir.join("recovered.folio");
     std::fs::write(&path, damaged).expect("write damaged copy");
@@ -271,7 +290,7 @@ fn recover(dir: &Path, damaged: &[u8], documents: &[Document], case: &str) -> us
                 matches!(&e, RecoverError::Unreadable(open) if matches!(**open, OpenError::Damaged { .. })),
                 "{case}: recover failed otherwise than on an unreadable file: {e:?}"
             );
-            return 0;
+            return;
         }
     };
     assert_eq!(
@@ -307,7 +326,21 @@ fn recover(dir: &Path, damaged: &[u8], documents: &[Document], case: &str) -> us
             ),
         }
     }
-    1
+    recovered.stores += 1;
+    if report.whole {
+        recovered.whole += 1;
+        assert_eq!(
+            answers(&store, ids, &TARGETS),
+            expected,
+            "{case}: a whole copy answers otherwise"
+        );
+    } else {
+        assert!(
+            report.lost.iter().any(|l| l.starts_with("history")),
+            "{case}: history lost without a word: {:?}",
+            report.lost
+        );
+    }
 }
 
 #[test]
@@ -327,7 +360,7 @@ fn damaged_stores_never_panic_never_answer_wrongly_and_check_flags_what_changed(
             .read_only(true)
             .open(&original)
             .expect("open pristine");
-        answers(&store, &ids)
+        answers(&store, &ids, &TARGETS)
     };
     assert!(
         expected.iter().all(|(_, a)| a.is_ok()),
@@ -345,7 +378,8 @@ fn damaged_stores_never_panic_never_answer_wrongly_and_check_flags_what_changed(
             .collect()
     };
     let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
-    let (mut cases, mut changed, mut flagged, mut recovered) = (0, 0, 0, 0);
+    let (mut cases, mut changed, mut flagged) = (0, 0, 0);
+    let mut recovered = Recovered::default();
     for how in [
         Damage::Bytes,
         Damage::Header,
@@ -377,20 +411,199 @@ fn damaged_stores_never_panic_never_answer_wrongly_and_check_flags_what_changed(
             if problems.is_some() {
                 flagged += 1;
             }
-            recovered += recover(dir.path(), &damaged, &documents, &case);
+            recover(
+                dir.path(),
+                &damaged,
+                &documents,
+                (&ids, &expected),
+                &case,
+                &mut recovered,
+            );
         }
     }
     println!(
         "{cases} damaged copies: {changed} changed an answer, {flagged} flagged by check, \
-         {recovered} recovered into a new store"
+         {} recovered into a new store ({} copied whole)",
+        recovered.stores, recovered.whole
     );
     assert!(
         changed > 0,
         "no damage changed an answer: the test damages nothing"
     );
-    assert!(recovered > 0, "no damaged copy was recovered");
+    assert!(recovered.stores > 0, "no damaged copy was recovered");
 }
 
 /// Damaged copies per kind of damage (four kinds); the whole test stays near a minute in a
 /// debug build.
 const CASES_PER_KIND: usize = 70;
+
+/// The query the history store logs, found in the file to damage its log entry.
+const LOGGED: &str = "zebra crossing guide";
+
+/// A store with history: two versions, a tag on the first, an alias routing to it, and two
+/// logged searches. Returns the file's bytes.
+fn historied(path: &Path) -> Vec<u8> {
+    let store = Store::builder()
+        .create(true)
+        .log_requests(true)
+        .open(path)
+        .expect("create");
+    let mut batch = store.batch();
+    for i in 0..6 {
+        let text = format!("# Note {i}\n\nThe budget of team {i} and its deploy rollback.\n");
+        batch.upsert(Document::new(format!("n{i}"), SourceFormat::Markdown, text));
+    }
+    batch.commit().expect("first batch");
+    let mut batch = store.batch();
+    batch.upsert(Document::new(
+        "n1",
+        SourceFormat::Markdown,
+        "# Note 1\n\nA new budget.\n",
+    ));
+    batch.delete("n2");
+    batch.commit().expect("second batch");
+    store.versions("default").tag(1, "launch").expect("tag");
+    let route = Route {
+        index: "default".into(),
+        version: 1,
+        weight: 100,
+    };
+    store.aliases().set("live", &[route]).expect("alias");
+    for query in [LOGGED, "budget"] {
+        store.search(&SearchRequest::text(query)).expect("search");
+    }
+    drop(store);
+    std::fs::read(path).expect("read")
+}
+
+/// Flips one byte of every place `text` is stored in `bytes` (values are stored as
+/// written); at least one must be found.
+fn flip_every(bytes: &[u8], text: &[u8]) -> Vec<u8> {
+    let mut damaged = bytes.to_vec();
+    let places: Vec<usize> = bytes
+        .windows(text.len())
+        .enumerate()
+        .filter(|(_, w)| *w == text)
+        .map(|(at, _)| at)
+        .collect();
+    assert!(!places.is_empty(), "{text:?} is not stored as written");
+    for at in places {
+        damaged[at] ^= 0x20;
+    }
+    damaged
+}
+
+/// `folio recover` keeps history when the damage spares it: an undamaged store, one whose
+/// only damage is a request-log entry and one whose only damage is its tag are copied
+/// whole (every version, the undamaged tag, alias and log entries), answering `index@tag`,
+/// the alias and the old version as the original did; damage to a document's text loses
+/// history, and says so.
+#[test]
+fn recover_carries_history_when_the_damage_spares_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let original = dir.path().join("history.folio");
+    let bytes = historied(&original);
+    let targets = ["default", "default@launch", "default@1", "live"];
+    let pristine = Store::builder()
+        .read_only(true)
+        .open(&original)
+        .expect("open");
+    let ids = pristine.document_ids().expect("ids");
+    let expected = answers(&pristine, &ids, &targets);
+    assert!(expected.iter().all(|(_, a)| a.is_ok()), "{expected:?}");
+    let versions: Vec<u64> = pristine
+        .versions("default")
+        .list()
+        .expect("versions")
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    let log = pristine.log().size().expect("log size");
+    assert_eq!(log.entries, 2, "both searches are logged");
+    drop(pristine);
+
+    let recovered = |name: &str, damaged: &[u8]| {
+        let path = dir.path().join(format!("{name}.folio"));
+        std::fs::write(&path, damaged).expect("write");
+        let dest = dir.path().join(format!("{name}-new.folio"));
+        let report = Store::recover(&path, &dest, Store::builder()).expect("recover");
+        let mut store = Store::open(&dest).expect("open the new store");
+        let check = store.check_integrity().expect("check");
+        assert!(check.is_consistent(), "{name}: {:?}", check.problems);
+        (report, store)
+    };
+    let carried = |name: &str, report: &folio::store::RecoveryReport, store: &Store| {
+        assert!(report.whole, "{name}: not copied whole: {:?}", report.lost);
+        assert_eq!(
+            report.versions.get("default"),
+            Some(&versions),
+            "{name}: versions"
+        );
+        assert_eq!(report.tags, ["default@launch"], "{name}: tags");
+        assert_eq!(report.aliases, ["live"], "{name}: aliases");
+        assert_eq!(
+            answers(store, &ids, &targets),
+            expected,
+            "{name}: answers differ"
+        );
+    };
+
+    let (report, store) = recovered("undamaged", &bytes);
+    carried("undamaged", &report, &store);
+    assert!(report.lost.is_empty(), "{:?}", report.lost);
+    assert_eq!(store.log().size().expect("log size"), log);
+
+    let (report, store) = recovered("log", &flip_every(&bytes, LOGGED.as_bytes()));
+    carried("log", &report, &store);
+    assert!(
+        report.lost.iter().any(|l| l.contains("request_log")),
+        "the damaged log entry is named: {:?}",
+        report.lost
+    );
+    let entries = store.log().entries().expect("entries");
+    assert_eq!(entries.len(), 1, "the undamaged entry is carried");
+    let size = store.log().size().expect("log size");
+    assert!(
+        size.entries == 1 && size.bytes > 0 && size.bytes < log.bytes,
+        "the log's bytes count the entry carried: {size:?} of {log:?}"
+    );
+
+    // A damaged tag is left out: the rest, the versions it named included, is carried.
+    let (report, store) = recovered("tag", &flip_every(&bytes, b"launch"));
+    assert!(report.whole, "tag: not copied whole: {:?}", report.lost);
+    assert!(
+        report.tags.is_empty() && report.lost.iter().any(|l| l.contains("table `tags`")),
+        "the damaged tag is named lost: {report:?}"
+    );
+    assert_eq!(report.versions.get("default"), Some(&versions));
+    assert_eq!(report.aliases, ["live"]);
+    let spared: Vec<_> = expected
+        .iter()
+        .filter(|(what, _)| !what.contains("@launch"))
+        .cloned()
+        .collect();
+    let got: Vec<_> = answers(&store, &ids, &targets)
+        .into_iter()
+        .filter(|(what, _)| !what.contains("@launch"))
+        .collect();
+    assert_eq!(got, spared, "tag: the other answers differ");
+    assert!(store
+        .search(&SearchRequest::text("budget").target("default@launch"))
+        .is_err());
+
+    let (report, store) = recovered("text", &flip_every(&bytes, b"A new budget"));
+    assert!(!report.whole);
+    assert!(
+        report.lost.iter().any(|l| l.starts_with("history")),
+        "{:?}",
+        report.lost
+    );
+    assert!(report.versions.is_empty() && report.tags.is_empty() && report.aliases.is_empty());
+    assert_eq!(store.document_ids().expect("ids").len(), ids.len() - 1);
+    assert!(
+        store
+            .search(&SearchRequest::text("budget").target("live"))
+            .is_err(),
+        "the alias is not carried"
+    );
+}

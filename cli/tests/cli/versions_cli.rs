@@ -2,7 +2,7 @@
 //! rollback, search through an alias with a route key and the request log, compaction,
 //! gc, and `check` (exit code 0 only when the store is consistent).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::folio;
 
@@ -373,15 +373,12 @@ fn ok_or_failing_json(args: &[&str]) -> String {
 #[test]
 fn recover_copies_what_is_reachable_and_names_what_is_lost() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = dir.path().join("s.folio");
-    let s = store.to_str().expect("utf-8");
-    let docs = dir.path().join("d.jsonl");
-    write(
-        &docs,
-        "{\"doc_id\": \"lunch\", \"text\": \"Lunch is served at noon in the atrium.\", \"acl\": [\"staff\"]}\n\
-         {\"doc_id\": \"parking\", \"text\": \"Parking is in the basement.\", \"metadata\": {\"floor\": -1}}\n",
+    let store = ingested(
+        dir.path(),
+        &["{\"doc_id\": \"lunch\", \"text\": \"Lunch is served at noon in the atrium.\", \"acl\": [\"staff\"]}\n\
+         {\"doc_id\": \"parking\", \"text\": \"Parking is in the basement.\", \"metadata\": {\"floor\": -1}}\n"],
     );
-    ok(&["ingest", s, docs.to_str().expect("utf-8")]);
+    let s = store.to_str().expect("utf-8");
     let bytes = flip_a_byte_of(&store, b"served at noon");
 
     let new = dir.path().join("new.folio");
@@ -389,6 +386,7 @@ fn recover_copies_what_is_reachable_and_names_what_is_lost() {
     let out = ok(&["recover", s, n]);
     assert!(out.contains("1 documents"), "{out}");
     assert!(out.contains("lost: document `lunch`"), "{out}");
+    assert!(out.contains("lost: history"), "{out}");
     assert_eq!(
         std::fs::read(&store).expect("read"),
         bytes,
@@ -403,15 +401,77 @@ fn recover_copies_what_is_reachable_and_names_what_is_lost() {
     assert!(!dump.contains("\"lunch\""), "{dump}");
     // Never over an existing file.
     assert!(failing(&["recover", s, n]).contains("exists"));
-    let report: serde_json::Value = serde_json::from_str(&ok(&[
-        "recover",
-        s,
-        dir.path().join("again.folio").to_str().expect("utf-8"),
-        "--json",
-    ]))
-    .expect("json");
+    let report = recovered_json(s, &dir.path().join("again.folio"));
     assert_eq!(report["documents"], 1);
     assert_eq!(report["indexes"], serde_json::json!(["default"]));
+}
+
+/// `folio recover` on an undamaged store copies it whole: the report names the versions,
+/// the tag and the alias carried, and the new store answers `index@tag` and the alias.
+#[test]
+fn recover_copies_a_store_whole_when_every_row_verifies() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = ingested(
+        dir.path(),
+        &[
+            "{\"doc_id\": \"lunch\", \"text\": \"Lunch is served at noon in the atrium.\"}\n",
+            "{\"doc_id\": \"lunch\", \"text\": \"Lunch moved to one o'clock.\"}\n",
+        ],
+    );
+    let s = store.to_str().expect("utf-8");
+    ok(&["tag", s, "default@1", "first"]);
+    ok(&["alias", "set", s, "prod", "default@1"]);
+
+    let new = dir.path().join("new.folio");
+    let n = new.to_str().expect("utf-8");
+    let out = ok(&["recover", s, n]);
+    assert!(out.contains("copied whole, history included"), "{out}");
+    assert!(out.contains("tags: default@first"), "{out}");
+    assert!(out.contains("aliases: prod"), "{out}");
+    assert!(!out.contains("lost:"), "{out}");
+    assert!(ok(&["check", n]).contains("consistent"));
+    for target in ["default@first", "prod"] {
+        let old = ok(&["search", n, "lunch", "--index", target]);
+        assert!(old.contains("noon"), "{target}: {old}");
+    }
+    assert!(ok(&["search", n, "lunch"]).contains("one o'clock"));
+    let report = recovered_json(s, &dir.path().join("again.folio"));
+    assert_eq!(report["whole"], true);
+    assert_eq!(report["tags"], serde_json::json!(["default@first"]));
+    assert_eq!(report["aliases"], serde_json::json!(["prod"]));
+    assert_eq!(report["versions"]["default"], ok_json_versions(s));
+}
+
+/// A store in `dir` made by ingesting each of `batches` (JSON Lines) in turn, one version
+/// each; its path.
+fn ingested(dir: &Path, batches: &[&str]) -> PathBuf {
+    let store = dir.join("s.folio");
+    let docs = dir.join("d.jsonl");
+    for batch in batches {
+        write(&docs, batch);
+        let (s, d) = (store.to_str(), docs.to_str());
+        ok(&["ingest", s.expect("utf-8"), d.expect("utf-8")]);
+    }
+    store
+}
+
+/// The report `folio recover STORE DEST --json` prints.
+fn recovered_json(store: &str, dest: &Path) -> serde_json::Value {
+    let dest = dest.to_str().expect("utf-8");
+    serde_json::from_str(&ok(&["recover", store, dest, "--json"])).expect("json")
+}
+
+/// The version numbers `folio versions --json` lists for the default index.
+fn ok_json_versions(store: &str) -> serde_json::Value {
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&["versions", store, "default", "--json"])).expect("json");
+    let numbers: Vec<serde_json::Value> = listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|v| v["version"].clone())
+        .collect();
+    serde_json::Value::Array(numbers)
 }
 
 /// Flips a byte of the first place `text` is stored in the file at `store` (a document's

@@ -6,11 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use redb::{Key, ReadTransaction, TableDefinition, TableHandle, WriteTransaction};
+use redb::{
+    Key, ReadTransaction, ReadableTableMetadata, TableDefinition, TableHandle, WriteTransaction,
+};
 
 use crate::storage::error::{BackupError, StorageError};
 use crate::storage::file::open::writer_at;
-use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
+use crate::storage::file::sealed::{contain, ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::tables::*;
 
 /// What a backup copied.
@@ -31,8 +33,8 @@ pub struct BackupReport {
 /// newer format's) stops the backup rather than be left out.
 macro_rules! tables {
     (@each [name] $($table:ident),*) => { [$($table.name()),*] };
-    (@each [$f:ident($from:expr, $to:expr)] $($table:ident),*) => {
-        [$($f($from, $to, $table)),*]
+    (@each [$f:ident($from:expr, $to:expr, $spare:expr)] $($table:ident),*) => {
+        [$($f($from, $to, $spare, $table)),*]
     };
     ($($call:tt)*) => {
         tables!(@each [$($call)*] META, DOCS, REVISIONS, REV_TEXT, INDEXES, DOC_CHUNKS, PARENTS,
@@ -43,6 +45,24 @@ macro_rules! tables {
 
 /// Copies the state `from` reads into a new store at `dest`, which must not exist.
 pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport, BackupError> {
+    copy_file(from, dest, None)
+}
+
+/// Whether no other row depends on the rows of table `name` (the request log, tags,
+/// aliases): a recovery leaves out their damaged rows and copies the rest of the store.
+fn spared(name: &str) -> bool {
+    [REQUEST_LOG.name(), TAGS.name(), ALIASES.name()].contains(&name)
+}
+
+/// Copies the state `from` reads into a new store at `dest`, which must not exist. A
+/// damaged row stops the copy, except in the [`spared`] tables when `spared` is given (a
+/// recovery): their damaged rows are left out and named there, and `meta.log_bytes`
+/// counts the log entries copied.
+pub(crate) fn copy_file(
+    from: &ReadTransaction,
+    dest: &Path,
+    mut spared: Option<&mut Vec<String>>,
+) -> Result<BackupReport, BackupError> {
     if dest.exists() {
         return Err(BackupError::Exists(dest.to_path_buf()));
     }
@@ -51,7 +71,7 @@ pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport
     let partial = PathBuf::from(partial);
     // A copy this process left when it was cut short would be opened, not made anew.
     let _ = std::fs::remove_file(&partial);
-    let copied = copy_to(from, &partial);
+    let copied = copy_to(from, &partial, &mut spared);
     let renamed = copied.and_then(|(tables, rows)| {
         std::fs::rename(&partial, dest).map_err(|source| BackupError::Io {
             path: dest.to_path_buf(),
@@ -71,27 +91,38 @@ pub(crate) fn backup(from: &ReadTransaction, dest: &Path) -> Result<BackupReport
     renamed
 }
 
-fn copy_to(from: &ReadTransaction, path: &Path) -> Result<(usize, u64), BackupError> {
+fn copy_to(
+    from: &ReadTransaction,
+    path: &Path,
+    lost: &mut Option<&mut Vec<String>>,
+) -> Result<(usize, u64), BackupError> {
     let db = writer_at(path, true, false, || Ok(()))?;
     let txn = db.begin_write().map_err(StorageError::from)?;
     let known = tables!(name);
-    for table in from.list_tables().map_err(StorageError::from)? {
+    // The source may be damaged: redb's panics on its pages become errors.
+    let tables = contain(|| Ok::<_, StorageError>(from.list_tables()?.collect::<Vec<_>>()))?;
+    for table in tables {
         if !known.contains(&table.name()) {
             return Err(BackupError::UnknownTable(table.name().to_string()));
         }
     }
-    let rows = tables!(copy(from, &txn))
-        .into_iter()
-        .sum::<Result<u64, StorageError>>()?;
+    let rows = contain(|| {
+        tables!(copy(from, &txn, lost))
+            .into_iter()
+            .sum::<Result<u64, StorageError>>()
+    })?;
     txn.commit().map_err(StorageError::from)?;
     Ok((known.len(), rows))
 }
 
 /// Copies one table's rows in key order (a table the source lacks is made empty), each
-/// verified: a damaged store is refused rather than copied with its damage.
+/// verified: a damaged store is refused rather than copied with its damage, and so is a
+/// table yielding fewer rows than redb records for it (a damaged page that lost entries).
+/// A [`spared`] table is the exception when `lost` is given.
 fn copy<K: Key + 'static>(
     from: &ReadTransaction,
     to: &WriteTransaction,
+    lost: &mut Option<&mut Vec<String>>,
     definition: TableDefinition<K, Sealed>,
 ) -> Result<u64, StorageError> {
     let mut target = to.open_table(definition)?;
@@ -100,11 +131,48 @@ fn copy<K: Key + 'static>(
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
         Err(e) => return Err(e.into()),
     };
-    let mut rows = 0;
+    let mut leave_out = match lost {
+        Some(lost) if spared(definition.name()) => Some(&mut **lost),
+        _ => None,
+    };
+    let recorded = source.len()?;
+    let (mut rows, mut bytes) = (0, 0);
     for entry in source.all()? {
-        let (key, value) = entry?;
-        target.put(key.value(), value.value())?;
-        rows += 1;
+        let e = match entry {
+            Ok((key, value)) => {
+                target.put(key.value(), value.value())?;
+                rows += 1;
+                bytes += value.value().len() as u64;
+                continue;
+            }
+            Err(e) => e,
+        };
+        match leave_out.as_deref_mut() {
+            Some(lost) if matches!(e, StorageError::Damaged { .. }) => lost.push(e.to_string()),
+            // The rest of the table is behind a page redb cannot follow: counted below.
+            Some(_) if e.is_damage() => break,
+            _ => return Err(e),
+        }
     }
-    Ok(rows)
+    match leave_out {
+        None if rows != recorded => Err(StorageError::DamagedPage(format!(
+            "table `{}`: {rows} rows read of the {recorded} redb records",
+            definition.name()
+        ))),
+        None => Ok(rows),
+        Some(lost) => {
+            if rows != recorded {
+                lost.push(format!(
+                    "table `{}`: {} of its {recorded} rows not copied",
+                    definition.name(),
+                    recorded.saturating_sub(rows)
+                ));
+            }
+            if definition.name() == REQUEST_LOG.name() {
+                to.open_table(META)?
+                    .put("log_bytes", bytes.to_le_bytes().as_slice())?;
+            }
+            Ok(rows)
+        }
+    }
 }

@@ -1,9 +1,11 @@
-//! What `Store::recover` can read from a damaged store: the file opened for reading only
-//! (never written), every index definition and every document that is **reachable**, that
-//! is found through redb's trees of the last commit and whose rows verify (a document: its
-//! `docs` entry, its current revision record and its text). See `storage-format.md`,
-//! "Recovering a damaged store".
+//! What `Store::recover` can read from a damaged store, the file opened for reading only
+//! (never written): the whole store when every row verifies (copied as a backup is), else
+//! every index definition and every document that is **reachable**, that is found through
+//! redb's trees of the last commit and whose rows verify (a document: its `docs` entry, its
+//! current revision record and its text). See `storage-format.md`, "Recovering a damaged
+//! store".
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +13,8 @@ use redb::backends::FileBackend;
 use redb::{Key, ReadTransaction, TableDefinition, TableHandle};
 
 use crate::document::Document;
-use crate::storage::error::{OpenError, StorageError};
+use crate::storage::error::{BackupError, OpenError, StorageError};
+use crate::storage::file::backup::copy_file;
 use crate::storage::file::format::check_readable;
 use crate::storage::file::open::{open_error, reader, Db};
 use crate::storage::file::records::{decode, DocEntry, IndexRecord};
@@ -28,8 +31,22 @@ pub struct RecoveryReport {
     pub indexes: Vec<String>,
     /// The documents copied (text, title, source, format, ACL, dates, metadata).
     pub documents: u64,
+    /// The store was copied whole (every row verified, the damaged entries of the request
+    /// log, tags and aliases aside, and the copy passed the integrity check): every version,
+    /// tag, alias, serving pin, the request log, the file root and the retention policy
+    /// came along (but the damaged entries, listed in `lost`). Otherwise the documents
+    /// were ingested again, and history is among the losses.
+    pub whole: bool,
+    /// The versions carried, per index (none unless `whole`).
+    pub versions: BTreeMap<String, Vec<u64>>,
+    /// The tags carried, as `index@tag`.
+    pub tags: Vec<String>,
+    /// The aliases carried.
+    pub aliases: Vec<String>,
     /// What could not be copied: damaged rows (table and key), documents whose revision
-    /// or text is damaged (by id), indexes that could not be defined again.
+    /// or text is damaged (by id), indexes that could not be defined again, the history
+    /// (and why) when the store could not be copied whole, the damaged entries of the
+    /// request log, tags and aliases a whole copy left out.
     pub lost: Vec<String>,
 }
 
@@ -44,16 +61,8 @@ pub(crate) struct Reachable {
 /// Reads what is reachable in the store at `path`, opened for reading only (a file whose
 /// last writer died is refused rather than recovered, which would write it).
 pub(crate) fn reachable(path: &Path) -> Result<Reachable, OpenError> {
-    let file = File::open(path).map_err(|source| OpenError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    let db = Db::Reader(reader(path, backend)?);
-    check_readable(&db, path).map_err(|e| e.damage_at(path))?;
-    let txn = db
-        .begin_read()
-        .map_err(|e| OpenError::from(StorageError::from(e)).damage_at(path))?;
+    let db = open(path)?;
+    let txn = begin(&db, path)?;
     let mut found = Reachable {
         indexes: Vec::new(),
         documents: Vec::new(),
@@ -87,6 +96,35 @@ pub(crate) fn reachable(path: &Path) -> Result<Reachable, OpenError> {
         }
     }
     Ok(found)
+}
+
+/// Copies the store at `path` whole into a new store at `dest`, every row verified (a
+/// damaged one, or a table short of the rows redb records, stops the copy and leaves no
+/// file at `dest`), but for the damaged rows of the request log, tags and aliases: left
+/// out, and returned.
+pub(crate) fn copy_whole(path: &Path, dest: &Path) -> Result<Vec<String>, BackupError> {
+    let db = open(path)?;
+    let txn = begin(&db, path)?;
+    let mut spared = Vec::new();
+    copy_file(&txn, dest, Some(&mut spared))?;
+    Ok(spared)
+}
+
+/// The store at `path`, opened for reading only, when it is a store of this format.
+fn open(path: &Path) -> Result<Db, OpenError> {
+    let file = File::open(path).map_err(|source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
+    let db = Db::Reader(reader(path, backend)?);
+    check_readable(&db, path).map_err(|e| e.damage_at(path))?;
+    Ok(db)
+}
+
+fn begin(db: &Db, path: &Path) -> Result<ReadTransaction, OpenError> {
+    db.begin_read()
+        .map_err(|e| OpenError::from(StorageError::from(e)).damage_at(path))
 }
 
 /// Hands `take` each row of `definition` that verifies; a damaged row is lost (by table

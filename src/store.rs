@@ -54,7 +54,7 @@ use crate::review::{GroupBy, LogReport, Selection};
 use crate::storage::file::format::{self, FirstIndex};
 use crate::storage::file::open::{self, Db};
 use crate::storage::log::{Logbook, RequestLog};
-use crate::storage::read::catalog::Catalog;
+use crate::storage::read::catalog::{Catalog, Sharing};
 use crate::storage::write::writer::{WriteLocks, Writer};
 
 /// A handle on an open store. Cheap to clone; share it across threads.
@@ -142,7 +142,10 @@ impl Store {
                 let validate = || Ok(options.validate()?);
                 Db::Writer(open::writer_at(&path, options.create, validate)?)
             };
-            Store::from_db(db, path.clone(), options.clone())
+            let sharing = Sharing::File {
+                map: options.shares_segments(),
+            };
+            Store::from_db(db, path.clone(), options.clone(), sharing)
         })
     }
     /// A backend that supports redb's range locks is shared with other processes as a
@@ -160,9 +163,15 @@ impl Store {
             let validate = || Ok(options.validate()?);
             Db::Writer(open::writer(&path, backend, options.create, validate)?)
         };
-        Store::from_db(db, path, options)
+        // A backend's path need not be a folder files can be made beside.
+        Store::from_db(db, path, options, Sharing::Backend)
     }
-    fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+    fn from_db(
+        db: Db,
+        path: PathBuf,
+        options: StoreBuilder,
+        sharing: Sharing,
+    ) -> Result<Store, OpenError> {
         if options.read_only && options.log_requests {
             return Err(OpenError::ReadOnlyLog { path });
         }
@@ -180,7 +189,7 @@ impl Store {
         }
         Ok(Store {
             inner: Arc::new(Inner {
-                catalog: Catalog::load(db, path, options.embedder.clone())?,
+                catalog: Catalog::load(db, path, options.embedder.clone(), sharing)?,
                 writes: WriteLocks::new(options.merge, options.truncation),
                 log: RequestLog::default(),
                 log_requests: options.log_requests,

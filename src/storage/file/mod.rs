@@ -1,6 +1,7 @@
 //! The file: redb's tables, the records stored in them and their one encoding, opening
 //! and creating the file (one writer, many readers), format checks and in-place upgrades,
-//! the current-ACL bitmaps, and segments' vectors and graphs as blocks.
+//! the current-ACL bitmaps, segments' vectors and graphs as blocks, and the shared segment
+//! files beside the store that reader processes map.
 
 pub(crate) mod backup;
 pub(crate) mod current;
@@ -9,5 +10,6 @@ pub(crate) mod open;
 pub(crate) mod records;
 pub(crate) mod rows;
 pub(crate) mod segment;
+pub(crate) mod shared_segments;
 pub(crate) mod tables;
 pub(crate) mod upgrade;

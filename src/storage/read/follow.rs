@@ -14,6 +14,7 @@ use redb::{ReadTransaction, ReadableTable};
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, IndexRecord};
+use crate::storage::file::shared_segments::SegmentFiles;
 use crate::storage::file::tables::INDEXES;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::unavailable::UnavailableIndex;
@@ -76,6 +77,7 @@ pub(crate) struct Loaded {
 pub(crate) fn load(
     txn: &ReadTransaction,
     current: &BTreeMap<String, Arc<IndexState>>,
+    files: Option<&Arc<SegmentFiles>>,
 ) -> Result<Loaded, StorageError> {
     let mut loaded = Loaded {
         states: BTreeMap::new(),
@@ -96,7 +98,7 @@ pub(crate) fn load(
                 .advance(txn, record)
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
-            (_, Ok(())) => IndexState::load(txn, name, record)
+            (_, Ok(())) => IndexState::load(txn, name, record, files.cloned())
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
         };

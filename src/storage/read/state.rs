@@ -14,6 +14,7 @@ use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::{read_all, read_current};
 use crate::storage::file::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
 use crate::storage::file::segment::{vector_table, Segment};
+use crate::storage::file::shared_segments::SegmentFiles;
 use crate::storage::file::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::storage::read::filters::SharedFiltering;
 
@@ -65,6 +66,8 @@ pub struct IndexState {
     /// Filter columns and results, valid for every version, so shared by every state of
     /// this index (`filters.rs`).
     filtering: SharedFiltering,
+    /// Where segments loaded from the file are mapped from (`None`: read into memory).
+    files: Option<Arc<SegmentFiles>>,
 }
 
 /// At most this many principal lists keep a mask; the cache starts over when full.
@@ -86,9 +89,11 @@ impl IndexState {
         txn: &ReadTransaction,
         name: &str,
         record: IndexRecord,
+        files: Option<Arc<SegmentFiles>>,
     ) -> Result<Self, StorageError> {
         let mut segments = HashMap::new();
-        let head = Arc::new(load_view(txn, &record, record.head, &mut segments)?);
+        let head = load_view(txn, &record, record.head, &mut segments, files.as_deref())?;
+        let head = Arc::new(head);
         Ok(IndexState {
             name: name.to_string(),
             record,
@@ -99,6 +104,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: SharedFiltering::default(),
+            files,
         })
     }
 
@@ -121,6 +127,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: SharedFiltering::default(),
+            files: None,
         }
     }
 
@@ -145,6 +152,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         }
     }
 
@@ -183,6 +191,7 @@ impl IndexState {
             existing: Mutex::new(existing),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         }
     }
 
@@ -279,7 +288,13 @@ impl IndexState {
         record: IndexRecord,
     ) -> Result<IndexState, StorageError> {
         let mut segments = self.segments.lock().clone();
-        let head = load_view(txn, &record, record.head, &mut segments)?;
+        let head = load_view(
+            txn,
+            &record,
+            record.head,
+            &mut segments,
+            self.files.as_deref(),
+        )?;
         let versions = txn.open_table(VERSIONS)?;
         let mut older = HashMap::new();
         let cached = self.older.lock();
@@ -307,6 +322,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         })
     }
 
@@ -358,7 +374,8 @@ impl IndexState {
             return Ok(view.clone());
         }
         let mut segments = self.segments.lock();
-        let view = Arc::new(load_view(txn, &self.record, version, &mut segments)?);
+        let files = self.files.as_deref();
+        let view = Arc::new(load_view(txn, &self.record, version, &mut segments, files)?);
         self.older.lock().insert(version, view.clone());
         Ok(view)
     }
@@ -381,6 +398,7 @@ fn load_view(
     record: &IndexRecord,
     version: u64,
     segments: &mut HashMap<u32, Arc<Segment>>,
+    files: Option<&SegmentFiles>,
 ) -> Result<VersionView, StorageError> {
     let table = txn.open_table(VERSIONS)?;
     let value = table.get((record.id, version))?.ok_or_else(|| {
@@ -392,7 +410,7 @@ fn load_view(
         let segment = match segments.get(id) {
             Some(s) => s.clone(),
             None => {
-                let s = Arc::new(Segment::load(txn, record, *id)?);
+                let s = Arc::new(Segment::load(txn, record, *id, files)?);
                 segments.insert(*id, s.clone());
                 s
             }

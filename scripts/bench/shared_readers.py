@@ -15,7 +15,7 @@ the others are this script's `worker` command.
   shared_readers.py measure --set SET --folio BIN --store STORE --hnswlib INDEX \
       --usearch INDEX [--counts 1,4,8] [--ef 64] [--json OUT]
   shared_readers.py worker hnswlib|usearch SET INDEX --ef 64
-  shared_readers.py qps OUT/qps-mapped-*.json OUT/qps-resident-*.json
+  shared_readers.py qps OUT/qps-*.json
 
 Linux only (smaps_rollup). Needs numpy, hnswlib and usearch (scripts/bench/requirements.txt).
 """
@@ -108,10 +108,11 @@ def worker(args):
         from usearch.index import Index
 
         index = Index.restore(args.index, view=True)
+        index.expansion_search = args.ef
         opened = time.time() - t0
 
         def search(q):
-            return index.search(q, k, expansion=args.ef).keys
+            return index.search(q, k, threads=1).keys
 
     t1 = time.time()
     found = [search(q) for q in queries]
@@ -224,24 +225,33 @@ def measure(args):
 
 
 def qps(args):
-    """QPS and recall of one reader, mapped against resident, from `folio bench ann --json`
-    files named qps-mapped-R.json and qps-resident-R.json (R: the round)."""
+    """QPS and recall of one reader per mode, from `folio bench ann --json` files named
+    qps-MODE-R.json (MODE: mapped, resident, baseline; R: the round): per ef, each mode's
+    mean recall and median QPS, and the median of the per-round ratios to resident."""
     points = {}
     for path in args.files:
-        mode = "mapped" if "mapped" in os.path.basename(path) else "resident"
+        mode, round_ = os.path.basename(path)[len("qps-"):-len(".json")].rsplit("-", 1)
         with open(path) as fh:
             for r in json.load(fh)["records"]:
                 if "qps" in r and r.get("ef") is not None:
-                    points.setdefault((r["ef"], mode), []).append((r["qps"], r["recall"]))
-    print("| ef | recall@10 mapped | recall@10 resident | QPS mapped | QPS resident | mapped / resident |")
-    print("|---:|---:|---:|---:|---:|---:|")
+                    points.setdefault((r["ef"], mode), {})[round_] = (r["qps"], r["recall"])
+    modes = [m for m in ("mapped", "resident", "baseline") if any(k[1] == m for k in points)]
+    others = [m for m in modes if m != "resident"]
+    head = ["ef"] + [f"recall@10 {m}" for m in modes] + [f"QPS {m}" for m in modes]
+    head += [f"{m} / resident" for m in others]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---:|" * len(head))
     for ef in sorted({ef for ef, _ in points}):
-        m, r = points.get((ef, "mapped"), []), points.get((ef, "resident"), [])
-        if not m or not r:
+        if any((ef, m) not in points for m in modes):
             continue
-        mq, rq = np.median([q for q, _ in m]), np.median([q for q, _ in r])
-        print(f"| {ef} | {np.mean([x for _, x in m]):.4f} | {np.mean([x for _, x in r]):.4f} | "
-              f"{mq:.0f} | {rq:.0f} | {mq / rq:.3f} |")
+        cells = [str(ef)]
+        cells += [f"{np.mean([x for _, x in points[(ef, m)].values()]):.4f}" for m in modes]
+        cells += [f"{np.median([q for q, _ in points[(ef, m)].values()]):.0f}" for m in modes]
+        resident = points[(ef, "resident")]
+        for m in others:
+            ratios = [q / resident[r][0] for r, (q, _) in points[(ef, m)].items() if r in resident]
+            cells.append(f"{np.median(ratios):.3f}")
+        print("| " + " | ".join(cells) + " |")
 
 
 def main():

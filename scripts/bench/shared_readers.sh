@@ -9,14 +9,16 @@
 # 2 threads), under nice. Each step's wall time goes to OUT/steps.md. CI does not run it.
 # Usage, from the repository root: scripts/bench/shared_readers.sh [OUT]   (default
 #   target/bench/shared-readers)
-#   env: N (200000), EF (64, the readers' beam), ROUNDS (3), COUNTS (1,4,8), PY (the kit's
+#   env: N (200000), EF (64, the readers' beam), ROUNDS (10), COUNTS (1,4,8), PY (the kit's
 #   venv, scripts/bench/requirements.txt, default target/bench/venv), BENCH (the kit), DATA
-#   (generated datasets, default target/bench/ann-scale), FOLIO (the binary)
+#   (generated datasets, default target/bench/ann-scale), FOLIO (the binary), BASELINE (an
+#   older folio binary, e.g. built from the commit before shared segments: its resident QPS
+#   joins each round), QPS_ONLY (1: only the QPS rounds)
 set -u
 OUT=${1:-target/bench/shared-readers}
 N=${N:-200000}
 EF=${EF:-64}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-10}
 COUNTS=${COUNTS:-1,4,8}
 FOLIO=${FOLIO:-target/release/folio}
 PY=${PY:-target/bench/venv/bin/python}
@@ -54,18 +56,23 @@ fi
 [ -f "$OUT/usearch.usearch" ] || step "usearch build" "$OUT/usearch-build.log" $NICE $PY \
   "$HERE/shared_readers.py" build-usearch "$SET" "$OUT/usearch.usearch" --threads 2
 # The shared files are made by the first mapped reader of the memory step (its 1-reader run).
-rm -rf "$STORE.segments"
-step memory "$OUT/memory.log" $NICE $PY "$HERE/shared_readers.py" measure --set "$SET" \
+[ "${QPS_ONLY:-0}" = 1 ] || rm -rf "$STORE.segments"
+[ "${QPS_ONLY:-0}" = 1 ] || step memory "$OUT/memory.log" $NICE $PY "$HERE/shared_readers.py" measure --set "$SET" \
   --folio "$FOLIO" --store "$STORE" --hnswlib "$OUT/hnswlib.bin" --usearch "$OUT/usearch.usearch" \
   --counts $COUNTS --ef $EF --json "$OUT/memory.json"
+QUERY="--data $SET --store $STORE --reuse-store --filters none --ef 16,32,64,128"
+rm -f "$OUT"/qps-*.json
 for r in $(seq 1 $ROUNDS); do
   for mode in mapped resident; do
     shared=$([ $mode = mapped ] && echo on || echo off)
     step "qps $mode $r" "$OUT/qps-$mode-$r.log" $NICE $FOLIO --shared-segments $shared bench ann \
-      --data "$SET" --store "$STORE" --reuse-store --read-only --filters none --ef 16,32,64,128 \
-      --time-budget 3 --json "$OUT/qps-$mode-$r.json"
+      $QUERY --read-only --json "$OUT/qps-$mode-$r.json"
   done
+  if [ -n "${BASELINE:-}" ]; then
+    step "qps baseline $r" "$OUT/qps-baseline-$r.log" $NICE $BASELINE bench ann $QUERY \
+      --json "$OUT/qps-baseline-$r.json"
+  fi
 done
 $PY "$HERE/shared_readers.py" qps "$OUT"/qps-*.json | tee "$OUT/qps.md"
-tail -n +1 "$OUT/memory.log" | grep '^|'
+grep '^|' "$OUT/memory.log"
 cat "$OUT/steps.md"

@@ -187,6 +187,10 @@ fn map(path: &Path, identity: Identity) -> Result<SegmentIndex, Refusal> {
     // named (see `write`), so the mapped bytes do not change while mapped; a process that
     // truncated it by hand would make reads fault, as with any mapped file.
     let mapping = unsafe { memmap2::Mmap::map(&file)? };
+    // Before the first read below faults the pages in, so they map as huge pages where
+    // the page cache holds them so.
+    #[cfg(unix)]
+    advise(&mapping);
     let bytes: &[u8] = &mapping;
     let header = bytes.get(..HEADER).ok_or(Refusal::Header)?;
     let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
@@ -201,18 +205,17 @@ fn map(path: &Path, identity: Identity) -> Result<SegmentIndex, Refusal> {
     if word(32) != body.len() as u64 || word(40) != xxh3_64(body) {
         return Err(Refusal::Damaged);
     }
-    #[cfg(unix)]
-    advise(&mapping);
     let region: Arc<dyn Region> = Arc::new(Mapping(mapping));
     SegmentIndex::from_flat(&region, HEADER).map_err(|e| Refusal::Layout(e.to_string()))
 }
 
-/// Huge pages where the kernel maps files in them (see `index::pages`); random access,
-/// so no read-ahead past what a walk touches.
+/// Huge pages (see `index::pages`: graph walks read at random, and 4 KiB pages miss the
+/// TLB on nearly every read). Linux reads a file's pages that are not cached yet into
+/// 2 MiB folios when the faulting mapping asked for huge pages, and maps them whole: one
+/// TLB entry per 2 MiB for every process (`write_file` leaves a new file uncached for it).
 #[cfg(unix)]
 fn advise(mapping: &memmap2::Mmap) {
     // Advice changes performance only; a kernel that refuses it leaves the mapping as is.
-    let _ = mapping.advise(memmap2::Advice::Random);
     #[cfg(target_os = "linux")]
     let _ = mapping.advise(memmap2::Advice::HugePage);
 }
@@ -259,7 +262,19 @@ fn write_file(temp: &Path, identity: Identity, segment: &SegmentIndex) -> io::Re
     header.resize(HEADER, 0);
     file.seek(SeekFrom::Start(0))?;
     file.write_all(&header)?;
-    // Not synced: a file cut short by a crash fails its checksum and is made again.
+    // Written out and dropped from the page cache, so the first process to map it reads
+    // it back in huge pages (see `advise`) that every later one shares; the bytes the
+    // writes left there are in small ones. (A file cut short by a crash before this fails
+    // its checksum and is made again.)
+    file.sync_all()?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: advice on this open file's cached pages; it never changes the file.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+    }
     Ok(())
 }
 

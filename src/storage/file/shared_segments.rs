@@ -13,6 +13,7 @@
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use redb::ReadTransaction;
@@ -223,13 +224,16 @@ fn advise(mapping: &memmap2::Mmap) {
 /// Writes `segment`'s shared file at `path` (in `dir`, created if missing): a temporary
 /// file beside it, renamed into place once whole.
 fn write(dir: &Path, path: &Path, identity: Identity, segment: &SegmentIndex) -> io::Result<()> {
+    /// Tells apart the temporary files of two loads in one process.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     fs::create_dir_all(dir)?;
     let temp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}-{}.tmp",
         path.file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("segment"),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     let result = write_file(&temp, identity, segment).and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
@@ -285,7 +289,7 @@ mod tests {
     #[test]
     fn names_parse_back_and_others_are_ignored() {
         assert_eq!(parse_name("3-17.seg"), Some((3, 17)));
-        assert_eq!(parse_name(".3-17.seg.42.tmp"), None);
+        assert_eq!(parse_name(".3-17.seg.42-0.tmp"), None);
         assert_eq!(parse_name("notes.txt"), None);
         let files = SegmentFiles::beside(Path::new("dir/s.folio"));
         assert_eq!(files.path(1, 2), Path::new("dir/s.folio.segments/1-2.seg"));

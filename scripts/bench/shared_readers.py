@@ -13,7 +13,7 @@ the others are this script's `worker` command.
   shared_readers.py build-hnswlib SET INDEX [--threads 2]
   shared_readers.py build-usearch SET INDEX [--threads 2]
   shared_readers.py measure --set SET --folio BIN --store STORE --hnswlib INDEX \
-      --usearch INDEX [--counts 1,4,8] [--ef 64] [--json OUT]
+      --usearch INDEX [--counts 1,4,8] [--resident-counts 1,4] [--no-peers] [--ef 64] [--json OUT]
   shared_readers.py worker hnswlib|usearch SET INDEX --ef 64
   shared_readers.py qps OUT/qps-*.json
 
@@ -192,6 +192,7 @@ def folio_command(args, shared, json_out=None):
 
 def measure(args):
     counts = [int(c) for c in args.counts.split(",")]
+    resident_counts = [int(c) for c in (args.resident_counts or args.counts).split(",")]
     here = os.path.abspath(__file__)
     systems = [
         ("folio mapped", lambda: folio_command(args, True)),
@@ -201,9 +202,11 @@ def measure(args):
         ("usearch view", lambda: [sys.executable, here, "worker", "usearch", args.set,
                                   args.usearch, "--ef", str(args.ef)]),
     ]
+    if not args.peers:
+        systems = systems[:2]
     rows = []
     for name, command in systems:
-        for n in counts:
+        for n in resident_counts if name == "folio resident" else counts:
             t0 = time.time()
             pss, rss, reports = run_readers([command() for _ in range(n)])
             row = dict(system=name, readers=n, pss_mib=round(pss, 1), rss_mib=round(rss, 1),
@@ -266,9 +269,13 @@ def main():
     p.add_argument("--set", required=True)
     p.add_argument("--folio", required=True)
     p.add_argument("--store", required=True)
-    p.add_argument("--hnswlib", required=True)
-    p.add_argument("--usearch", required=True)
+    p.add_argument("--hnswlib")
+    p.add_argument("--usearch")
+    p.add_argument("--no-peers", dest="peers", action="store_false",
+                   help="folio only (no hnswlib or usearch index needed)")
     p.add_argument("--counts", default="1,4,8")
+    p.add_argument("--resident-counts",
+                   help="reader counts for folio resident (default: --counts), e.g. 1,4 at 1M")
     p.add_argument("--ef", type=int, default=64)
     p.add_argument("--json")
     p = sub.add_parser("worker")

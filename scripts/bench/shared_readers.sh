@@ -13,7 +13,9 @@
 #   venv, scripts/bench/requirements.txt, default target/bench/venv), BENCH (the kit), DATA
 #   (generated datasets, default target/bench/ann-scale), FOLIO (the binary), BASELINE (an
 #   older folio binary, e.g. built from the commit before shared segments: its resident QPS
-#   joins each round), QPS_ONLY (1: only the QPS rounds)
+#   joins each round), QPS_ONLY (1: only the QPS rounds), PEERS (0: folio only, no hnswlib
+#   or usearch build), RESIDENT_COUNTS (reader counts of folio resident, default COUNTS:
+#   eight resident readers of 1M x 384 need 16 GiB)
 set -u
 OUT=${1:-target/bench/shared-readers}
 N=${N:-200000}
@@ -51,15 +53,17 @@ if [ ! -f "$STORE" ]; then
   step "folio build" "$OUT/folio-build.log" $NICE $FOLIO bench ann --data "$SET" --store "$STORE" \
     --build-threads 2 --filters none --ef $EF --time-budget 1
 fi
-[ -f "$OUT/hnswlib.bin" ] || step "hnswlib build" "$OUT/hnswlib-build.log" $NICE $PY \
+PEER_ARGS="--hnswlib $OUT/hnswlib.bin --usearch $OUT/usearch.usearch"
+[ "${PEERS:-1}" = 0 ] && PEER_ARGS=--no-peers
+[ "${PEERS:-1}" = 0 ] || [ -f "$OUT/hnswlib.bin" ] || step "hnswlib build" "$OUT/hnswlib-build.log" $NICE $PY \
   "$HERE/shared_readers.py" build-hnswlib "$SET" "$OUT/hnswlib.bin" --threads 2
-[ -f "$OUT/usearch.usearch" ] || step "usearch build" "$OUT/usearch-build.log" $NICE $PY \
+[ "${PEERS:-1}" = 0 ] || [ -f "$OUT/usearch.usearch" ] || step "usearch build" "$OUT/usearch-build.log" $NICE $PY \
   "$HERE/shared_readers.py" build-usearch "$SET" "$OUT/usearch.usearch" --threads 2
 # The shared files are made by the first mapped reader of the memory step (its 1-reader run).
 [ "${QPS_ONLY:-0}" = 1 ] || rm -rf "$STORE.segments"
 [ "${QPS_ONLY:-0}" = 1 ] || step memory "$OUT/memory.log" $NICE $PY "$HERE/shared_readers.py" measure --set "$SET" \
-  --folio "$FOLIO" --store "$STORE" --hnswlib "$OUT/hnswlib.bin" --usearch "$OUT/usearch.usearch" \
-  --counts $COUNTS --ef $EF --json "$OUT/memory.json"
+  --folio "$FOLIO" --store "$STORE" $PEER_ARGS --counts $COUNTS \
+  --resident-counts ${RESIDENT_COUNTS:-$COUNTS} --ef $EF --json "$OUT/memory.json"
 QUERY="--data $SET --store $STORE --reuse-store --filters none --ef 16,32,64,128"
 rm -f "$OUT"/qps-*.json
 for r in $(seq 1 $ROUNDS); do

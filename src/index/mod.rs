@@ -28,5 +28,5 @@ pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};
 pub use query_vector::{QueryVector, ZeroQuery};
 pub use segment::{SearchError, SegmentIndex};
-pub use shared::Region;
+pub(crate) use shared::Region;
 pub use vectors::{RowError, RowSource, ShapeError, VectorSet};

@@ -66,7 +66,7 @@ const RECOVERY_BATCH: usize = 256;
 const HISTORY: &str = "history (versions, tags, aliases, serving pins, the request log)";
 
 use crate::storage::log::{Logbook, RequestLog};
-use crate::storage::read::catalog::Catalog;
+use crate::storage::read::catalog::{Catalog, Sharing};
 use crate::storage::write::writer::{WriteLocks, Writer};
 
 /// A handle on an open store. Cheap to clone; share it across threads.
@@ -173,7 +173,10 @@ impl Store {
                     }
                 }
             };
-            Store::from_db(db, path.clone(), options.clone())
+            let sharing = Sharing::File {
+                map: options.shares_segments(),
+            };
+            Store::from_db(db, path.clone(), options.clone(), sharing)
         })
     }
     /// A backend that supports redb's range locks is shared with other processes as a
@@ -195,13 +198,24 @@ impl Store {
                 wait: options.wait,
             }
         };
-        Store::from_db(db, path, options)
+        // A backend's path need not be a folder files can be made beside.
+        Store::from_db(db, path, options, Sharing::Backend)
     }
-    fn from_db(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+    fn from_db(
+        db: Db,
+        path: PathBuf,
+        options: StoreBuilder,
+        sharing: Sharing,
+    ) -> Result<Store, OpenError> {
         let named = path.clone();
-        Store::prepared(db, path, options).map_err(|e| e.damage_at(&named))
+        Store::prepared(db, path, options, sharing).map_err(|e| e.damage_at(&named))
     }
-    fn prepared(db: Db, path: PathBuf, options: StoreBuilder) -> Result<Store, OpenError> {
+    fn prepared(
+        db: Db,
+        path: PathBuf,
+        options: StoreBuilder,
+        sharing: Sharing,
+    ) -> Result<Store, OpenError> {
         match &db {
             Db::Writer { db, .. } if !options.read_only => {
                 format::prepare(db, &path, options.create, || {
@@ -216,7 +230,13 @@ impl Store {
             }
             _ => format::check_readable(&db, &path)?,
         }
-        let catalog = Catalog::load(db, path, options.embedder.clone(), options.read_only)?;
+        let catalog = Catalog::load(
+            db,
+            path,
+            options.embedder.clone(),
+            options.read_only,
+            sharing,
+        )?;
         let store = Store {
             inner: Arc::new(Inner {
                 catalog,

@@ -81,6 +81,13 @@ pub(crate) struct AnnArgs {
     /// Search the existing store given by --store instead of building one.
     #[arg(long, requires = "store")]
     reuse_store: bool,
+    /// With --reuse-store: open it read-only, as one of many reader processes.
+    #[arg(long, requires = "reuse_store")]
+    read_only: bool,
+    /// After the sweep, print `holding` on stderr and wait for a line (or the end) on
+    /// stdin before exiting, so a driver can measure the process's memory.
+    #[arg(long)]
+    hold: bool,
     /// Seconds per point before it stops early (once --min-queries ran).
     #[arg(long, default_value_t = 3.0)]
     time_budget: f64,
@@ -134,14 +141,23 @@ fn write_json(path: &std::path::Path, value: &serde_json::Value) -> CliResult {
 }
 
 fn ann_bench(args: AnnArgs) -> CliResult {
-    let json = args.json.clone();
+    let (json, hold) = (args.json.clone(), args.hold);
     let config = config(args)?;
     let bar = Bar::new();
-    let run = ann::run(&config, &bar, &mut |point| {
+    let mut then = || {
+        if hold {
+            // The store stays open (its segments loaded) until the driver lets go.
+            eprintln!("holding");
+            let mut line = String::new();
+            // End of input lets go as well as a line.
+            let _ = std::io::stdin().read_line(&mut line);
+        }
+    };
+    let on_point = &mut |point: &SearchRecord| {
         bar.finish();
         eprintln!("{}", point_line(point));
-    })
-    .map_err(err)?;
+    };
+    let run = ann::run_then(&config, &bar, on_point, &mut then).map_err(err)?;
     bar.finish();
     print!("{}", run.markdown());
     if let Some(path) = json {
@@ -156,6 +172,8 @@ fn config(args: AnnArgs) -> Result<AnnConfig, String> {
     Ok(AnnConfig {
         store: args.store,
         reuse_store: args.reuse_store,
+        read_only: args.read_only,
+        shared_segments: crate::common::SHARED_SEGMENTS.get().copied().flatten(),
         filters: (!args.filters.is_empty() && args.filters != ["all"]).then_some(args.filters),
         efs: args.ef,
         queries: args.queries,

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::common::{
     open_reader, open_store, parse_counter, parse_expand, parse_filters, registered, report_lines,
-    EmbedArgs, WAIT,
+    EmbedArgs, SHARED_SEGMENTS, WAIT,
 };
 use crate::output::{err, CliResult};
 use crate::output::{escape, preview, print_json, print_response, print_unavailable};
@@ -32,6 +32,18 @@ struct Cli {
     /// (any number of processes may read and write it; each holds the file only to commit).
     #[arg(long, global = true, value_name = "SECONDS", default_value = "10", value_parser = parse_wait)]
     wait: Duration,
+    /// Map the store's segments from shared files beside it (STORE.segments/), so many
+    /// processes hold one copy: on or off (default: on for commands that only read).
+    #[arg(long, global = true, value_name = "on|off", value_parser = parse_on_off)]
+    shared_segments: Option<bool>,
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}`: expected on or off")),
+    }
 }
 
 fn parse_wait(s: &str) -> Result<Duration, String> {
@@ -267,6 +279,7 @@ fn parse_kind(s: &str) -> Result<folio::input::FileKind, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     WAIT.get_or_init(|| cli.wait);
+    SHARED_SEGMENTS.get_or_init(|| cli.shared_segments);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -425,6 +438,15 @@ fn run(command: Command) -> CliResult {
                     index.graph_segments,
                     index.embedder,
                 );
+                if index.mapped_segments > 0 {
+                    println!(
+                        "    {} of its segments mapped from shared files",
+                        index.mapped_segments
+                    );
+                }
+                if let Some(reason) = &index.shared_refused {
+                    println!("    not shared: {}", escape(reason));
+                }
             }
             print_unavailable(&stats.unavailable);
             for line in reports.iter().flat_map(report_lines) {

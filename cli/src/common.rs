@@ -1,4 +1,4 @@
-//! What every command shares: the `--wait` setting, the embedder arguments, opening a
+//! What every command shares: the `--wait` and `--shared-segments` settings, the embedder arguments, opening a
 //! store (typed errors explained), error text, parsers of option values.
 
 use std::path::Path;
@@ -15,6 +15,9 @@ use crate::output::{err, escape, CliResult};
 
 /// `--wait`, for every store a command opens.
 pub(crate) static WAIT: OnceLock<Duration> = OnceLock::new();
+
+/// `--shared-segments`, for every store a command opens (`None`: the library's default).
+pub(crate) static SHARED_SEGMENTS: OnceLock<Option<bool>> = OnceLock::new();
 
 /// `--embedder` and `--truncation`, for the commands that embed.
 #[derive(clap::Args, Clone, Default)]
@@ -220,7 +223,10 @@ pub(crate) fn open_store(path: &Path, options: StoreBuilder) -> Result<Store, St
 /// place: when the file is writable here, it is upgraded first (with a note on stderr), as
 /// the first command that writes would; otherwise the read-only open's error says why.
 pub(crate) fn open_typed(path: &Path, options: StoreBuilder) -> Result<Store, OpenError> {
-    let options = options.wait(WAIT.get().copied().unwrap_or_default());
+    let mut options = options.wait(WAIT.get().copied().unwrap_or_default());
+    if let Some(shared) = SHARED_SEGMENTS.get().copied().flatten() {
+        options = options.shared_segments(shared);
+    }
     match open_matching(path, options.clone()) {
         Err(OpenError::UpgradeNeeded { found, current, .. }) if options.opens_read_only() => {
             if open_matching(path, options.clone().read_only(false)).is_ok() {

@@ -33,12 +33,29 @@ pub fn run(
     progress: &dyn Progress,
     on_point: &mut dyn FnMut(&SearchRecord),
 ) -> Result<AnnRun, AnnError> {
+    run_then(config, progress, on_point, &mut || {})
+}
+
+/// [`run`], calling `then` after the sweep with the store still open (a driver measures
+/// the process's memory meanwhile).
+pub fn run_then(
+    config: &AnnConfig,
+    progress: &dyn Progress,
+    on_point: &mut dyn FnMut(&SearchRecord),
+    then: &mut dyn FnMut(),
+) -> Result<AnnRun, AnnError> {
     config.validate()?;
-    let dataset = Dataset::load(&config.data, config.filters.as_deref(), config.queries)?;
+    let mut dataset = Dataset::load(&config.data, config.filters.as_deref(), config.queries)?;
     dataset.check_k(config.k)?;
     let mut built = build::prepare(&dataset, config, progress)?;
+    if config.reuse_store {
+        // Checked against the store: the sweep needs only the queries, and a reader's
+        // memory is then the store's.
+        dataset.base.clear();
+    }
     let swept = sweep::run(&built.store, &dataset, config, on_point)?;
     built.searched();
+    then();
     Ok(AnnRun {
         meta: RunMeta::new(&dataset, config),
         build: built.record,

@@ -7,6 +7,10 @@
 //! pages in this opt-in `madvise` mode). The advice changes performance only, never
 //! contents; elsewhere it is a no-op.
 
+use std::sync::Arc;
+
+use super::shared::{Misfit, Plain, Region, Slab};
+
 /// Regions smaller than one huge page gain nothing.
 const HUGE_PAGE: usize = 2 << 20;
 
@@ -38,9 +42,10 @@ pub(crate) fn advise<T>(v: Vec<T>) -> Vec<T> {
 /// comes from `mmap` through malloc and starts 16 bytes into its page, so each such row
 /// spans `r + 1` lines and a walk fetches a line more per distance (128-dimension codes:
 /// three lines for two lines' bytes).
+/// They may also be a view of a shared region whose bytes start on a cache line.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LineBytes {
-    lines: Vec<Line>,
+    lines: Slab<Line>,
     len: usize,
 }
 
@@ -49,25 +54,43 @@ pub(crate) struct LineBytes {
 #[repr(C, align(64))]
 struct Line([u8; LINE]);
 
-const LINE: usize = 64;
+// SAFETY: 64 bytes, no padding, any bits valid.
+unsafe impl Plain for Line {}
+
+/// Bytes in a cache line.
+pub(crate) const LINE: usize = 64;
 
 impl LineBytes {
+    /// The first `len` bytes of the whole lines at `offset` (a multiple of [`LINE`] from
+    /// the start of a page-aligned `region`), not copied.
+    pub(crate) fn view(
+        region: &Arc<dyn Region>,
+        offset: usize,
+        len: usize,
+    ) -> Result<Self, Misfit> {
+        Ok(LineBytes {
+            lines: Slab::view(region, offset, len.div_ceil(LINE))?,
+            len,
+        })
+    }
+
     /// Makes room for `additional` more bytes, moving the contents at most once.
     pub(crate) fn reserve(&mut self, additional: usize) {
         let more = (self.len + additional)
             .div_ceil(LINE)
             .saturating_sub(self.lines.len());
-        reserve(&mut self.lines, more);
+        reserve(self.lines.to_mut(), more);
     }
 
     /// Appends one byte.
     #[inline]
     pub(crate) fn push(&mut self, byte: u8) {
         let (line, at) = (self.len / LINE, self.len % LINE);
-        if line == self.lines.len() {
-            self.lines.push(Line([0; LINE]));
+        let lines = self.lines.to_mut();
+        if line == lines.len() {
+            lines.push(Line([0; LINE]));
         }
-        self.lines[line].0[at] = byte;
+        lines[line].0[at] = byte;
         self.len += 1;
     }
 }
@@ -76,11 +99,14 @@ impl From<Vec<u8>> for LineBytes {
     fn from(bytes: Vec<u8>) -> Self {
         let mut aligned = LineBytes::default();
         aligned.reserve(bytes.len());
-        aligned.lines.extend(bytes.chunks(LINE).map(|chunk| {
-            let mut line = [0; LINE];
-            line[..chunk.len()].copy_from_slice(chunk);
-            Line(line)
-        }));
+        aligned
+            .lines
+            .to_mut()
+            .extend(bytes.chunks(LINE).map(|chunk| {
+                let mut line = [0; LINE];
+                line[..chunk.len()].copy_from_slice(chunk);
+                Line(line)
+            }));
         aligned.len = bytes.len();
         aligned
     }

@@ -2,7 +2,6 @@
 
 use std::ops::Range;
 
-use ndarray::Array2;
 use roaring::RoaringBitmap;
 
 use super::distance::normalize;
@@ -13,6 +12,7 @@ use super::hnsw::{Graph, HnswParams};
 use super::metric::Metric;
 use super::planner::{self, SearchOptions, SearchReport, Strategy};
 use super::query_vector::QueryVector;
+use super::shared::Slab;
 use super::vectors::{RowError, RowSource, ShapeError, VectorSet};
 
 /// `len()` vectors with global ids `base..base + len()` and, once built or loaded, a graph
@@ -34,8 +34,9 @@ pub struct SegmentIndex {
 /// Where a segment's f32 rows are.
 #[derive(Debug, Clone)]
 enum Rows {
-    /// One row per vector, contiguous (unit length for cosine).
-    Resident(Array2<f32>),
+    /// One row of `dim` floats per vector, contiguous (unit length for cosine): owned, or
+    /// a view of a file several processes map.
+    Resident { data: Slab<f32>, dim: usize },
     /// Compressed: the rows stay in the store's file; walks and exact scans read the
     /// graph's 8-bit codes and searches read rows through a [`RowSource`].
     Stored { len: usize, dim: usize },
@@ -66,23 +67,49 @@ impl SegmentIndex {
         metric: Metric,
         vectors: Vec<f32>,
     ) -> Result<Self, ShapeError> {
-        let len = VectorSet::new(&vectors, dim, metric)?.len();
+        Self::over_rows(base, dim, metric, vectors.into())
+    }
+
+    /// [`SegmentIndex::prepared`] over rows owned or in a shared region.
+    pub(crate) fn over_rows(
+        base: u32,
+        dim: usize,
+        metric: Metric,
+        rows: Slab<f32>,
+    ) -> Result<Self, ShapeError> {
+        let len = VectorSet::new(&rows, dim, metric)?.len();
         if base.checked_add(len as u32).is_none() {
             return Err(ShapeError::IdOverflow { base, len });
         }
-        let vectors =
-            Array2::from_shape_vec((len, dim), vectors).map_err(|_| ShapeError::Ragged {
-                len: len * dim,
-                dim,
-            })?;
         Ok(SegmentIndex {
             base,
             metric,
-            rows: Rows::Resident(vectors),
+            rows: Rows::Resident { data: rows, dim },
             graph: None,
             residuals: Residuals::default(),
             gathered: GatherCache::default(),
         })
+    }
+
+    /// Attaches a graph with its walk codes and the rows' residuals, both computed before
+    /// (a mapped segment's), without reading the rows.
+    pub(crate) fn with_parts(
+        mut self,
+        graph: Graph,
+        residuals: Residuals,
+    ) -> Result<Self, ShapeError> {
+        graph.check_vectors(self.vectors())?;
+        if !graph.has_codes() {
+            return Err(ShapeError::NoWalkCodes);
+        }
+        self.graph = Some(graph);
+        self.residuals = residuals;
+        Ok(self)
+    }
+
+    /// Each row's distance from its walk code (empty without a graph).
+    pub(crate) fn residuals(&self) -> &Residuals {
+        &self.residuals
     }
 
     /// A compressed segment of `graph.len()` rows of `graph.dim()` floats whose rows
@@ -116,9 +143,9 @@ impl SegmentIndex {
     /// [`RowSource`] given to [`SegmentIndex::search_stored`] reads them.
     pub fn without_rows(self) -> Self {
         let rows = match (self.rows, &self.graph) {
-            (Rows::Resident(v), Some(g)) if g.has_codes() => Rows::Stored {
-                len: v.nrows(),
-                dim: v.ncols(),
+            (Rows::Resident { data, dim }, Some(g)) if g.has_codes() => Rows::Stored {
+                len: data.len() / dim,
+                dim,
             },
             (rows, _) => rows,
         };
@@ -128,7 +155,13 @@ impl SegmentIndex {
     /// Whether the f32 rows are in memory (else [`SegmentIndex::rows`] is empty and
     /// searches go through [`SegmentIndex::search_stored`]).
     pub fn is_resident(&self) -> bool {
-        matches!(self.rows, Rows::Resident(_))
+        matches!(self.rows, Rows::Resident { .. })
+    }
+
+    /// Whether the rows are a view of a shared region (a mapped file) rather than this
+    /// process's own memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(&self.rows, Rows::Resident { data, .. } if data.is_mapped())
     }
 
     /// Attaches a graph (built earlier, or decoded from storage without its walk codes)
@@ -169,8 +202,7 @@ impl SegmentIndex {
     /// The rows, row-major, the graph dropped (none for a compressed segment).
     pub fn into_rows(self) -> Vec<f32> {
         match self.rows {
-            // Standard layout (see `rows`): the offset is 0.
-            Rows::Resident(vectors) => vectors.into_raw_vec_and_offset().0,
+            Rows::Resident { data, .. } => data.into_vec(),
             Rows::Stored { .. } => Vec::new(),
         }
     }
@@ -195,8 +227,7 @@ impl SegmentIndex {
     /// The vectors as one row-major slice; empty for a compressed segment.
     pub fn rows(&self) -> &[f32] {
         match &self.rows {
-            // Built by `from_shape_vec`, so standard (row-major, contiguous) layout.
-            Rows::Resident(vectors) => vectors.as_slice().unwrap_or(&[]),
+            Rows::Resident { data, .. } => data,
             Rows::Stored { .. } => &[],
         }
     }
@@ -214,7 +245,8 @@ impl SegmentIndex {
     /// Number of vectors.
     pub fn len(&self) -> usize {
         match &self.rows {
-            Rows::Resident(vectors) => vectors.nrows(),
+            // `dim` is at least 1 (checked by `VectorSet::new` or the mapped layout).
+            Rows::Resident { data, dim } => data.len() / dim,
             Rows::Stored { len, .. } => *len,
         }
     }
@@ -227,7 +259,7 @@ impl SegmentIndex {
     /// Floats per vector.
     pub fn dim(&self) -> usize {
         match &self.rows {
-            Rows::Resident(vectors) => vectors.ncols(),
+            Rows::Resident { dim, .. } => *dim,
             Rows::Stored { dim, .. } => *dim,
         }
     }

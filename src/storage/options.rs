@@ -49,7 +49,10 @@ use crate::storage::file::records::{GraphParams, VectorStorage};
 ///
 /// The file is not created unless [`create`](StoreBuilder::create) says so, searches
 /// are not logged unless [`log_requests`](StoreBuilder::log_requests) says so, and the
-/// store is opened for writing unless [`read_only`](StoreBuilder::read_only) says so.
+/// store is opened for writing unless [`read_only`](StoreBuilder::read_only) says so. A
+/// read-only open of a file maps its segments from shared files beside it, a writing one
+/// reads them into its own memory, unless [`shared_segments`](StoreBuilder::shared_segments)
+/// says otherwise.
 #[derive(Clone)]
 pub struct StoreBuilder {
     pub(crate) embedder: Arc<dyn Embedder>,
@@ -62,6 +65,8 @@ pub struct StoreBuilder {
     pub(crate) truncation: Truncation,
     pub(crate) read_only: bool,
     pub(crate) wait: Duration,
+    /// `None`: shared when read-only.
+    pub(crate) shared_segments: Option<bool>,
 }
 
 impl Default for StoreBuilder {
@@ -77,6 +82,7 @@ impl Default for StoreBuilder {
             truncation: DEFAULT_TRUNCATION,
             read_only: false,
             wait: DEFAULT_WAIT,
+            shared_segments: None,
         }
     }
 }
@@ -158,6 +164,28 @@ impl StoreBuilder {
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self
+    }
+
+    /// Whether segments loaded from the file are mapped from shared segment files beside
+    /// it (`STORE.segments/`, made from the store by the first process that loads each
+    /// segment) instead of read into this process's memory: N processes searching one
+    /// store then hold about one copy of its indexes, in the page cache, at the same
+    /// answers and speed (`docs/benchmarks/shared-readers.md`). The files are derived and
+    /// rebuilt when missing or damaged; a folder that cannot be written leaves each
+    /// process with its own copy ([`IndexStats::shared_refused`](crate::store::IndexStats)
+    /// says why). Compressed indexes ([`VectorStorage::Compressed`]) keep their rows in the
+    /// store file and are not mapped; stores on a [backend](StoreBuilder::open_with_backend)
+    /// never are. Default: on for a [read-only](StoreBuilder::read_only) open, off for a
+    /// writer (whose new segments are built in its memory anyway).
+    pub fn shared_segments(mut self, shared: bool) -> Self {
+        self.shared_segments = Some(shared);
+        self
+    }
+
+    /// Whether this open maps segments from shared files (see
+    /// [`StoreBuilder::shared_segments`]).
+    pub fn shares_segments(&self) -> bool {
+        self.shared_segments.unwrap_or(self.read_only)
     }
 
     /// How long a commit (any write: a batch, a tag, a rollback, request-log entries) waits

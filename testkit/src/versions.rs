@@ -104,6 +104,39 @@ pub fn small_options() -> StoreBuilder {
         .merge(MergePolicy::never())
 }
 
+/// [`small_options`] for a store whose segments get graphs from 16 rows on.
+pub fn graph_options() -> StoreBuilder {
+    small_options().graph(GraphParams {
+        min_graph_size: 16,
+        ..GraphParams::default()
+    })
+}
+
+/// Per query: the returned parent ids with their score bits, and the planner paths.
+pub type VectorAnswers = Vec<(Vec<(String, u32)>, Vec<folio::index::SearchPath>)>;
+
+/// The top ten of a few vector queries of dimension 8, unrestricted: enough to compare two
+/// handles' answers for identity.
+pub fn vector_answers(store: &Store) -> VectorAnswers {
+    (0..12)
+        .map(|q| {
+            let query: Vec<f32> = (0..8).map(|j| ((q * 8 + j) % 7) as f32 - 3.0).collect();
+            let request = SearchRequest::vector(query)
+                .access(Access::Unrestricted)
+                .k(10);
+            let response = store.search(&request).expect("search");
+            (
+                response
+                    .results
+                    .iter()
+                    .map(|h| (h.parent_id.clone(), h.score.to_bits()))
+                    .collect(),
+                response.stats.paths,
+            )
+        })
+        .collect()
+}
+
 /// Asserts that file sizes measured after each round stop growing: the peak of the last
 /// third of the rounds is within 5% of the larger of the earlier thirds' peaks (a file that
 /// keeps growing fails either way; one that settles may settle below its early peak, where

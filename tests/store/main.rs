@@ -15,6 +15,7 @@ mod index_props;
 mod live_acl_props;
 mod query_stages;
 mod search_results;
+mod shared_segments;
 mod store_backup;
 mod store_corrupt;
 mod store_create;

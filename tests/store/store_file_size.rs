@@ -7,8 +7,10 @@ use std::sync::atomic::Ordering;
 
 use folio::index::{search, Graph, GraphDecodeError, HnswParams, Metric, SearchPath, VectorSet};
 use folio::query::SearchRequest;
-use folio::store::{Access, CompactFileError, GraphParams, Store, StoreBuilder};
-use folio_testkit::versions::{answer, bulk_with_vectors, small_options, temp_store, TestBackend};
+use folio::store::{Access, CompactFileError, Store};
+use folio_testkit::versions::{
+    answer, bulk_with_vectors, graph_options, temp_store, vector_answers as answers, TestBackend,
+};
 
 /// Rows and dimension of the graph in `tests/fixtures/graph_v1.bin` (odd sizes, so the
 /// level and code arrays both need padding).
@@ -144,14 +146,6 @@ fn a_version_1_blob_still_decodes_and_its_codes_equal_the_recomputed_ones() {
     }
 }
 
-/// Options for a store whose segments get graphs from 16 rows on.
-fn graph_options() -> StoreBuilder {
-    small_options().graph(GraphParams {
-        min_graph_size: 16,
-        ..GraphParams::default()
-    })
-}
-
 /// The graphs of the head version's segments, in segment order.
 fn graphs(store: &Store) -> Vec<Option<Graph>> {
     store
@@ -160,30 +154,6 @@ fn graphs(store: &Store) -> Vec<Option<Graph>> {
         .segments
         .iter()
         .map(|s| s.graph().cloned())
-        .collect()
-}
-
-/// Per query: the returned parent ids with their score bits, and the planner paths.
-type Answers = Vec<(Vec<(String, u32)>, Vec<SearchPath>)>;
-
-/// The top ten of a few vector queries.
-fn answers(store: &Store) -> Answers {
-    (0..12)
-        .map(|q| {
-            let query: Vec<f32> = (0..8).map(|j| ((q * 8 + j) % 7) as f32 - 3.0).collect();
-            let request = SearchRequest::vector(query)
-                .access(Access::Unrestricted)
-                .k(10);
-            let response = store.search(&request).expect("search");
-            (
-                response
-                    .results
-                    .iter()
-                    .map(|h| (h.parent_id.clone(), h.score.to_bits()))
-                    .collect(),
-                response.stats.paths,
-            )
-        })
         .collect()
 }
 

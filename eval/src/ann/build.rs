@@ -107,7 +107,7 @@ pub(crate) fn prepare(
     };
     let options = options(dataset, config);
     let (store, record, reopen_baseline_mb) = if config.reuse_store {
-        (options.open(&path)?, None, None)
+        (options.read_only(config.read_only).open(&path)?, None, None)
     } else {
         let (store, record, baseline) = build(dataset, config, &path, options, progress)?;
         (store, Some(record), baseline)
@@ -132,7 +132,11 @@ impl Built {
 }
 
 fn options(dataset: &Dataset, config: &AnnConfig) -> StoreBuilder {
-    Store::builder()
+    let builder = match config.shared_segments {
+        Some(shared) => Store::builder().shared_segments(shared),
+        None => Store::builder(),
+    };
+    builder
         .embedder(Arc::new(ExternalVectors::new(
             &dataset.name,
             dataset.base.dim(),

@@ -19,6 +19,11 @@ pub struct AnnConfig {
     pub store: Option<PathBuf>,
     /// Search the existing store at `store` instead of building one (no build record).
     pub reuse_store: bool,
+    /// Open the reused store read-only, as one of many reader processes would.
+    pub read_only: bool,
+    /// Map segments from shared files (`StoreBuilder::shared_segments`); the library's
+    /// default when `None`.
+    pub shared_segments: Option<bool>,
     /// Filters to sweep (`none` and file stems such as `random_0.01`); all when `None`.
     pub filters: Option<Vec<String>>,
     /// Beam widths to sweep, in order.
@@ -52,6 +57,8 @@ impl AnnConfig {
             data: data.into(),
             store: None,
             reuse_store: false,
+            read_only: false,
+            shared_segments: None,
             filters: None,
             efs: DEFAULT_EFS.to_vec(),
             queries: None,
@@ -78,6 +85,8 @@ impl AnnConfig {
             "build threads must be at least 1"
         } else if self.reuse_store && self.store.is_none() {
             "reusing a store needs its path"
+        } else if self.read_only && !self.reuse_store {
+            "only a reused store opens read-only"
         } else {
             return Ok(());
         };

@@ -34,8 +34,10 @@ pub struct Dataset {
     pub name: String,
     /// How vectors compare.
     pub metric: Metric,
-    /// The base vectors.
+    /// The base vectors (none once a reused store was checked against them).
     pub base: Matrix<f32>,
+    /// How many base vectors the dataset has.
+    pub base_rows: usize,
     /// The query vectors.
     pub queries: Matrix<f32>,
     /// The filters, `none` first.
@@ -96,6 +98,7 @@ impl Dataset {
         Ok(Dataset {
             name: meta.name,
             metric,
+            base_rows: base.rows(),
             base,
             queries: query_rows,
             filters,

@@ -58,6 +58,11 @@ impl<T> Matrix<T> {
         &self.data
     }
 
+    /// Drops every row, keeping the width.
+    pub fn clear(&mut self) {
+        self.data = Vec::new();
+    }
+
     /// Keeps the first `rows` rows (all of them when there are fewer).
     pub fn truncate(&mut self, rows: usize) {
         self.data.truncate(rows.saturating_mul(self.dim));

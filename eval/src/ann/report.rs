@@ -148,7 +148,7 @@ pub struct FilterSize {
 
 impl RunMeta {
     pub(crate) fn new(dataset: &Dataset, config: &AnnConfig) -> Self {
-        let n = dataset.base.rows();
+        let n = dataset.base_rows;
         let mut versions = BTreeMap::from([("folio", env!("CARGO_PKG_VERSION").to_string())]);
         if let Ok(cores) = std::thread::available_parallelism() {
             versions.insert("cores", cores.to_string());

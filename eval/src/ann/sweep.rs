@@ -46,7 +46,7 @@ pub(crate) fn run(
         visible: Vec::new(),
     };
     for filter in &dataset.filters {
-        let visible = visible_set(&reader, &view, filter, dataset.base.rows())?;
+        let visible = visible_set(&reader, &view, filter, dataset.base_rows)?;
         swept.visible.push(visible_cost(&reader, &view, filter)?);
         let queries = Queries {
             prepared: &prepared,

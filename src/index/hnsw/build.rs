@@ -116,7 +116,7 @@ impl<'a> Builder<'a> {
         // Read at random by every insertion: huge pages (see `index::pages`); `finish`
         // converts in place, keeping the allocation.
         let mut layer0: Vec<AtomicU32> = pages::with_capacity(levels.len() * (1 + links.m0));
-        layer0.extend(links.layer0.into_iter().map(AtomicU32::new));
+        layer0.extend(links.layer0.into_vec().into_iter().map(AtomicU32::new));
         layer0.resize_with(levels.len() * (1 + links.m0), || AtomicU32::new(0));
         let mut upper: Vec<AtomicU32> = links.upper.into_iter().map(AtomicU32::new).collect();
         upper.resize_with(upper_start[levels.len()] * (1 + links.m), || {
@@ -132,7 +132,7 @@ impl<'a> Builder<'a> {
             links: Links {
                 m: links.m,
                 m0: links.m0,
-                layer0,
+                layer0: layer0.into(),
                 upper,
                 upper_start,
             },
@@ -152,7 +152,14 @@ impl<'a> Builder<'a> {
         graph.links = Links {
             m,
             m0,
-            layer0: layer0.into_iter().map(AtomicU32::into_inner).collect(),
+            // A builder's lists are its own, never a view.
+            layer0: layer0
+                .into_owned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(AtomicU32::into_inner)
+                .collect::<Vec<_>>()
+                .into(),
             upper: upper.into_iter().map(AtomicU32::into_inner).collect(),
             upper_start,
         };

@@ -7,6 +7,7 @@ use super::quant::Codes;
 use super::{Graph, HnswParams};
 use crate::index::metric::Metric;
 use crate::index::pages;
+use crate::index::shared::Slab;
 use crate::index::vectors::{ShapeError, VectorSet};
 use crate::limits::{DIMENSION, GRAPH_M};
 
@@ -236,6 +237,49 @@ impl Graph {
         let upper_end = layer0_end + 4 * upper_lists as usize * (1 + m);
         let scales_start = upper_end + 4 * dim;
         let codes_start = scales_start + 4 * dim;
+        let with_codes = header.version == VERSION_WITH_CODES;
+        let stored_codes = if with_codes {
+            bytes[codes_start..codes_start + n * dim].to_vec()
+        } else {
+            Vec::new()
+        };
+        let params = HnswParams {
+            m,
+            ef_construction: header.ef_construction as usize,
+            seed: header.seed,
+        };
+        let codes = Codes::from_parts(
+            header.metric,
+            read_f32s(&bytes[upper_end..scales_start]),
+            read_f32s(&bytes[scales_start..codes_start]),
+            stored_codes,
+        );
+        Graph::assemble(
+            header.metric,
+            dim,
+            params,
+            header.entry,
+            levels.to_vec(),
+            read_u32s(&bytes[levels_end..layer0_end]).into(),
+            read_u32s(&bytes[layer0_end..upper_end]),
+            codes,
+        )
+    }
+
+    /// A graph from arrays laid out as a finished graph holds them (a mapped segment's:
+    /// `layer0` may be a view, `codes` computed before), checked as a decoded one is.
+    #[allow(clippy::too_many_arguments)] // the graph's parts, each once
+    pub(crate) fn assemble(
+        metric: Metric,
+        dim: usize,
+        params: HnswParams,
+        entry: Option<Entry>,
+        levels: Vec<u8>,
+        layer0: Slab<u32>,
+        upper: Vec<u32>,
+        codes: Codes,
+    ) -> Result<Graph, GraphDecodeError> {
+        let (n, m) = (levels.len(), params.m);
         let mut upper_start = Vec::with_capacity(n + 1);
         upper_start.push(0);
         for (node, &level) in levels.iter().enumerate() {
@@ -247,35 +291,27 @@ impl Graph {
             }
             upper_start.push(upper_start[node] + usize::from(level));
         }
-        let with_codes = header.version == VERSION_WITH_CODES;
-        let stored_codes = if with_codes {
-            bytes[codes_start..codes_start + n * dim].to_vec()
-        } else {
-            Vec::new()
-        };
+        let lists = (layer0.len(), upper.len());
+        if lists != (n * (1 + 2 * m), upper_start[n] * (1 + m)) {
+            return Err(GraphDecodeError::Length {
+                expected: 4 * (n * (1 + 2 * m) + upper_start[n] * (1 + m)) as u64,
+                actual: 4 * (lists.0 + lists.1) as u64,
+            });
+        }
         let graph = Graph {
-            metric: header.metric,
-            dim: header.dim as usize,
-            params: HnswParams {
-                m,
-                ef_construction: header.ef_construction as usize,
-                seed: header.seed,
-            },
-            entry: header.entry,
-            levels: levels.to_vec(),
+            metric,
+            dim,
+            params,
+            entry,
+            levels,
             links: Links {
                 m,
                 m0: 2 * m,
-                layer0: read_u32s(&bytes[levels_end..layer0_end]),
-                upper: read_u32s(&bytes[layer0_end..upper_end]),
+                layer0,
+                upper,
                 upper_start,
             },
-            codes: Codes::from_parts(
-                header.metric,
-                read_f32s(&bytes[upper_end..scales_start]),
-                read_f32s(&bytes[scales_start..codes_start]),
-                stored_codes,
-            ),
+            codes,
         };
         graph.validate()?;
         Ok(graph)
@@ -353,12 +389,7 @@ impl Header {
         if !(VERSION_WITH_CODES..=VERSION).contains(&version) {
             return Err(GraphDecodeError::UnsupportedVersion(version));
         }
-        let metric = match word(8) {
-            0 => Metric::Cosine,
-            1 => Metric::Dot,
-            2 => Metric::L2,
-            other => return Err(bad("metric", other)),
-        };
+        let metric = metric_of(word(8)).ok_or_else(|| bad("metric", word(8)))?;
         let (dim, n, m, ef_construction) = (word(12), word(16), word(20), word(24));
         // Bounds that keep a hostile header from asking for absurd allocations; the store
         // refuses parameters outside them before it builds a graph.
@@ -399,7 +430,8 @@ impl Header {
     }
 }
 
-fn metric_code(metric: Metric) -> u32 {
+/// The metric's number in graph headers and mapped segments.
+pub(crate) fn metric_code(metric: Metric) -> u32 {
     match metric {
         Metric::Cosine => 0,
         Metric::Dot => 1,
@@ -407,8 +439,18 @@ fn metric_code(metric: Metric) -> u32 {
     }
 }
 
+/// The metric numbered `code` by [`metric_code`].
+pub(crate) fn metric_of(code: u32) -> Option<Metric> {
+    match code {
+        0 => Some(Metric::Cosine),
+        1 => Some(Metric::Dot),
+        2 => Some(Metric::L2),
+        _ => None,
+    }
+}
+
 /// `words` as little-endian bytes, handed to `out` a few KiB at a time.
-fn write_le(words: impl Iterator<Item = u32>, out: &mut impl FnMut(&[u8])) {
+pub(crate) fn write_le(words: impl Iterator<Item = u32>, out: &mut impl FnMut(&[u8])) {
     let mut chunk = [0u8; 4096];
     let mut len = 0;
     for word in words {

@@ -2,6 +2,7 @@
 //! every layer up to that level.
 
 use super::super::distance::prefetch_lines;
+use super::super::shared::Slab;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Highest level a node can get; the chance of reaching it at M=16 is 16^-15.
@@ -66,8 +67,8 @@ impl Slot for AtomicU32 {
 pub(crate) struct Links<S> {
     pub(crate) m: usize,
     pub(crate) m0: usize,
-    /// `n` lists of `1 + m0` slots.
-    pub(crate) layer0: Vec<S>,
+    /// `n` lists of `1 + m0` slots: the bulk of the graph, so it may be a shared view.
+    pub(crate) layer0: Slab<S>,
     /// Node by node, `level` lists of `1 + m` slots (layer 1 first).
     pub(crate) upper: Vec<S>,
     /// Per node, the index of its first upper list in `upper` (in lists); `n + 1` entries.
@@ -79,7 +80,7 @@ impl<S: Slot> Links<S> {
         Links {
             m,
             m0: 2 * m,
-            layer0: Vec::new(),
+            layer0: Slab::default(),
             upper: Vec::new(),
             upper_start: vec![0],
         }

@@ -9,8 +9,8 @@
 //! candidates on the f32 vectors.
 
 mod build;
-mod codec;
-mod layers;
+pub(crate) mod codec;
+pub(crate) mod layers;
 mod params;
 pub(crate) mod quant;
 pub(crate) mod search;

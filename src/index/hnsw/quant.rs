@@ -70,6 +70,29 @@ impl Codes {
         codes
     }
 
+    /// Codes whose rows and norms were computed before (a mapped segment's): kept as
+    /// given. `norms` must hold every row's for L2 and be empty otherwise.
+    pub(crate) fn with_norms(
+        metric: Metric,
+        offset: Vec<f32>,
+        scale: Vec<f32>,
+        bytes: pages::LineBytes,
+        norms: Vec<f32>,
+    ) -> Codes {
+        Codes {
+            offset,
+            scale,
+            bytes,
+            norms,
+            l2: metric == Metric::L2,
+        }
+    }
+
+    /// The L2 norms of the coded rows (empty for the other metrics).
+    pub(crate) fn norms(&self) -> &[f32] {
+        &self.norms
+    }
+
     /// Appends the codes of rows `self.len()..` of `vectors`.
     pub(crate) fn extend(&mut self, vectors: VectorSet<'_>) {
         let start = self.bytes.len();
@@ -230,6 +253,16 @@ pub(crate) struct Residuals {
 }
 
 impl Residuals {
+    /// Distances measured before (a mapped segment's), and the largest row norm.
+    pub(crate) fn from_parts(dist: Vec<f32>, largest: f32) -> Residuals {
+        Residuals { dist, largest }
+    }
+
+    /// Each row's distance from its code, and the largest row norm.
+    pub(crate) fn parts(&self) -> (&[f32], f32) {
+        (&self.dist, self.largest)
+    }
+
     /// Rows measured.
     pub(crate) fn len(&self) -> usize {
         self.dist.len()

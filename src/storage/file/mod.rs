@@ -1,6 +1,7 @@
 //! The file: redb's tables, the records stored in them and their one encoding, opening
-//! and creating the file (any number of writing and reading processes), format checks and in-place upgrades,
-//! the current-ACL bitmaps, and segments' vectors and graphs as blocks.
+//! and creating the file (any number of writing and reading processes), format checks and
+//! in-place upgrades, the current-ACL bitmaps, segments' vectors and graphs as blocks, and
+//! the shared segment files beside the store that reader processes map.
 
 pub(crate) mod backup;
 pub(crate) mod current;
@@ -11,5 +12,6 @@ pub(crate) mod recover;
 pub(crate) mod rows;
 pub(crate) mod sealed;
 pub(crate) mod segment;
+pub(crate) mod shared_segments;
 pub(crate) mod tables;
 pub(crate) mod upgrade;

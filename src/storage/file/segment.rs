@@ -6,6 +6,7 @@ use redb::{ReadOnlyTable, ReadTransaction, WriteTransaction};
 
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, encode, IndexRecord, SegmentRecord, VectorStorage};
+use crate::storage::file::shared_segments::{SegmentFiles, Sharing};
 use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
 
 use crate::index::hnsw::quant::Residuals;
@@ -39,6 +40,8 @@ pub(crate) struct Segment {
     index: Arc<SegmentIndex>,
     /// For a compressed segment (rows left in the file): how to read them.
     stored: Option<StoredRows>,
+    /// Whether its arrays are mapped from a shared segment file.
+    sharing: Sharing,
 }
 
 /// Where a compressed segment's rows are in the vector table.
@@ -95,7 +98,17 @@ impl Segment {
             id,
             index: Arc::new(index),
             stored: None,
+            sharing: Sharing::Private,
         }
+    }
+
+    /// Whether its arrays are mapped from a shared segment file, and why not.
+    pub(crate) fn sharing(&self) -> &Sharing {
+        &self.sharing
+    }
+
+    fn shared(self, sharing: Sharing) -> Self {
+        Segment { sharing, ..self }
     }
 
     pub fn id(&self) -> u32 {
@@ -215,10 +228,13 @@ impl Segment {
         Ok(Arc::new(copy))
     }
 
+    /// Segment `id` of `index`: mapped from its shared file in `files` when it has one
+    /// (made from the store when missing or unusable), else read into memory.
     pub(crate) fn load(
         txn: &ReadTransaction,
         index: &IndexRecord,
         id: u32,
+        files: Option<&SegmentFiles>,
     ) -> Result<Segment, StorageError> {
         let record: SegmentRecord = {
             let table = txn.open_table(SEGMENTS)?;
@@ -233,6 +249,16 @@ impl Segment {
                 "segment {id} has dimension {dim}"
             )));
         }
+        let shared = match (files, index.vectors) {
+            (Some(files), VectorStorage::Resident) => {
+                let (mapped, identity) = files.open(txn, index, id, &record)?;
+                if let Some(mapped) = mapped {
+                    return Ok(Segment::new(id, mapped).shared(Sharing::Mapped));
+                }
+                Some((files, identity))
+            }
+            _ => None,
+        };
         let rows = record.count as usize;
         let graph = if record.graph_blocks == 0 {
             None
@@ -274,6 +300,7 @@ impl Segment {
                         per_block,
                         rescore,
                     }),
+                    sharing: Sharing::Private,
                 })
             }
             (graph, _) => {
@@ -288,7 +315,14 @@ impl Segment {
                 if let Some(graph) = graph {
                     segment = segment.with_graph(graph).map_err(|e| corrupt(&e))?;
                 }
-                Ok(Segment::new(id, segment))
+                let Some((files, identity)) = shared else {
+                    return Ok(Segment::new(id, segment));
+                };
+                // This process holds the copy only until every process can map it.
+                Ok(match files.make(index.id, id, identity, &segment) {
+                    Ok(mapped) => Segment::new(id, mapped).shared(Sharing::Mapped),
+                    Err(reason) => Segment::new(id, segment).shared(Sharing::Refused(reason)),
+                })
             }
         }
     }
@@ -356,6 +390,7 @@ impl Segment {
                 per_block: rows_per_block as u32,
                 rescore,
             }),
+            sharing: Sharing::Private,
         }))
     }
 }

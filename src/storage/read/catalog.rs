@@ -14,11 +14,21 @@ use crate::embed::Embedder;
 use crate::storage::error::{OpenError, ReadError, StorageError, WriteError};
 use crate::storage::file::open::Db;
 use crate::storage::file::sealed::contain;
+use crate::storage::file::shared_segments::SegmentFiles;
 use crate::storage::read::follow::{self, Follow};
 use crate::storage::read::snapshot::Snapshot;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::targets::read_alias;
 use crate::storage::read::unavailable::UnavailableIndex;
+
+/// Where a store is, as its shared segment files go.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sharing {
+    /// On a backend of the caller's: no files beside it.
+    Backend,
+    /// A file: its shared segment files are swept after deletions, and mapped when `map`.
+    File { map: bool },
+}
 
 /// The index states that go with one read transaction.
 pub(crate) type States = BTreeMap<String, Arc<IndexState>>;
@@ -41,18 +51,30 @@ pub(crate) struct Catalog {
     /// Opened with `StoreBuilder::read_only`: every write refused (the request log aside,
     /// when the file can be written).
     read_only: bool,
+    /// A file store's shared segment files (`None` on a backend): swept after deletions.
+    files: Option<Arc<SegmentFiles>>,
+    /// Whether this process maps its segments from them (`StoreBuilder::shared_segments`).
+    map_segments: bool,
 }
 
 impl Catalog {
-    /// Loads the index states of an open file (this build's format) and registers `embedder`.
+    /// Loads the index states of an open file (this build's format) and registers `embedder`;
+    /// segments are mapped from shared files beside it when `sharing` says so.
     pub(crate) fn load(
         db: Db,
         path: PathBuf,
         embedder: Arc<dyn Embedder>,
         read_only: bool,
+        sharing: Sharing,
     ) -> Result<Catalog, OpenError> {
+        let files = match sharing {
+            Sharing::Backend => None,
+            Sharing::File { .. } => Some(Arc::new(SegmentFiles::beside(&path))),
+        };
+        let map_segments = matches!(sharing, Sharing::File { map: true });
         let txn = db.begin_read()?;
-        let loaded = contain(|| follow::load(&txn, &BTreeMap::new()))?;
+        let mapped = files.as_ref().filter(|_| map_segments);
+        let loaded = contain(|| follow::load(&txn, &BTreeMap::new(), mapped))?;
         drop(txn);
         let catalog = Catalog {
             db: Arc::new(db),
@@ -62,6 +84,8 @@ impl Catalog {
             unavailable: RwLock::new(loaded.unavailable),
             follow: Follow::new(loaded.seen),
             read_only,
+            files,
+            map_segments,
         };
         catalog.register_embedder(embedder)?;
         Ok(catalog)
@@ -196,7 +220,8 @@ impl Catalog {
     /// the previous one installed.
     fn catch_up(&self) -> Result<(ReadTransaction, States), StorageError> {
         let txn = self.db.begin_read()?;
-        let loaded = contain(|| follow::load(&txn, &self.indexes()))?;
+        let mapped = self.files.as_ref().filter(|_| self.map_segments);
+        let loaded = contain(|| follow::load(&txn, &self.indexes(), mapped))?;
         let mut indexes = self.indexes.write();
         *indexes = loaded.states.clone();
         *self.unavailable.write() = loaded.unavailable;
@@ -225,6 +250,11 @@ impl Catalog {
         let mut indexes = self.indexes.write();
         txn.commit()?;
         update(&mut indexes);
+        drop(indexes);
+        // The shared files of the segments it deleted go too.
+        if let Some(files) = &self.files {
+            files.sweep(&self.db.begin_read()?)?;
+        }
         Ok(())
     }
 

@@ -413,7 +413,7 @@ fn check_index(
             let range =
                 segments
                     .entry(*s)
-                    .or_insert_with(|| match Segment::load(txn, record, *s) {
+                    .or_insert_with(|| match Segment::load(txn, record, *s, None) {
                         Ok(segment) => Some(segment.ids()),
                         Err(e) => {
                             report.problem(format!("{name} segment {s}: {e}"));

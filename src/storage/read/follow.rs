@@ -15,6 +15,7 @@ use redb::ReadTransaction;
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{decode, IndexRecord};
 use crate::storage::file::sealed::{contain, ReadSealed};
+use crate::storage::file::shared_segments::SegmentFiles;
 use crate::storage::file::tables::INDEXES;
 use crate::storage::read::state::IndexState;
 use crate::storage::read::unavailable::UnavailableIndex;
@@ -78,6 +79,7 @@ pub(crate) struct Loaded {
 pub(crate) fn load(
     txn: &ReadTransaction,
     current: &BTreeMap<String, Arc<IndexState>>,
+    files: Option<&Arc<SegmentFiles>>,
 ) -> Result<Loaded, StorageError> {
     let mut loaded = Loaded {
         states: BTreeMap::new(),
@@ -97,7 +99,7 @@ pub(crate) fn load(
             (Some(state), Ok(())) if state.id() == id => contain(|| state.advance(txn, record))
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
-            (_, Ok(())) => contain(|| IndexState::load(txn, name, record))
+            (_, Ok(())) => contain(|| IndexState::load(txn, name, record, files.cloned()))
                 .map(Arc::new)
                 .map_err(|e| e.to_string()),
         };

@@ -14,6 +14,7 @@ use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::{read_all, read_current};
 use crate::storage::file::records::{decode, decode_bitmap, DocChunks, IndexRecord, VersionRecord};
 use crate::storage::file::segment::{vector_table, Segment};
+use crate::storage::file::shared_segments::SegmentFiles;
 use crate::storage::file::tables::{ACL, ACL_CURRENT, DOC_CHUNKS, VERSIONS};
 use crate::storage::read::filters::SharedFiltering;
 
@@ -66,6 +67,8 @@ pub struct IndexState {
     /// Filter columns and results, valid for every version, so shared by every state of
     /// this index (`filters.rs`).
     filtering: SharedFiltering,
+    /// Where segments loaded from the file are mapped from (`None`: read into memory).
+    files: Option<Arc<SegmentFiles>>,
 }
 
 /// At most this many principal lists keep a mask; the cache starts over when full.
@@ -87,9 +90,11 @@ impl IndexState {
         txn: &ReadTransaction,
         name: &str,
         record: IndexRecord,
+        files: Option<Arc<SegmentFiles>>,
     ) -> Result<Self, StorageError> {
         let mut segments = HashMap::new();
-        let head = Arc::new(load_view(txn, &record, record.head, &mut segments)?);
+        let head = load_view(txn, &record, record.head, &mut segments, files.as_deref())?;
+        let head = Arc::new(head);
         Ok(IndexState {
             name: name.to_string(),
             record,
@@ -100,6 +105,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: SharedFiltering::default(),
+            files,
         })
     }
 
@@ -122,6 +128,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: SharedFiltering::default(),
+            files: None,
         }
     }
 
@@ -146,6 +153,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         }
     }
 
@@ -184,6 +192,7 @@ impl IndexState {
             existing: Mutex::new(existing),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         }
     }
 
@@ -280,7 +289,13 @@ impl IndexState {
         record: IndexRecord,
     ) -> Result<IndexState, StorageError> {
         let mut segments = self.segments.lock().clone();
-        let head = load_view(txn, &record, record.head, &mut segments)?;
+        let head = load_view(
+            txn,
+            &record,
+            record.head,
+            &mut segments,
+            self.files.as_deref(),
+        )?;
         let versions = txn.open_table(VERSIONS)?;
         let mut older = HashMap::new();
         let cached = self.older.lock();
@@ -308,6 +323,7 @@ impl IndexState {
             existing: Mutex::new(None),
             masks: Mutex::new(HashMap::new()),
             filtering: self.filtering.clone(),
+            files: self.files.clone(),
         })
     }
 
@@ -359,7 +375,8 @@ impl IndexState {
             return Ok(view.clone());
         }
         let mut segments = self.segments.lock();
-        let view = Arc::new(load_view(txn, &self.record, version, &mut segments)?);
+        let files = self.files.as_deref();
+        let view = Arc::new(load_view(txn, &self.record, version, &mut segments, files)?);
         self.older.lock().insert(version, view.clone());
         Ok(view)
     }
@@ -382,6 +399,7 @@ fn load_view(
     record: &IndexRecord,
     version: u64,
     segments: &mut HashMap<u32, Arc<Segment>>,
+    files: Option<&SegmentFiles>,
 ) -> Result<VersionView, StorageError> {
     let table = txn.open_table(VERSIONS)?;
     let value = table.read((record.id, version))?.ok_or_else(|| {
@@ -393,7 +411,7 @@ fn load_view(
         let segment = match segments.get(id) {
             Some(s) => s.clone(),
             None => {
-                let s = Arc::new(Segment::load(txn, record, *id)?);
+                let s = Arc::new(Segment::load(txn, record, *id, files)?);
                 segments.insert(*id, s.clone());
                 s
             }

@@ -13,6 +13,7 @@ use crate::storage::file::backup::{self, BackupReport};
 use crate::storage::file::records::{decode_file_root, Retention};
 use crate::storage::file::rows::read_retention;
 use crate::storage::file::sealed::ReadSealed;
+use crate::storage::file::shared_segments::Sharing::{Mapped, Refused};
 use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
 use crate::storage::read::state;
@@ -68,6 +69,12 @@ pub struct IndexStats {
     pub segments: usize,
     /// Those of them with a graph.
     pub graph_segments: usize,
+    /// Those of them mapped from shared segment files (see
+    /// [`StoreBuilder::shared_segments`](crate::store::StoreBuilder::shared_segments)).
+    pub mapped_segments: usize,
+    /// Why a segment is in this process's memory though shared files are on (the first
+    /// such reason), if one is.
+    pub shared_refused: Option<String>,
     /// Principals named by the ACLs of its documents.
     pub principals: Vec<String>,
 }
@@ -81,6 +88,7 @@ impl Catalog {
         let mut indexes = Vec::new();
         for (name, state) in states {
             let view = state.head();
+            let segments = view.segments();
             indexes.push(IndexStats {
                 name,
                 version: view.version(),
@@ -89,6 +97,11 @@ impl Catalog {
                 live_children: view.live().len(),
                 segments: view.segments().len(),
                 graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
+                mapped_segments: segments.iter().filter(|s| *s.sharing() == Mapped).count(),
+                shared_refused: segments.iter().find_map(|s| match s.sharing() {
+                    Refused(reason) => Some(format!("segment {}: {reason}", s.id())),
+                    _ => None,
+                }),
                 principals: state::principals(&txn, state.id())?,
             });
         }

@@ -99,11 +99,13 @@ impl Pending {
         self.spare.is_none() && self.ids.end > 0 && self.ids.end - self.ids.start < RESERVE_IDS / 2
     }
 
-    /// Takes a block reserved after the current one.
+    /// Takes a block the flusher reserved: it extends the current one, or waits as the
+    /// spare when another process reserved between. A search that ran out meanwhile has
+    /// reserved past it: then it is dropped (a gap), so ids only grow with time.
     fn add_ids(&mut self, block: Range<u64>) {
         if block.start == self.ids.end {
             self.ids.end = block.end;
-        } else {
+        } else if block.start > self.ids.end {
             self.spare = Some(block);
         }
     }

@@ -54,20 +54,19 @@ use crate::query::{self, ChildSource, QueryError, SearchRequest, SearchResponse}
 use crate::review::{GroupBy, LogReport, Selection};
 use crate::storage::file::format::{self, FirstIndex};
 use crate::storage::file::open::{self, Db};
+use crate::storage::file::recover;
 // The reads below run under `contain`: redb can panic on a damaged page, and a damaged file
 // gives an error (`StorageError::DamagedPage`), never a panic.
-use crate::storage::file::recover;
 use crate::storage::file::sealed::contain;
+use crate::storage::log::{Logbook, RequestLog};
+use crate::storage::read::catalog::{Catalog, Sharing};
+use crate::storage::write::writer::{WriteLocks, Writer};
 
 /// Documents a recovery writes per commit.
 const RECOVERY_BATCH: usize = 256;
 
 /// What a recovery that cannot copy the store whole loses besides damaged rows.
 const HISTORY: &str = "history (versions, tags, aliases, serving pins, the request log)";
-
-use crate::storage::log::{Logbook, RequestLog};
-use crate::storage::read::catalog::{Catalog, Sharing};
-use crate::storage::write::writer::{WriteLocks, Writer};
 
 /// A handle on an open store. Cheap to clone; share it across threads.
 #[derive(Clone)]

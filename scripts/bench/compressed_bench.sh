@@ -27,16 +27,7 @@ export OPENBLAS_NUM_THREADS=1
 NAME=clustered-128-$N
 SET=$DATA/$NAME
 mkdir -p "$OUT" "$DATA"
-echo "| step | seconds |" > "$OUT/steps.md"
-echo "|---|---:|" >> "$OUT/steps.md"
-
-step() {
-  local name=$1 log=$2; shift 2
-  local t0=$SECONDS
-  echo "== $name $(date +%T)"
-  "$@" > "$log" 2>&1 || { echo "failed: $* (see $log)"; exit 1; }
-  echo "| $name | $((SECONDS - t0)) |" >> "$OUT/steps.md"
-}
+. "$HERE/steps.sh"
 
 if [ ! -f "$SET/meta.json" ]; then
   step data "$OUT/data.log" $NICE $PY $BENCH/ann_data.py --out "$DATA" --dataset clustered-128 --n $N \

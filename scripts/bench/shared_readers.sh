@@ -33,16 +33,7 @@ NAME=normalized-384-$N
 SET=$DATA/$NAME
 STORE=$OUT/store.folio
 mkdir -p "$OUT" "$DATA"
-echo "| step | seconds |" > "$OUT/steps.md"
-echo "|---|---:|" >> "$OUT/steps.md"
-
-step() {
-  local name=$1 log=$2; shift 2
-  local t0=$SECONDS
-  echo "== $name $(date +%T)"
-  "$@" > "$log" 2>&1 || { echo "failed: $* (see $log)"; exit 1; }
-  echo "| $name | $((SECONDS - t0)) |" >> "$OUT/steps.md"
-}
+. "$HERE/steps.sh"
 
 if [ ! -f "$SET/meta.json" ]; then
   # Only the unfiltered set: the readers search without a filter.

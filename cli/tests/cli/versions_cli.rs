@@ -362,6 +362,46 @@ fn check_names_a_damaged_value_and_never_writes_the_file() {
     assert!(!copy.exists());
 }
 
+/// A zeroed page that makes redb itself panic inside a search: the command fails with the
+/// library's typed damage error and one line naming redb's place, never the panic's
+/// message or a backtrace (the library catches redb's panics; the command's hook keeps them
+/// quiet).
+#[test]
+fn a_panic_inside_redb_reads_as_damage_not_as_a_crash() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../demo");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    let d = demo.to_str().expect("utf-8");
+    ok(&["ingest", s, d, "--root", d]);
+    let pristine = std::fs::read(&store).expect("read");
+    // The first page (past redb's header) whose zeroing makes redb panic in a search.
+    let found = (1..pristine.len() / 4096).find_map(|page| {
+        let mut damaged = pristine.clone();
+        damaged[page * 4096..(page + 1) * 4096].fill(0);
+        std::fs::write(&store, &damaged).expect("write");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio"))
+            .args(["search", s, "refund"])
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .expect("run folio");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.contains("redb panicked")
+            .then_some((out.status.code(), err))
+    });
+    let (code, err) = found.expect("no zeroed page made redb panic: the test damages nothing");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the store is damaged"), "{err}");
+    assert!(
+        err.contains("note: redb stopped on a damaged page ("),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked at") && !err.contains("stack backtrace"),
+        "{err}"
+    );
+}
+
 /// The JSON a command prints, whether it exits 0 or not.
 fn ok_or_failing_json(args: &[&str]) -> String {
     String::from_utf8_lossy(&folio(args).stdout).into_owned()

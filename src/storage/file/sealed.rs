@@ -287,18 +287,20 @@ fn verify<'a, K: Key + 'static>(
 
 /// Reading a table's values, each verified against its checksum.
 pub(crate) trait ReadSealed<K: Key + 'static> {
-    /// The payload stored under `key`.
+    /// The payload stored under `key`; `None` only once the rows beside the key's place
+    /// confirm its absence (two more descents, on a miss only).
     fn read<'k>(
         &self,
         key: impl Borrow<K::SelfType<'k>>,
     ) -> Result<Option<Verified<'_>>, StorageError>;
 
-    /// The rows whose keys fall in `range`, in key order.
+    /// The rows whose keys fall in `range`, in key order, once the rows just outside its
+    /// bounds are confirmed outside.
     fn rows<'a, KR>(&self, range: impl RangeBounds<KR> + 'a) -> Result<Rows<'_, K>, StorageError>
     where
         KR: Borrow<K::SelfType<'a>> + 'a;
 
-    /// Every row, in key order.
+    /// Every row, in key order; read to the end, as many as redb records for the table.
     fn all(&self) -> Result<Rows<'_, K>, StorageError>;
 }
 

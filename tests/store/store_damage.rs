@@ -451,6 +451,26 @@ fn damage_seed() -> u64 {
     }
 }
 
+/// The pristine store in a new folder, damaged by `damage` and opened read-only: the
+/// folder, the file, the store, and the pristine store's document ids.
+fn damaged_copy(
+    damage: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> (tempfile::TempDir, std::path::PathBuf, Store, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("store.folio");
+    let bytes = pristine(&path);
+    let ids = {
+        let store = Store::builder().read_only(true).open(&path).expect("open");
+        store.document_ids().expect("ids")
+    };
+    std::fs::write(&path, damage(&bytes)).expect("write damaged copy");
+    let store = Store::builder()
+        .read_only(true)
+        .open(&path)
+        .expect("open read-only");
+    (dir, path, store, ids)
+}
+
 /// A lookup that a damaged page leads past its row is damage, not absence: the key `d11`
 /// of the `docs` leaf (its ids are stored one after another, `d10d11`) damaged in one byte
 /// no longer matches the lookup, and no value's checksum is on the way (the case seed
@@ -458,27 +478,22 @@ fn damage_seed() -> u64 {
 /// absence, are the damaged one, whose checksum fails.
 #[test]
 fn a_lookup_that_misses_a_damaged_key_is_damage_not_absence() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("store.folio");
-    let bytes = pristine(&path);
-    let run = b"d10d11";
-    let places: Vec<usize> = bytes
-        .windows(run.len())
-        .enumerate()
-        .filter(|(_, w)| w == run)
-        .map(|(at, _)| at)
-        .collect();
-    // The live leaf and an older copy of it in a freed page: both damaged alike.
-    assert!(!places.is_empty(), "the docs leaf's ids");
-    let mut damaged = bytes.clone();
-    for at in places {
-        damaged[at + run.len() - 1] = 0;
-    }
-    std::fs::write(&path, &damaged).expect("write damaged copy");
-    let store = Store::builder()
-        .read_only(true)
-        .open(&path)
-        .expect("open read-only");
+    let (_dir, _, store, _) = damaged_copy(|bytes| {
+        let run = b"d10d11";
+        let places: Vec<usize> = bytes
+            .windows(run.len())
+            .enumerate()
+            .filter(|(_, w)| w == run)
+            .map(|(at, _)| at)
+            .collect();
+        // The live leaf and an older copy of it in a freed page: both damaged alike.
+        assert!(!places.is_empty(), "the docs leaf's ids");
+        let mut damaged = bytes.to_vec();
+        for at in places {
+            damaged[at + run.len() - 1] = 0;
+        }
+        damaged
+    });
     let read = store.document("d11");
     assert!(
         matches!(&read, Err(ReadError::Storage(e)) if e.is_damage()),
@@ -489,6 +504,41 @@ fn a_lookup_that_misses_a_damaged_key_is_damage_not_absence() {
     // damaged row, is not.
     assert!(store.document("d99").expect("an absent id").is_none());
     assert!(store.document("d2").is_err());
+}
+
+/// A table name damaged in redb's list of tables hides the table: reading it is damage
+/// (every store holds all of folio's tables), `check` names it, and `recover` re-ingests
+/// the documents rather than failing on a name it does not know (the seed 0x1 met it at
+/// random, on `segment_vectors`).
+#[test]
+fn a_table_missing_from_redbs_list_is_damage() {
+    let (dir, path, mut store, ids) = damaged_copy(|bytes| flip_every(bytes, b"segment_vectors"));
+    let found = store.search(&SearchRequest::text("budget"));
+    assert!(
+        found
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("missing from redb's list of tables")),
+        "{found:?}"
+    );
+    let report = store.check_integrity().expect("check runs");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("table `segment_vectors`") && p.contains("missing")),
+        "{:?}",
+        report.problems
+    );
+    drop(store);
+    let dest = dir.path().join("recovered.folio");
+    let recovered = Store::recover(&path, &dest, Store::builder()).expect("recover");
+    assert!(!recovered.whole, "{recovered:?}");
+    assert_eq!(
+        recovered.documents as usize,
+        ids.len(),
+        "{:?}",
+        recovered.lost
+    );
 }
 
 /// Damaged copies per kind of damage (four kinds); the whole test stays near a minute in a

@@ -402,9 +402,12 @@ impl Store {
                 Ok(report) => return Ok(report),
                 Err(why) => lost.push(format!("{HISTORY} not carried: the whole copy {why}")),
             },
+            // The open checked the format is this build's, so a table it does not know is a
+            // damaged name in redb's list of tables, not a newer format's.
             Err(e)
                 if matches!(&e, BackupError::Open(OpenError::Damaged { .. }))
-                    || matches!(&e, BackupError::Storage(s) if s.is_damage()) =>
+                    || matches!(&e, BackupError::Storage(s) if s.is_damage())
+                    || matches!(&e, BackupError::UnknownTable(_)) =>
             {
                 lost.push(format!("{HISTORY} not carried: {e}"))
             }

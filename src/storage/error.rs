@@ -67,11 +67,17 @@ impl StorageError {
 /// redb reports a page it cannot read as `Corrupted`, and a page past the end of a file cut
 /// short as an I/O error (`UnexpectedEof`): both are damage, typed as such. So is a table
 /// whose stored definition (type names, widths, kind) is not the one folio always opens it
-/// with: only a damaged page of the table list changes it.
+/// with, or that is missing from the list: only a damaged page of the table list changes
+/// it.
 impl From<redb::Error> for StorageError {
     fn from(e: redb::Error) -> Self {
         match e {
             redb::Error::Corrupted(what) => StorageError::DamagedPage(what),
+            // Every store holds all of folio's tables from its creation (or the upgrade that
+            // added them), so a name redb's table list lacks was lost by a damaged page.
+            redb::Error::TableDoesNotExist(name) => StorageError::DamagedPage(format!(
+                "table `{name}` is missing from redb's list of tables"
+            )),
             e @ (redb::Error::TableTypeMismatch { .. }
             | redb::Error::TypeDefinitionChanged { .. }
             | redb::Error::TableIsMultimap(_)

@@ -115,7 +115,7 @@ fn copy_to(
     Ok((known.len(), rows))
 }
 
-/// Copies one table's rows in key order (a table the source lacks is made empty), each
+/// Copies one table's rows in key order (a table missing from the source is damage), each
 /// verified: a damaged store is refused rather than copied with its damage, and so is a
 /// table yielding fewer rows than redb records for it (a damaged page that lost entries).
 /// A [`spared`] table is the exception when `lost` is given.
@@ -126,11 +126,7 @@ fn copy<K: Key + 'static>(
     definition: TableDefinition<K, Sealed>,
 ) -> Result<u64, StorageError> {
     let mut target = to.open_table(definition)?;
-    let source = match from.open_table(definition) {
-        Ok(table) => table,
-        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
-        Err(e) => return Err(e.into()),
-    };
+    let source = from.open_table(definition)?;
     let mut leave_out = match lost {
         Some(lost) if spared(definition.name()) => Some(&mut **lost),
         _ => None,
@@ -154,11 +150,9 @@ fn copy<K: Key + 'static>(
             _ => return Err(e),
         }
     }
+    // Without `lost`, a table short of the rows redb records for it has already failed:
+    // its rows end with a `DamagedPage` error (`sealed::Rows`).
     match leave_out {
-        None if rows != recorded => Err(StorageError::DamagedPage(format!(
-            "table `{}`: {rows} rows read of the {recorded} redb records",
-            definition.name()
-        ))),
         None => Ok(rows),
         Some(lost) => {
             if rows != recorded {

@@ -303,7 +303,8 @@ fn recover(path: &Path, file: &Path) -> Result<(), OpenError> {
         Err(e) => return Err(io_error(path, e)),
     };
     let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    // A writer opened it first and recovered it: the reader can go ahead.
+    // Closed at once: the open's recovery (or another writer's, when it came first) is all
+    // that was wanted.
     contained(path, true, || builder(true).create_with_backend(backend)).map(drop)
 }
 

@@ -1,9 +1,9 @@
 //! What `Store::recover` can read from a damaged store, the file opened for reading only
-//! (never written; a file that needs redb's recovery is read from a recovered copy): the whole store when every row verifies (copied as a backup is), else
-//! every index definition and every document that is **reachable**, that is found through
-//! redb's trees of the last commit and whose rows verify (a document: its `docs` entry, its
-//! current revision record and its text). See `storage-format.md`, "Recovering a damaged
-//! store".
+//! and never written (a file that needs redb's recovery is read from a recovered copy): the
+//! whole store when every row verifies (copied as a backup is), else every index definition
+//! and every document that is **reachable**, that is found through redb's trees of the last
+//! commit and whose rows verify (a document: its `docs` entry, its current revision record
+//! and its text). See `storage-format.md`, "Recovering a damaged store".
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

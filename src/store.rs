@@ -469,7 +469,9 @@ impl Store {
     /// version's segments load (graphs decode with every link in range and one node per
     /// row), the segments cover the live children, each live child has its record, parent,
     /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
-    /// tag, alias and serving pin names a retained version.
+    /// tag, alias and serving pin names a retained version. A store that reads a recovered
+    /// copy of its file ([`StoreBuilder::recover_in_place`]) checks the copy and says so
+    /// ([`IntegrityReport::needs_recovery`]).
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
         let path = self.path().to_path_buf();
         let report = match Arc::get_mut(&mut self.inner) {

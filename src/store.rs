@@ -152,7 +152,8 @@ impl Store {
         let path = path.to_path_buf();
         open::waiting(&path, options.wait, || {
             let db = match (options.read_only, options.log_requests) {
-                (true, false) => Db::Reader(open::reader_at(&path)?),
+                (true, false) if options.recover_in_place => Db::Reader(open::reader_at(&path)?),
+                (true, false) => open::untouched_reader_at(&path)?,
                 // The log's writes are all this handle writes: no integrity check, which
                 // would read the whole file under the writer lock at every open.
                 (true, true) => Db::Writer {
@@ -273,6 +274,11 @@ impl Store {
     pub fn is_read_only(&self) -> bool {
         self.inner.catalog.is_read_only()
     }
+    /// Whether the store reads a recovered copy of its file, which needed redb's recovery
+    /// and was left as it was ([`StoreBuilder::recover_in_place`]).
+    pub fn reads_recovered_copy(&self) -> bool {
+        self.inner.catalog.db().reads_recovered_copy()
+    }
     /// The names of the indexes, sorted. A read-only store reports them as of its last
     /// read (a search, [`Store::stats`], …), each of which follows the writer's commits.
     pub fn index_names(&self) -> Vec<String> {
@@ -375,8 +381,10 @@ impl Store {
         if dest.exists() {
             return Err(RecoverError::Exists(dest.to_path_buf()));
         }
-        let found = recover::reachable(damaged.as_ref())
-            .map_err(|e| RecoverError::Unreadable(Box::new(e)))?;
+        let damaged = damaged.as_ref();
+        let unreadable = |e| RecoverError::Unreadable(Box::new(e));
+        let source = recover::open(damaged).map_err(unreadable)?;
+        let found = recover::reachable(&source, damaged).map_err(unreadable)?;
         let given = identity_of(options.embedder.as_ref());
         let mut lost = found.lost;
         let mut options = options.create(true).read_only(false).log_requests(false);
@@ -397,7 +405,7 @@ impl Store {
                 "index `{DEFAULT_INDEX}`: no definition could be read; made with the options given"
             )),
         }
-        match recover::copy_whole(damaged.as_ref(), dest) {
+        match recover::copy_whole(&source, damaged, dest) {
             Ok(spared) => match carried(dest, options.clone(), spared) {
                 Ok(report) => return Ok(report),
                 Err(why) => lost.push(format!("{HISTORY} not carried: the whole copy {why}")),
@@ -461,7 +469,9 @@ impl Store {
     /// version's segments load (graphs decode with every link in range and one node per
     /// row), the segments cover the live children, each live child has its record, parent,
     /// revision and text, the head's principal bitmaps match the documents' ACLs, and every
-    /// tag, alias and serving pin names a retained version.
+    /// tag, alias and serving pin names a retained version. A store that reads a recovered
+    /// copy of its file ([`StoreBuilder::recover_in_place`]) checks the copy and says so
+    /// ([`IntegrityReport::needs_recovery`]).
     pub fn check_integrity(&mut self) -> Result<IntegrityReport, ReadError> {
         let path = self.path().to_path_buf();
         let report = match Arc::get_mut(&mut self.inner) {

@@ -209,6 +209,16 @@ pub(crate) fn open_reader(path: &Path) -> Result<Store, String> {
     open_store(path, Store::builder().read_only(true))
 }
 
+/// Opens the store at `path` for reading only, for a command that examines a file that
+/// may be suspect (`check`, `backup`, `dump`): a file that needs redb's recovery is left as
+/// it was, and a recovered copy of it is read instead.
+pub(crate) fn open_untouched(path: &Path) -> Result<Store, String> {
+    open_store(
+        path,
+        Store::builder().read_only(true).recover_in_place(false),
+    )
+}
+
 /// Opens the store at `path` with the built-in embedder, waiting `--wait` for another
 /// writer.
 pub(crate) fn open_store(path: &Path, options: StoreBuilder) -> Result<Store, String> {

@@ -10,13 +10,13 @@ use std::path::Path;
 
 use folio::store::Store;
 
-use crate::common::{open_reader, EmbedArgs};
+use crate::common::{open_untouched, EmbedArgs};
 use crate::output::{err, CliResult};
 
 /// Writes the dump to `out` (replaced only once every record is written: a failed dump
 /// leaves no half file), or to standard output; the count goes to standard error.
 pub(crate) fn dump(store: &Path, out: Option<&Path>) -> CliResult {
-    let store = open_reader(store)?;
+    let store = open_untouched(store)?;
     let count = match out {
         None => write_records(&store, std::io::stdout().lock())?,
         Some(path) => {
@@ -77,7 +77,7 @@ fn write_records(store: &folio::store::Store, to: impl Write) -> Result<usize, S
 
 /// `folio backup STORE DEST`: the whole store, as committed now, copied to the new file DEST.
 pub(crate) fn backup(store: &Path, dest: &Path, json: bool) -> CliResult {
-    let report = open_reader(store)?.backup(dest).map_err(err)?;
+    let report = open_untouched(store)?.backup(dest).map_err(err)?;
     if json {
         return crate::output::print_json(&report);
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
-use crate::common::open_reader;
+use crate::common::{open_reader, open_untouched};
 use crate::output::print_json;
 use crate::output::{err, CliResult};
 use crate::progress;
@@ -400,7 +400,7 @@ pub(crate) fn run(command: VersionsCommand) -> CliResult {
             Ok(())
         }
         VersionsCommand::Check { store, json } => {
-            let mut store = open_reader(&store)?;
+            let mut store = open_untouched(&store)?;
             let report = store.check_integrity().map_err(err)?;
             if json {
                 // One JSON document on stdout; the exit code says whether it is consistent.

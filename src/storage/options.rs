@@ -64,6 +64,7 @@ pub struct StoreBuilder {
     pub(crate) log_requests: bool,
     pub(crate) truncation: Truncation,
     pub(crate) read_only: bool,
+    pub(crate) recover_in_place: bool,
     pub(crate) wait: Duration,
     /// `None`: shared when read-only.
     pub(crate) shared_segments: Option<bool>,
@@ -81,6 +82,7 @@ impl Default for StoreBuilder {
             log_requests: false,
             truncation: DEFAULT_TRUNCATION,
             read_only: false,
+            recover_in_place: true,
             wait: DEFAULT_WAIT,
             shared_segments: None,
         }
@@ -160,9 +162,27 @@ impl StoreBuilder {
     /// [`log_requests`](StoreBuilder::log_requests) says so, and except that after a
     /// writer died without closing it, redb must recover it before it can be read: when
     /// the file is writable this open runs that recovery (it changes no table), otherwise
-    /// it fails with [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery).
+    /// it fails with [`OpenError::NeedsRecovery`](crate::store::OpenError::NeedsRecovery)
+    /// (unless [`recover_in_place`](StoreBuilder::recover_in_place) is off: then it reads a
+    /// recovered copy and never writes the file).
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
+        self
+    }
+
+    /// Whether a [read-only](StoreBuilder::read_only) open (without
+    /// [`log_requests`](StoreBuilder::log_requests)) of a file that needs redb's recovery
+    /// (its last writer died without closing it, or its header is damaged) recovers the file
+    /// in place, as the next writer would (`true`, the default), or leaves it byte for byte
+    /// as it was (`false`): the file is then copied into the temporary folder and the store
+    /// reads the recovered copy, as of that moment ([`Store::reads_recovered_copy`] says
+    /// so, and [`Store::check_integrity`] reports it). What examines a suspect file (`folio
+    /// check`, `backup`, `dump`) opens with `false`.
+    ///
+    /// [`Store::reads_recovered_copy`]: crate::store::Store::reads_recovered_copy
+    /// [`Store::check_integrity`]: crate::store::Store::check_integrity
+    pub fn recover_in_place(mut self, in_place: bool) -> Self {
+        self.recover_in_place = in_place;
         self
     }
 

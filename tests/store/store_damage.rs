@@ -231,12 +231,14 @@ fn open_and_answer(
     })
 }
 
-/// What `folio check` reports on a fresh copy of `damaged`: `None` when consistent, else
-/// the problems (a refused open counts: the check reports it and exits non-zero).
+/// What `folio check` reports on a fresh copy of `damaged`, opened as `folio check` opens
+/// it (read-only, never recovered in place): `None` when consistent, else the problems (a
+/// refused open counts: the check reports it and exits non-zero). The file must be left
+/// byte for byte as it was.
 fn check(path: &Path, damaged: &[u8], case: &str) -> Option<String> {
     std::fs::write(path, damaged).expect("write damaged copy");
     let run = catch_unwind(AssertUnwindSafe(|| {
-        let mut store = match Store::builder().read_only(true).open(path) {
+        let mut store = match examine(path) {
             Ok(store) => store,
             Err(e) => return Some(format!("open: {e}")),
         };
@@ -247,12 +249,29 @@ fn check(path: &Path, damaged: &[u8], case: &str) -> Option<String> {
         }
     }));
     let found = run.unwrap_or_else(|_| panic!("{case}: check panicked"));
-    assert_eq!(
-        std::fs::read(path).expect("read back"),
-        damaged,
-        "{case}: check wrote the file"
-    );
+    assert_untouched(path, damaged, &format!("{case}: check"));
     found
+}
+
+/// The store at `path` opened as `folio check`, `backup` and `dump` open it.
+fn examine(path: &Path) -> Result<Store, OpenError> {
+    Store::builder()
+        .read_only(true)
+        .recover_in_place(false)
+        .open(path)
+}
+
+/// Fails unless the file at `path` still holds `bytes` (without printing either).
+fn assert_untouched(path: &Path, bytes: &[u8], what: &str) {
+    let now = std::fs::read(path).expect("read back");
+    let changed: Vec<usize> = (0..now.len().max(bytes.len()))
+        .filter(|&i| now.get(i) != bytes.get(i))
+        .take(8)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "{what} wrote the file (bytes at {changed:?} changed)"
+    );
 }
 
 /// What the property test's recoveries made.
@@ -293,11 +312,7 @@ fn recover(
             return;
         }
     };
-    assert_eq!(
-        std::fs::read(&path).expect("read back"),
-        damaged,
-        "{case}: recover wrote the damaged file"
-    );
+    assert_untouched(&path, damaged, &format!("{case}: recover"));
     let mut store = Store::open(&dest).expect("the recovered store opens");
     let check = store.check_integrity().expect("check runs");
     assert!(
@@ -714,4 +729,85 @@ fn recover_carries_history_when_the_damage_spares_it() {
             .is_err(),
         "the alias is not carried"
     );
+}
+
+/// Where redb's header keeps its flag byte, and the flag that says the file needs redb's
+/// recovery (redb's `header.rs`).
+const FLAGS_AT: usize = 9;
+const RECOVERY_REQUIRED: u8 = 0b10;
+
+/// The pristine store in a new folder, its header's flag byte set to `flags`: the folder,
+/// the file, the bytes written, and the pristine store's document ids.
+fn with_flags(
+    flags: impl FnOnce(u8) -> u8,
+) -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("store.folio");
+    let mut bytes = pristine(&path);
+    let ids = {
+        let store = Store::builder().read_only(true).open(&path).expect("open");
+        store.document_ids().expect("ids")
+    };
+    bytes[FLAGS_AT] = flags(bytes[FLAGS_AT]);
+    std::fs::write(&path, &bytes).expect("write");
+    (dir, path, bytes, ids)
+}
+
+/// A file that needs redb's recovery (the flag a writer that died leaves set) is checked
+/// and recovered from a recovered copy, and left byte for byte as it was: the check says the
+/// file needs recovery and, the copy passing everything, calls it consistent; a plain
+/// read-only open recovers the file in place, as the next writer would.
+#[test]
+fn check_and_recover_leave_a_file_that_needs_recovery_as_it_was() {
+    let (dir, path, bytes, ids) = with_flags(|flags| flags | RECOVERY_REQUIRED);
+    let mut store = examine(&path).expect("examine");
+    assert!(store.reads_recovered_copy());
+    assert_eq!(store.document_ids().expect("ids"), ids);
+    let report = store.check_integrity().expect("check");
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    assert!(report.needs_recovery);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("needs redb's recovery")),
+        "{:?}",
+        report.notes
+    );
+    drop(store);
+    assert_untouched(&path, &bytes, "check");
+
+    let dest = dir.path().join("recovered.folio");
+    let recovered = Store::recover(&path, &dest, Store::builder()).expect("recover");
+    assert!(recovered.whole, "{:?}", recovered.lost);
+    assert_untouched(&path, &bytes, "recover");
+
+    let reader = Store::open_read_only(&path).expect("a plain read-only open");
+    assert!(!reader.reads_recovered_copy());
+    drop(reader);
+    let now = std::fs::read(&path).expect("read");
+    assert_eq!(now[FLAGS_AT] & RECOVERY_REQUIRED, 0, "recovered in place");
+    let store = examine(&path).expect("examine the recovered file");
+    assert!(!store.reads_recovered_copy());
+}
+
+/// A damaged flag byte (the seed 0x2545F4914F6CDD1D's case 82 damaged it from 0x04 to 0x4B:
+/// recovery required, the primary slot flipped, and a bit redb never writes) is found by
+/// `check`, which leaves the file as it was.
+#[test]
+fn check_finds_a_damaged_header_flag_byte_and_leaves_the_file_as_it_was() {
+    let (_dir, path, bytes, _) = with_flags(|_| 0x4B);
+    let mut store = examine(&path).expect("examine");
+    let report = store.check_integrity().expect("check");
+    assert!(report.needs_recovery);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("flag byte is 0x4b")),
+        "{:?}",
+        report.problems
+    );
+    drop(store);
+    assert_untouched(&path, &bytes, "check");
 }

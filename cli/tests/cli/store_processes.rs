@@ -793,10 +793,10 @@ fn killed_writer_child() {
     std::thread::sleep(Duration::from_secs(600));
 }
 
-#[test]
-fn a_reader_opens_after_the_writer_was_killed() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = seeded(dir.path());
+/// The seeded store in `dir`, once a writer that committed `late` was killed while it had
+/// the file open.
+fn killed_writers_store(dir: &Path) -> PathBuf {
+    let path = seeded(dir);
     let mut child = folio_testkit::spawn_child(
         module_path!(),
         "killed_writer_child",
@@ -810,6 +810,13 @@ fn a_reader_opens_after_the_writer_was_killed() {
     assert!(committed, "the child committed");
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
+    path
+}
+
+#[test]
+fn a_reader_opens_after_the_writer_was_killed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = killed_writers_store(dir.path());
     // The kill left the file for redb to recover: a plain read-only open refuses it.
     let mut redb_reader = redb::Database::builder();
     redb_reader.set_concurrency_mode(redb::ConcurrencyMode::SingleWriter);
@@ -839,6 +846,70 @@ fn a_reader_opens_after_the_writer_was_killed() {
         .document_ids()
         .expect("ids")
         .contains(&"late".to_string()));
+}
+
+/// `folio check`, `backup`, `dump` and `recover` on a file whose writer was killed leave
+/// it byte for byte as it was (they read a recovered copy), and answer with the killed
+/// writer's last commit: `check` says the file needs recovery and exits 0, the copy passing
+/// everything; a user who may only read the file can check it too.
+#[test]
+fn check_backup_dump_and_recover_leave_a_killed_writers_file_as_it_was() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = killed_writers_store(dir.path());
+    let bytes = std::fs::read(&path).expect("read");
+    let store = path.to_str().expect("utf-8");
+    let untouched = |what: &str| {
+        assert!(
+            std::fs::read(&path).expect("read") == bytes,
+            "{what} wrote the file"
+        );
+    };
+    let out = folio(&["check", store]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("needs redb's recovery") && said.contains("consistent"),
+        "{said}"
+    );
+    untouched("check");
+    let out = folio(&["check", store, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["needs_recovery"], true, "{report}");
+    untouched("check --json");
+
+    let copy = dir.path().join("copy.folio");
+    let out = folio(&["backup", store, copy.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    untouched("backup");
+    let holds_late = |store: &Path| {
+        let ids = reader_options().open(store).expect("opens").document_ids();
+        ids.expect("ids").contains(&"late".to_string())
+    };
+    assert!(holds_late(&copy), "the backup holds the last commit");
+
+    let out = folio(&["dump", store]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("\"late\""));
+    untouched("dump");
+
+    let recovered = dir.path().join("recovered.folio");
+    // The seeded store's embedder (`small_options`).
+    let to = recovered.to_str().expect("utf-8");
+    let out = folio(&["recover", store, to, "--embedder", "hash:8"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    untouched("recover");
+    assert!(holds_late(&recovered), "the recovery holds the last commit");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        let out = folio_as_reader(dir.path(), &["check", "s.folio"]);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        untouched("check as a reader");
+    }
 }
 
 /// A reader handle that outlives a revocation, a delete and a rollback in another handle

@@ -14,4 +14,5 @@ pub(crate) mod sealed;
 pub(crate) mod segment;
 pub(crate) mod shared_segments;
 pub(crate) mod tables;
+pub(crate) mod temp_copy;
 pub(crate) mod upgrade;

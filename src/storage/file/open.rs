@@ -18,6 +18,7 @@ use redb::{
 
 use crate::storage::error::{OpenError, StorageError};
 use crate::storage::file::sealed::contain;
+use crate::storage::file::temp_copy::TempCopy;
 
 /// redb's page cache (half of it at most for the pages a write transaction has not
 /// flushed yet). folio keeps vectors and graphs in its own memory once loaded, so redb's
@@ -43,6 +44,13 @@ const REDB_WRITER_BYTE: u64 = 1 << 62;
 /// The magic number a redb file starts with once its creation completed.
 const REDB_MAGIC: [u8; 9] = [b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
 
+/// Where redb's header keeps its flag byte (its "god byte"), right after the magic number.
+const REDB_FLAGS_AT: usize = REDB_MAGIC.len();
+
+/// The flags redb writes in that byte: the primary commit slot, recovery required,
+/// two-phase commit, primary not yet synced. It never sets the other bits.
+const REDB_FLAGS_KNOWN: u8 = 0b1111;
+
 /// redb's database header (its `docs/design.md`, "Database super-header"): the only bytes
 /// redb writes before the magic number.
 const REDB_HEADER_BYTES: u64 = 320;
@@ -64,13 +72,19 @@ pub(crate) enum Db {
         wait: Duration,
     },
     Reader(ReadOnlyDatabase),
+    /// A reader of a recovered copy of a file that needed redb's recovery and must stay as
+    /// it was ([`untouched_reader_at`]); the copy is removed after the handle closes.
+    RecoveredCopy {
+        db: ReadOnlyDatabase,
+        _copy: TempCopy,
+    },
 }
 
 impl Db {
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction, redb::TransactionError> {
         match self {
             Db::Writer { db, .. } => db.begin_read(),
-            Db::Reader(db) => db.begin_read(),
+            Db::Reader(db) | Db::RecoveredCopy { db, .. } => db.begin_read(),
         }
     }
 
@@ -101,7 +115,7 @@ impl Db {
     pub(crate) fn writer(&mut self) -> Option<&mut Database> {
         match self {
             Db::Writer { db, .. } => Some(db),
-            Db::Reader(_) => None,
+            Db::Reader(_) | Db::RecoveredCopy { .. } => None,
         }
     }
 
@@ -109,6 +123,11 @@ impl Db {
     /// request log).
     pub(crate) fn can_write(&self) -> bool {
         matches!(self, Db::Writer { .. })
+    }
+
+    /// Whether the handle reads a recovered copy of the file, which needed redb's recovery.
+    pub(crate) fn reads_recovered_copy(&self) -> bool {
+        matches!(self, Db::RecoveredCopy { .. })
     }
 }
 
@@ -212,25 +231,48 @@ pub(crate) fn writer(
 /// writer died, redb must recover the file before anyone reads it: when the file is
 /// writable, this opens it once as a writer for that (no table changes) and then reads.
 pub(crate) fn reader_at(path: &Path) -> Result<ReadOnlyDatabase, OpenError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .open(path)
-        .map_err(|e| io_error(path, e))?;
-    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    match reader(path, backend) {
+    match read_only_file(path, path) {
         Err(OpenError::NeedsRecovery { .. }) => {
-            recover(path)?;
-            let file = OpenOptions::new()
-                .read(true)
-                .open(path)
-                .map_err(|e| io_error(path, e))?;
-            reader(
-                path,
-                FileBackend::new(file).map_err(|e| open_error(path, e))?,
-            )
+            recover(path, path)?;
+            read_only_file(path, path)
         }
         other => other,
     }
+}
+
+/// Opens the file at `path` for reading only and never writes it: a file that needs redb's
+/// recovery (its last writer died, or its header is damaged) is copied into the temporary
+/// folder, and the copy is recovered and read instead ([`Db::RecoveredCopy`]).
+pub(crate) fn untouched_reader_at(path: &Path) -> Result<Db, OpenError> {
+    match read_only_file(path, path) {
+        Err(OpenError::NeedsRecovery { .. }) => {
+            let copy = TempCopy::new(path).map_err(|e| {
+                let why = format!(
+                    "it needs redb's recovery, and no copy to recover could be made in {}: {e}",
+                    std::env::temp_dir().display()
+                );
+                io_error(path, io::Error::new(e.kind(), why))
+            })?;
+            recover(path, copy.path())?;
+            Ok(Db::RecoveredCopy {
+                db: read_only_file(path, copy.path())?,
+                _copy: copy,
+            })
+        }
+        other => other.map(Db::Reader),
+    }
+}
+
+/// Opens `file` for reading only; errors name `path`, the store it holds or copies.
+fn read_only_file(path: &Path, file: &Path) -> Result<ReadOnlyDatabase, OpenError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .open(file)
+        .map_err(|e| io_error(path, e))?;
+    reader(
+        path,
+        FileBackend::new(file).map_err(|e| open_error(path, e))?,
+    )
 }
 
 /// Opens `backend` for reading only.
@@ -248,9 +290,10 @@ pub(crate) fn reader(
     })
 }
 
-/// redb's recovery of a file whose writer died: an open as the writer, closed at once.
-fn recover(path: &Path) -> Result<(), OpenError> {
-    let file = match OpenOptions::new().read(true).write(true).open(path) {
+/// redb's recovery of `file` (the store at `path`, or a copy of it) after its writer died:
+/// an open as the writer, closed at once.
+fn recover(path: &Path, file: &Path) -> Result<(), OpenError> {
+    let file = match OpenOptions::new().read(true).write(true).open(file) {
         Ok(file) => file,
         Err(e) if cannot_write(&e) => {
             return Err(OpenError::NeedsRecovery {
@@ -260,11 +303,24 @@ fn recover(path: &Path) -> Result<(), OpenError> {
         Err(e) => return Err(io_error(path, e)),
     };
     let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    match contained(path, true, || builder(true).create_with_backend(backend)) {
-        // A writer opened it first and recovered it: the reader can go ahead.
-        Ok(_) => Ok(()),
-        Err(e) => Err(e),
-    }
+    // Closed at once: the open's recovery (or another writer's, when it came first) is all
+    // that was wanted.
+    contained(path, true, || builder(true).create_with_backend(backend)).map(drop)
+}
+
+/// redb's flag byte of the file at `path` when it holds bits redb never writes: the
+/// header is damaged, and which commit slot is current (or whether the file needs
+/// recovery) is in doubt. redb ignores those bits, so no open notices.
+pub(crate) fn stray_header_flags(path: &Path) -> io::Result<Option<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(REDB_FLAGS_AT + 1);
+    std::fs::File::open(path)?
+        .take(REDB_FLAGS_AT as u64 + 1)
+        .read_to_end(&mut head)?;
+    Ok(head
+        .get(REDB_FLAGS_AT)
+        .copied()
+        .filter(|flags| flags & !REDB_FLAGS_KNOWN != 0))
 }
 
 /// Whether opening for writing failed because this user or this mount may only read.

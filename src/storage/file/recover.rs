@@ -1,22 +1,20 @@
 //! What `Store::recover` can read from a damaged store, the file opened for reading only
-//! (never written): the whole store when every row verifies (copied as a backup is), else
-//! every index definition and every document that is **reachable**, that is found through
-//! redb's trees of the last commit and whose rows verify (a document: its `docs` entry, its
-//! current revision record and its text). See `storage-format.md`, "Recovering a damaged
-//! store".
+//! and never written (a file that needs redb's recovery is read from a recovered copy): the
+//! whole store when every row verifies (copied as a backup is), else every index definition
+//! and every document that is **reachable**, that is found through redb's trees of the last
+//! commit and whose rows verify (a document: its `docs` entry, its current revision record
+//! and its text). See `storage-format.md`, "Recovering a damaged store".
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use redb::backends::FileBackend;
 use redb::{Key, ReadTransaction, TableDefinition, TableHandle};
 
 use crate::document::Document;
 use crate::storage::error::{BackupError, OpenError, StorageError};
 use crate::storage::file::backup::copy_file;
 use crate::storage::file::format::check_readable;
-use crate::storage::file::open::{open_error, reader, Db};
+use crate::storage::file::open::{untouched_reader_at, Db};
 use crate::storage::file::records::{decode, DocEntry, IndexRecord};
 use crate::storage::file::rows::read_document;
 use crate::storage::file::sealed::{contain, ReadSealed, Sealed};
@@ -58,11 +56,9 @@ pub(crate) struct Reachable {
     pub(crate) lost: Vec<String>,
 }
 
-/// Reads what is reachable in the store at `path`, opened for reading only (a file whose
-/// last writer died is refused rather than recovered, which would write it).
-pub(crate) fn reachable(path: &Path) -> Result<Reachable, OpenError> {
-    let db = open(path)?;
-    let txn = begin(&db, path)?;
+/// Reads what is reachable in the store at `path`, opened with [`open`].
+pub(crate) fn reachable(db: &Db, path: &Path) -> Result<Reachable, OpenError> {
+    let txn = begin(db, path)?;
     let mut found = Reachable {
         indexes: Vec::new(),
         documents: Vec::new(),
@@ -102,22 +98,17 @@ pub(crate) fn reachable(path: &Path) -> Result<Reachable, OpenError> {
 /// damaged one, or a table short of the rows redb records, stops the copy and leaves no
 /// file at `dest`), but for the damaged rows of the request log, tags and aliases: left
 /// out, and returned.
-pub(crate) fn copy_whole(path: &Path, dest: &Path) -> Result<Vec<String>, BackupError> {
-    let db = open(path)?;
-    let txn = begin(&db, path)?;
+pub(crate) fn copy_whole(db: &Db, path: &Path, dest: &Path) -> Result<Vec<String>, BackupError> {
+    let txn = begin(db, path)?;
     let mut spared = Vec::new();
     copy_file(&txn, dest, Some(&mut spared))?;
     Ok(spared)
 }
 
-/// The store at `path`, opened for reading only, when it is a store of this format.
-fn open(path: &Path) -> Result<Db, OpenError> {
-    let file = File::open(path).map_err(|source| OpenError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let backend = FileBackend::new(file).map_err(|e| open_error(path, e))?;
-    let db = Db::Reader(reader(path, backend)?);
+/// The store at `path`, opened for reading only and never written (a file whose last
+/// writer died is read from a recovered copy), when it is a store of this format.
+pub(crate) fn open(path: &Path) -> Result<Db, OpenError> {
+    let db = untouched_reader_at(path)?;
     check_readable(&db, path).map_err(|e| e.damage_at(path))?;
     Ok(db)
 }

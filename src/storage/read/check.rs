@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use redb::{Key, ReadTransaction, TableDefinition, TableHandle};
 use roaring::RoaringBitmap;
@@ -12,6 +12,7 @@ use crate::storage::error::{ReadError, StorageError};
 use crate::storage::file::current::principals_of;
 use crate::storage::file::current::read_all;
 use crate::storage::file::current::PUBLIC;
+use crate::storage::file::open::stray_header_flags;
 use crate::storage::file::records::{
     decode, decode_bitmap, decode_u64, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord, VersionRecord,
@@ -21,6 +22,7 @@ use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::sealed::{contain, Sealed};
 use crate::storage::file::segment::Segment;
 use crate::storage::file::tables::*;
+use crate::storage::file::temp_copy::TempCopy;
 use crate::storage::read::catalog::{Catalog, States};
 use crate::storage::read::state::{doc_chunks_in, principals_in, read_acl, IndexState};
 
@@ -76,6 +78,11 @@ pub struct IntegrityReport {
     pub notes: Vec<String>,
     /// Problems found beyond those listed.
     pub unlisted: u64,
+    /// The file needed redb's recovery (its last writer died without closing it, or its
+    /// header is damaged) and was left as it was: what was checked is a recovered copy of it
+    /// (a note says so too). Not a problem by itself: a writer's open recovers it the same
+    /// way.
+    pub needs_recovery: bool,
 }
 
 /// A stored value that fails its checksum: nothing is answered from it.
@@ -108,6 +115,15 @@ impl Catalog {
     pub(crate) fn redb_check(path: &Path, exclusive: Option<&mut Catalog>) -> IntegrityReport {
         let mut report = IntegrityReport::default();
         if path.is_file() {
+            match stray_header_flags(path) {
+                Ok(Some(flags)) => report.problem(format!(
+                    "redb's header is damaged: its flag byte is {flags:#04x}, with bits redb \
+                     never writes (which commit is current, and whether the file needs \
+                     recovery, are in doubt)"
+                )),
+                Ok(None) => {}
+                Err(e) => report.problem(format!("redb's header could not be read: {e}")),
+            }
             match TempCopy::new(path) {
                 Ok(copy) => match redb_check_copy(&copy) {
                     Ok(()) => report.redb = RedbCheck::Passed,
@@ -153,6 +169,14 @@ impl Catalog {
         &self,
         mut report: IntegrityReport,
     ) -> Result<IntegrityReport, ReadError> {
+        if self.db().reads_recovered_copy() {
+            report.needs_recovery = true;
+            report.notes.push(
+                "the file needs redb's recovery (its last writer did not close it, or its header \
+                 is damaged): it was left as it was, and a recovered copy of it was checked"
+                    .into(),
+            );
+        }
         let (txn, indexes) = match contain(|| self.snapshot()) {
             Ok(read) => read,
             Err(e) if e.is_damage() => {
@@ -272,7 +296,7 @@ fn redb_check_copy(copy: &TempCopy) -> Result<(), String> {
     let opened = contain::<_, StorageError>(|| {
         Ok(redb::Database::builder()
             .set_cache_size(COPY_CACHE_BYTES)
-            .create(&copy.path))
+            .create(copy.path()))
     })
     .map_err(|e| e.to_string())?;
     let mut db = opened.map_err(|e| e.to_string())?;
@@ -285,59 +309,6 @@ fn redb_check_copy(copy: &TempCopy) -> Result<(), String> {
 
 /// redb's page cache while it checks a copy: the check reads each page once.
 const COPY_CACHE_BYTES: usize = 16 << 20;
-
-/// How many times a copy torn by another process's commit is taken again.
-const COPY_ATTEMPTS: usize = 5;
-
-/// A copy of a file in the temporary folder, removed when dropped. A commit by another
-/// process during the copy could tear it, so the copy is taken again when the file's
-/// header changed meanwhile.
-struct TempCopy {
-    path: PathBuf,
-}
-
-impl TempCopy {
-    fn new(original: &Path) -> std::io::Result<TempCopy> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let copy = TempCopy {
-            path: std::env::temp_dir()
-                .join(format!("folio-check-{}-{nanos}.redb", std::process::id())),
-        };
-        for _ in 0..COPY_ATTEMPTS {
-            let before = header(original)?;
-            // Its bytes only: `fs::copy` would keep a read-only file's permissions, and
-            // redb opens the copy for writing.
-            let mut target = std::fs::File::create(&copy.path)?;
-            std::io::copy(&mut std::fs::File::open(original)?, &mut target)?;
-            drop(target);
-            if header(original)? == before {
-                return Ok(copy);
-            }
-        }
-        Err(std::io::Error::other(
-            "the file kept changing (another process commits to it)",
-        ))
-    }
-}
-
-impl Drop for TempCopy {
-    fn drop(&mut self) {
-        // Nothing to do when it was never made.
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// The first page of a file: redb's header, which every commit rewrites.
-fn header(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut page = Vec::with_capacity(4096);
-    std::fs::File::open(path)?
-        .take(4096)
-        .read_to_end(&mut page)?;
-    Ok(page)
-}
 
 /// Every document's revision and text exist; returns the documents' entries.
 fn check_documents(

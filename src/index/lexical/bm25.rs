@@ -3,7 +3,7 @@
 //! `k` are probed, not walked). What the statistics count is decided in the folder's
 //! documentation ([`super`]).
 
-use std::iter::Peekable;
+use std::iter::{Peekable, Zip};
 
 use roaring::RoaringBitmap;
 
@@ -115,7 +115,7 @@ pub fn search(
             idf: &idf,
             average_length: stats.average_length,
         };
-        scorer.max_score(lists, &mut top);
+        scorer.max_score(lists, visible, &mut top);
     }
     top.into_sorted()
 }
@@ -147,7 +147,60 @@ struct Cursor<'a> {
     holders: &'a RoaringBitmap,
     /// No child's score for the term exceeds this.
     bound: f64,
-    next: Peekable<roaring::bitmap::Iter<'a>>,
+    next: Peekable<Walk<'a>>,
+}
+
+/// A term's visible children in one segment with their frequencies, in order.
+enum Walk<'a> {
+    /// Most of the term's children are visible: its children walked beside their
+    /// frequencies, the visible ones kept.
+    Postings {
+        children: Zip<roaring::bitmap::Iter<'a>, std::slice::Iter<'a, u32>>,
+        visible: &'a RoaringBitmap,
+    },
+    /// Few are: the visible ones walked, each one's frequency found by its rank.
+    Holders {
+        holders: roaring::bitmap::Iter<'a>,
+        postings: &'a TermPostings,
+    },
+}
+
+impl<'a> Walk<'a> {
+    fn new(
+        postings: &'a TermPostings,
+        holders: &'a RoaringBitmap,
+        visible: &'a RoaringBitmap,
+    ) -> Self {
+        // A rank costs up to a dense container's popcounts; a step of the walk, one bit test.
+        if holders.len() * 4 >= postings.children.len() {
+            Walk::Postings {
+                children: postings.children.iter().zip(postings.frequencies.iter()),
+                visible,
+            }
+        } else {
+            Walk::Holders {
+                holders: holders.iter(),
+                postings,
+            }
+        }
+    }
+}
+
+impl Iterator for Walk<'_> {
+    /// A child and the term's frequency in it.
+    type Item = (u32, u32);
+
+    fn next(&mut self) -> Option<(u32, u32)> {
+        match self {
+            Walk::Postings { children, visible } => children
+                .find(|&(child, _)| visible.contains(child))
+                .map(|(child, &frequency)| (child, frequency)),
+            Walk::Holders { holders, postings } => {
+                let child = holders.next()?;
+                Some((child, postings.frequency_of(child)))
+            }
+        }
+    }
 }
 
 /// Scores one segment's children against the query's terms.
@@ -159,8 +212,7 @@ struct Scorer<'a> {
 }
 
 impl Scorer<'_> {
-    fn score(&self, cursor: &Cursor<'_>, child: u32, length: u32) -> f64 {
-        let frequency = cursor.postings.frequency_of(child);
+    fn score(&self, cursor: &Cursor<'_>, frequency: u32, length: u32) -> f64 {
         term_score(
             self.idf[cursor.term],
             frequency,
@@ -174,7 +226,12 @@ impl Scorer<'_> {
     /// them cannot enter), so only the essential terms' children are candidates, and the
     /// others are probed for a candidate while its bound can still reach the top `k`.
     /// A child's score is summed in query-term order, whatever path found it.
-    fn max_score(&self, lists: &[Option<(&TermPostings, RoaringBitmap)>], top: &mut TopK) {
+    fn max_score(
+        &self,
+        lists: &[Option<(&TermPostings, RoaringBitmap)>],
+        visible: &RoaringBitmap,
+        top: &mut TopK,
+    ) {
         let mut cursors: Vec<Cursor<'_>> = lists
             .iter()
             .enumerate()
@@ -191,7 +248,7 @@ impl Scorer<'_> {
                     postings,
                     holders,
                     bound,
-                    next: holders.iter().peekable(),
+                    next: Walk::new(postings, holders, visible).peekable(),
                 })
             })
             .collect();
@@ -214,15 +271,15 @@ impl Scorer<'_> {
             }
             let candidate = cursors[essential..]
                 .iter_mut()
-                .filter_map(|cursor| cursor.next.peek().copied())
+                .filter_map(|cursor| cursor.next.peek().map(|&(child, _)| child))
                 .min();
             let Some(child) = candidate else { break };
             let length = self.segment.length_of(child);
             contributions.fill(0.0);
             let mut partial = 0.0;
             for cursor in &mut cursors[essential..] {
-                if cursor.next.next_if_eq(&child).is_some() {
-                    let score = self.score(cursor, child, length);
+                if let Some((_, frequency)) = cursor.next.next_if(|&(at, _)| at == child) {
+                    let score = self.score(cursor, frequency, length);
                     contributions[cursor.term] = score;
                     partial += score;
                 }
@@ -234,7 +291,8 @@ impl Scorer<'_> {
                     break;
                 }
                 if cursor.holders.contains(child) {
-                    let score = self.score(cursor, child, length);
+                    let frequency = cursor.postings.frequency_of(child);
+                    let score = self.score(cursor, frequency, length);
                     contributions[cursor.term] = score;
                     partial += score;
                 }

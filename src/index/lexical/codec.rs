@@ -117,7 +117,6 @@ impl LexicalSegment {
             .map(le_u32)
             .collect();
         let term_count = reader.u32("the term count")?;
-        let mut sums = vec![0u64; n];
         let mut terms = Vec::new();
         let mut previous: Option<&str> = None;
         for index in 0..term_count {
@@ -128,25 +127,35 @@ impl LexicalSegment {
                 return Err(LexicalDecodeError::Postings { index });
             }
             let frequencies = reader.frequencies(index, holders.len() as usize)?;
-            for (child, &frequency) in holders.iter().zip(&frequencies) {
-                let position = (children.rank(child) as usize).saturating_sub(1);
-                if let Some(sum) = sums.get_mut(position) {
-                    *sum += u64::from(frequency);
-                }
-            }
             terms.push((Box::from(term), holders, frequencies));
         }
         if !reader.rest.is_empty() {
             return Err(LexicalDecodeError::TrailingBytes(reader.rest.len()));
         }
-        let wrong = children
-            .iter()
-            .zip(lengths.iter().zip(&sums))
-            .find(|&(_, (&length, &sum))| u64::from(length) != sum);
-        if let Some((child, _)) = wrong {
-            return Err(LexicalDecodeError::Length { child });
+        let segment = LexicalSegment::assemble(children, lengths, terms);
+        check_lengths(&segment)?;
+        Ok(segment)
+    }
+}
+
+/// Whether each child's length is the sum of its terms' frequencies.
+fn check_lengths(segment: &LexicalSegment) -> Result<(), LexicalDecodeError> {
+    let mut sums = vec![0u64; segment.lengths.len()];
+    for term in &segment.terms {
+        for (child, &frequency) in term.children.iter().zip(&term.frequencies) {
+            if let Some(sum) = segment.position(child).and_then(|at| sums.get_mut(at)) {
+                *sum += u64::from(frequency);
+            }
         }
-        Ok(LexicalSegment::assemble(children, lengths, terms))
+    }
+    let wrong = segment
+        .children
+        .iter()
+        .zip(segment.lengths.iter().zip(&sums))
+        .find(|&(_, (&length, &sum))| u64::from(length) != sum);
+    match wrong {
+        Some((child, _)) => Err(LexicalDecodeError::Length { child }),
+        None => Ok(()),
     }
 }
 

@@ -25,6 +25,8 @@ pub struct LexicalSegment {
     pub(super) children: RoaringBitmap,
     /// Each child's length in terms, in `children`'s (ascending) order.
     pub(super) lengths: Vec<u32>,
+    /// Where each child is in `children`'s order (derived from `children`).
+    positions: Positions,
     /// Sorted by term, bytewise; each term once.
     pub(super) terms: Vec<TermPostings>,
 }
@@ -42,6 +44,42 @@ pub(super) struct TermPostings {
     /// bound every child's score for the term (MaxScore's upper bound).
     pub(super) max_frequency: u32,
     pub(super) min_length: u32,
+}
+
+/// Where each child of a segment is in its order: an array indexed by child number when
+/// the children span few more numbers than they are (a segment is a run of child numbers,
+/// less the children merges dropped), otherwise the bitmap's rank, whose cost grows with a
+/// dense container's popcounts.
+#[derive(Debug, Clone, PartialEq)]
+enum Positions {
+    /// `positions[child - first]`: the child's position, or `u32::MAX` for a gap.
+    Table {
+        first: u32,
+        positions: Vec<u32>,
+    },
+    Rank,
+}
+
+impl Positions {
+    /// An array of at most 4 entries a child, plus 256 KiB.
+    const MAX_SPAN_PER_CHILD: u64 = 4;
+    const SPAN_ALLOWANCE: u64 = 1 << 16;
+
+    fn of(children: &RoaringBitmap) -> Positions {
+        let (Some(first), Some(last)) = (children.min(), children.max()) else {
+            return Positions::Rank;
+        };
+        let span = u64::from(last - first) + 1;
+        if span > Self::MAX_SPAN_PER_CHILD * children.len() + Self::SPAN_ALLOWANCE {
+            return Positions::Rank;
+        }
+        let mut positions = vec![u32::MAX; span as usize];
+        for (position, child) in children.iter().enumerate() {
+            // In bounds: first <= child <= last.
+            positions[(child - first) as usize] = position as u32;
+        }
+        Positions::Table { first, positions }
+    }
 }
 
 impl TermPostings {
@@ -100,6 +138,7 @@ impl LexicalSegment {
     ) -> LexicalSegment {
         children.optimize();
         let mut segment = LexicalSegment {
+            positions: Positions::of(&children),
             children,
             lengths,
             terms: Vec::new(),
@@ -130,13 +169,24 @@ impl LexicalSegment {
         &self.children
     }
 
+    /// `child`'s position in the segment's children (ascending), if it is one of them.
+    pub(super) fn position(&self, child: u32) -> Option<usize> {
+        match &self.positions {
+            Positions::Table { first, positions } => {
+                let at = positions.get(child.checked_sub(*first)? as usize)?;
+                (*at != u32::MAX).then_some(*at as usize)
+            }
+            Positions::Rank => self
+                .children
+                .contains(child)
+                .then(|| (self.children.rank(child) as usize).saturating_sub(1)),
+        }
+    }
+
     /// `child`'s length in terms (0 for a child not in the segment).
     pub(super) fn length_of(&self, child: u32) -> u32 {
-        if !self.children.contains(child) {
-            return 0;
-        }
-        let position = (self.children.rank(child) as usize).saturating_sub(1);
-        self.lengths.get(position).copied().unwrap_or(0)
+        let length = self.position(child).and_then(|at| self.lengths.get(at));
+        length.copied().unwrap_or(0)
     }
 
     /// The postings of `term`, if a child of the segment holds it.

@@ -81,11 +81,13 @@ fn oracle(
 }
 
 /// A corpus of 1 to 4 segments of up to 30 children each, child numbers ascending with
-/// gaps (so a segment's children are not always contiguous), texts of up to 10 words.
+/// gaps (so a segment's children are not always contiguous, and now and then spread so
+/// wide that positions are found by rank), texts of up to 10 words.
 fn corpus() -> impl Strategy<Value = Corpus> {
     let text = prop::collection::vec(prop::sample::select(&VOCABULARY[..]), 0..10)
         .prop_map(|words| words.join(" "));
-    let child = (1u32..4, text);
+    let gap = prop_oneof![8 => 1u32..4, 1 => 70_000u32..200_000];
+    let child = (gap, text);
     prop::collection::vec(prop::collection::vec(child, 0..30), 1..4).prop_map(|segments| {
         let mut next = 0u32;
         segments

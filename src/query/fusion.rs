@@ -31,7 +31,7 @@ pub const DEFAULT_LEXICAL_DEPTH: usize = 100;
 
 /// How two legs' rankings become one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(tag = "name", rename_all = "lowercase")]
 pub enum Fusion {
     /// Reciprocal rank fusion: a child scores `Σ 1 / (k + rank)` over the legs ranking it.
     Rrf {

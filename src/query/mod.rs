@@ -88,8 +88,9 @@ impl Expand {
 
 /// How a search ranks the children before grouping them. Hits carry the score of the
 /// stage that ranked last.
+/// In JSON, an object whose `name` is the mode's, with a hybrid search's settings beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(tag = "name", rename_all = "lowercase")]
 pub enum SearchMode {
     /// By the query's vector (the default): scores are the index metric's similarity.
     Dense,

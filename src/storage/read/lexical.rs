@@ -109,3 +109,65 @@ fn build(
     )
     .map_err(|e| StorageError::corrupt(format!("segment {}: {e}", segment.id())))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failing loudly is the point
+
+    use std::sync::Arc;
+
+    use crate::chunk::SourceFormat;
+    use crate::document::Document;
+    use crate::embed::HashEmbedder;
+    use crate::query::{SearchMode, SearchRequest};
+    use crate::store::{Access, Store};
+
+    /// A handle builds a segment's postings once: the next version, which shares the
+    /// segment, finds them built and builds only its new segment's.
+    #[test]
+    fn postings_are_built_once_per_segment_and_shared_by_later_versions() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::builder()
+            .embedder(Arc::new(HashEmbedder::new(8).expect("embedder")))
+            .create(true)
+            .open(dir.path().join("s.folio"))
+            .expect("store");
+        let search = |query: &str| {
+            let request = SearchRequest::text(query)
+                .access(Access::Unrestricted)
+                .mode(SearchMode::Lexical);
+            let response = store.search(&request).expect("search");
+            response
+                .results
+                .into_iter()
+                .map(|h| h.doc_id)
+                .collect::<Vec<_>>()
+        };
+        // Commits one document and returns the new head version.
+        let commit = |id: &str, text: &str| {
+            store
+                .upsert(Document::new(id, SourceFormat::Text, text))
+                .expect("upsert");
+            let snapshot = store.snapshot().expect("snapshot");
+            snapshot.resolve("default").expect("default").1
+        };
+        let first = commit("lunch", "Lunch is served at noon.");
+        assert!(first.segments()[0].lexical().get().is_none());
+        assert_eq!(search("lunch"), ["lunch"]);
+        let built = first.segments()[0]
+            .lexical()
+            .get()
+            .expect("built by the search");
+        assert!(first.lexical_stats().get().is_some());
+
+        let second = commit("hotel", "Hotel limits for travel.");
+        assert!(Arc::ptr_eq(&first.segments()[0], &second.segments()[0]));
+        assert!(second.segments()[1].lexical().get().is_none());
+        assert!(second.lexical_stats().get().is_none());
+        // Equal lengths and document frequencies: a tie, the smaller child first.
+        assert_eq!(search("hotel lunch"), ["lunch", "hotel"]);
+        let again = second.segments()[0].lexical().get().expect("still built");
+        assert!(std::ptr::eq(built, again), "built again");
+        assert!(second.segments()[1].lexical().get().is_some());
+    }
+}

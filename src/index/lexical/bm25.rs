@@ -62,7 +62,8 @@ impl CorpusStats {
 /// The best `k` children of `visible` for `query` by BM25, best first (ties by smaller
 /// child number), among the children of `segments` holding at least one query term: there
 /// are `min(k, such children)`. `query` is cut by `analyzer`, which must be the one the
-/// segments were built with; a term repeated in the query counts once.
+/// segments were built with; a term repeated in the query counts once. The segments hold
+/// disjoint children, as a version's do.
 ///
 /// `N` and each term's document frequency are counted in `visible` (see [`super`]), and
 /// the postings are intersected with `visible` before any child is scored.

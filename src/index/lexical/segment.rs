@@ -53,10 +53,8 @@ pub(super) struct TermPostings {
 #[derive(Debug, Clone, PartialEq)]
 enum Positions {
     /// `positions[child - first]`: the child's position, or `u32::MAX` for a gap.
-    Table {
-        first: u32,
-        positions: Vec<u32>,
-    },
+    Table { first: u32, positions: Vec<u32> },
+    /// The children's bitmap ranks them.
     Rank,
 }
 

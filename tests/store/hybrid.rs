@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use folio::index::lexical::{Analyzer, LexicalLanguage, B, K1};
 use folio::query::{Fusion, Hybrid, SearchMode, SearchRequest, SearchResponse};
 use folio::store::{Access, Store};
+use folio::{Filter, MetadataValue};
 use folio_testkit::store_ops::{admits, principals, DocOp};
 use folio_testkit::versions::{doc, head, route, small_options, temp_store};
 use proptest::prelude::*;
@@ -302,7 +303,7 @@ fn check(store: &Store, versions: &BTreeMap<u64, State>, now: &State, target: &s
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
     #[test]
     fn lexical_and_hybrid_equal_their_oracles_at_every_version(
@@ -388,4 +389,34 @@ fn a_vector_query_is_refused_by_the_lexical_modes() {
         SearchRequest::text("apple").mode(SearchMode::Hybrid(Hybrid::default().weighted(1.5)));
     let error = store.search(&bad).unwrap_err();
     assert!(error.to_string().contains("dense_weight"), "{error}");
+}
+
+/// The metadata filter is part of the visible set the lexical leg searches: a child it
+/// excludes is never scored, however well it matches, and the answer is filled from the
+/// matching ones.
+#[test]
+fn the_filter_narrows_the_lexical_leg_before_scoring() {
+    let (_dir, store) = temp_store(small_options());
+    let team = |t: &str| MetadataValue::String(t.to_string());
+    let mut batch = store.batch();
+    batch.upsert(doc("best", "apple apple apple").with_metadata("team", team("b")));
+    batch.upsert(doc("pie", "apple pie and more").with_metadata("team", team("a")));
+    batch.upsert(doc("other", "banana").with_metadata("team", team("a")));
+    batch.commit().unwrap();
+    let ids = |filter: Option<&str>, mode: SearchMode| {
+        let mut request = SearchRequest::text("apple").mode(mode).no_dedup();
+        if let Some(filter) = filter {
+            request = request.filter(Filter::parse(filter).unwrap());
+        }
+        let response = store.search(&request).unwrap();
+        units(&response)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(None, SearchMode::Lexical), ["best", "pie"]);
+    assert_eq!(ids(Some(r#"team = "a""#), SearchMode::Lexical), ["pie"]);
+    let hybrid = ids(Some(r#"team = "a""#), SearchMode::Hybrid(Hybrid::default()));
+    assert_eq!(hybrid.len(), 2);
+    assert!(!hybrid.contains(&"best".to_string()), "{hybrid:?}");
 }

@@ -446,8 +446,9 @@ pub(crate) trait Handle {
     fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError;
 }
 
-/// Searches the version's own segments: children by vector, grouped into reading units,
-/// best first (see [`crate::Store::search`]); everything is read from `snapshot`.
+/// Searches the version's own segments: children by vector, by BM25 or both fused (the
+/// request's [`SearchMode`]), grouped into reading units, best first (see
+/// [`crate::Store::search`]); everything is read from `snapshot`.
 pub(crate) fn search(
     snapshot: &Snapshot<'_>,
     handle: &dyn Handle,

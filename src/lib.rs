@@ -75,7 +75,7 @@ pub use embed::{EmbedError, Embedder, VectorError};
 pub use error::Error;
 pub use filter::{Filter, FilterError, MetadataValue};
 pub use limits::InvalidParameter;
-pub use query::{Expand, Hit, QueryError, SearchRequest, SearchResponse};
+pub use query::{Expand, Hit, QueryError, SearchMode, SearchRequest, SearchResponse};
 pub use store::{
     Access, Batch, CommitReceipt, CompactFileError, DocumentProblem, DryRun, GraphParams,
     IndexConfig, IndexEmbedder, IndexError, MergePolicy, OpenError, ReadError, StorageError, Store,

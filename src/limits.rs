@@ -26,6 +26,15 @@ pub const WINDOW: RangeInclusive<usize> = 0..=u32::MAX as usize;
 /// index's setting, or a request's): one read each.
 pub const RESCORE: RangeInclusive<usize> = 1..=65_536;
 
+/// Reciprocal rank fusion's `k` (`1 / (k + rank)` stays a positive number at any rank).
+pub const RRF_K: RangeInclusive<u32> = 0..=1_000_000;
+
+/// The dense leg's weight in a weighted fusion (the lexical leg's is `1 - w`).
+pub const DENSE_WEIGHT: RangeInclusive<f32> = 0.0..=1.0;
+
+/// Children one leg of a hybrid search is asked for: a top list allocated up front.
+pub const LEG_DEPTH: RangeInclusive<usize> = 1..=65_536;
+
 /// A parameter outside the values folio accepts; nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name} {value} is out of range (allowed: {allowed})")]

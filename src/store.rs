@@ -288,7 +288,8 @@ impl Store {
     pub fn logs_requests(&self) -> bool {
         self.inner.log_requests
     }
-    /// Searches: children by vector, grouped into reading units, best first.
+    /// Searches: children by vector, by BM25 or both fused ([`SearchRequest::mode`]),
+    /// grouped into reading units, best first.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse, QueryError> {
         let response = contain(|| query::search(&self.snapshot()?, self, request))?;
         self.logged(request, None, response)
@@ -298,7 +299,8 @@ impl Store {
     /// children, drops any the caller may not see now or that the version does not hold,
     /// then groups, expands, budgets and removes near-duplicates as [`Store::search`]
     /// does, asking again for more when the units fall short. The response names the
-    /// version that answered; the request log records the target as `NAME:TARGET`.
+    /// version that answered; the request log records the target as `NAME:TARGET`. Only
+    /// the dense mode: another is `InvalidParameter` (`mode`).
     pub fn search_through(
         &self,
         request: &SearchRequest,

@@ -16,7 +16,10 @@ use crate::output::{err, CliResult};
 use crate::output::{escape, preview, print_json, print_response, print_unavailable};
 use crate::{bench, demo, eval, external, ingest, log, output, versions};
 use folio::embed::TokenCounter;
-use folio::query::{Expand, SearchRequest};
+use folio::query::{
+    Expand, Hybrid, SearchMode, SearchRequest, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT,
+    DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
+};
 use folio::store::{Access, Store};
 
 #[derive(Parser)]
@@ -155,6 +158,12 @@ enum Command {
         /// dropped and the answer is topped up from further candidates).
         #[arg(long)]
         no_dedup: bool,
+        /// How children are ranked: dense (the embedder's vectors, the default), lexical
+        /// (BM25 over the children's words) or hybrid (both, fused).
+        #[arg(long, value_enum, default_value = "dense")]
+        mode: ModeArg,
+        #[command(flatten)]
+        hybrid: HybridArgs,
         /// Record the search in the store's request log.
         #[arg(long)]
         log: bool,
@@ -291,6 +300,86 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `folio search --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    Dense,
+    Lexical,
+    Hybrid,
+}
+
+/// `folio search --fusion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FusionArg {
+    Rrf,
+    Weighted,
+}
+
+/// The settings of `folio search --mode hybrid`.
+#[derive(Debug, clap::Args)]
+struct HybridArgs {
+    /// With --mode hybrid: how the legs are fused, rrf (reciprocal rank fusion, the
+    /// default) or weighted (each leg's scores min-max normalised, then weighted).
+    #[arg(long, value_enum)]
+    fusion: Option<FusionArg>,
+    /// With --fusion rrf: the k of 1/(k + rank) (default 60).
+    #[arg(long, value_name = "N")]
+    rrf_k: Option<u32>,
+    /// With --fusion weighted: the dense leg's weight W in 0..=1, the lexical leg's 1 - W
+    /// (default 0.5).
+    #[arg(long, value_name = "W")]
+    dense_weight: Option<f32>,
+    /// With --mode hybrid: children the dense leg ranks (default 100, at least those
+    /// the search gathers).
+    #[arg(long, value_name = "N")]
+    dense_depth: Option<usize>,
+    /// With --mode hybrid: children the lexical leg ranks (default 100, at least those
+    /// the search gathers).
+    #[arg(long, value_name = "N")]
+    lexical_depth: Option<usize>,
+}
+
+impl HybridArgs {
+    /// The search mode; a hybrid setting given to another mode or fusion is refused, not
+    /// ignored.
+    fn mode(&self, mode: ModeArg) -> Result<SearchMode, String> {
+        let given = self.fusion.is_some()
+            || self.rrf_k.is_some()
+            || self.dense_weight.is_some()
+            || self.dense_depth.is_some()
+            || self.lexical_depth.is_some();
+        let hybrid = match mode {
+            ModeArg::Hybrid => Hybrid::default(),
+            _ if given => {
+                return Err("--fusion, --rrf-k, --dense-weight, --dense-depth and \
+                            --lexical-depth need --mode hybrid"
+                    .to_string())
+            }
+            ModeArg::Dense => return Ok(SearchMode::Dense),
+            ModeArg::Lexical => return Ok(SearchMode::Lexical),
+        };
+        let hybrid = match (
+            self.fusion.unwrap_or(FusionArg::Rrf),
+            self.rrf_k,
+            self.dense_weight,
+        ) {
+            (FusionArg::Rrf, k, None) => hybrid.rrf(k.unwrap_or(DEFAULT_RRF_K)),
+            (FusionArg::Weighted, None, w) => hybrid.weighted(w.unwrap_or(DEFAULT_DENSE_WEIGHT)),
+            (FusionArg::Rrf, _, Some(_)) => {
+                return Err("--dense-weight needs --fusion weighted".to_string())
+            }
+            (FusionArg::Weighted, Some(_), _) => {
+                return Err("--rrf-k needs --fusion rrf".to_string())
+            }
+        };
+        let hybrid = hybrid
+            .dense_depth(self.dense_depth.unwrap_or(DEFAULT_DENSE_DEPTH))
+            .lexical_depth(self.lexical_depth.unwrap_or(DEFAULT_LEXICAL_DEPTH));
+        hybrid.validate().map_err(err)?;
+        Ok(SearchMode::Hybrid(hybrid))
+    }
+}
+
 fn run(command: Command) -> CliResult {
     match command {
         Command::Demo { store } => demo::run(store),
@@ -342,10 +431,13 @@ fn run(command: Command) -> CliResult {
             rescore,
             filters,
             no_dedup,
+            mode,
+            hybrid,
             log,
             json,
             embed,
         } => {
+            let mode = hybrid.mode(mode)?;
             let filter = parse_filters(&filters)?;
             // Read-only even with the log: such a store writes only its log entries.
             let options = Store::builder().log_requests(log).read_only(true);
@@ -353,7 +445,8 @@ fn run(command: Command) -> CliResult {
             let mut request = SearchRequest::text(query)
                 .access(Access::principals(principals))
                 .k(k)
-                .expand(expand);
+                .expand(expand)
+                .mode(mode);
             request.children = children;
             request.token_budget = budget;
             request.budget_tokens = budget_tokens;

@@ -7,7 +7,8 @@
 //! the `store.rs` handle that calls this module:
 //!
 //! - `rank.rs`: [`Rank`] ranks the visible children (the version's segments on a
-//!   [`Snapshot`], or a [`ChildSource`]);
+//!   [`Snapshot`], or a [`ChildSource`]); `lexical.rs` ranks them by BM25, `fusion.rs`
+//!   fuses the two (see [`SearchMode`]);
 //! - `units.rs`: [`Chunks`] reads what units are made of (child and parent records, chunk
 //!   ranges, document revisions);
 //! - `collect.rs`: [`collect`] groups ranked children into units best first and stops at
@@ -22,6 +23,8 @@ mod assemble;
 mod collect;
 mod dedup;
 mod error;
+mod fusion;
+mod lexical;
 mod rank;
 mod source;
 mod units;
@@ -40,10 +43,14 @@ use crate::review::{LoggedQuery, LoggedRequest};
 use crate::storage::error::ReadError;
 use crate::storage::file::tables::DEFAULT_INDEX;
 use crate::storage::read::snapshot::Snapshot;
-use crate::storage::read::state::{Access, IndexState};
+use crate::storage::read::state::{Access, IndexState, VersionView};
+use roaring::RoaringBitmap;
 
 pub use collect::{collect, Collected};
 pub use error::QueryError;
+pub use fusion::{
+    Fusion, Hybrid, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT, DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
+};
 pub use rank::Rank;
 pub use source::{Ask, Candidate, ChildSource, SourceError};
 pub use units::Chunks;
@@ -79,6 +86,37 @@ impl Expand {
     }
 }
 
+/// How a search ranks the children before grouping them. Hits carry the score of the
+/// stage that ranked last.
+/// In JSON, an object whose `name` is the mode's, with a hybrid search's settings beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum SearchMode {
+    /// By the query's vector (the default): scores are the index metric's similarity.
+    Dense,
+    /// By BM25 over the children's texts (a text query only): scores are BM25's, at least
+    /// 0, and only children holding a query term are found. The terms come from the
+    /// index's lexical analyzer (`Auto` for every index until its record names a
+    /// language), over the child's text as hits show it (without its heading path).
+    Lexical,
+    /// Both, fused (a text query only): scores are the fusion's (see [`Fusion`]).
+    Hybrid(Hybrid),
+}
+
+impl SearchMode {
+    /// The mode's name: `dense`, `lexical` or `hybrid`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SearchMode::Dense => "dense",
+            SearchMode::Lexical => "lexical",
+            SearchMode::Hybrid(_) => "hybrid",
+        }
+    }
+}
+
+/// How a new [`SearchRequest`] ranks children.
+pub const DEFAULT_MODE: SearchMode = SearchMode::Dense;
+
 /// The near-duplicate threshold of a new [`SearchRequest`].
 pub const DEFAULT_DEDUP_THRESHOLD: f32 = 0.9;
 
@@ -109,6 +147,11 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 /// | fewest children gathered | 20 | [`MIN_CHILDREN`] |
 /// | expansion | `Parent` | [`DEFAULT_EXPAND`] |
 /// | near-duplicate threshold | 0.9 | [`DEFAULT_DEDUP_THRESHOLD`] |
+/// | ranking mode | `Dense` | [`DEFAULT_MODE`] |
+/// | hybrid: reciprocal rank fusion's `k` | 60 | [`DEFAULT_RRF_K`] |
+/// | hybrid: weighted fusion's dense weight | 0.5 | [`DEFAULT_DENSE_WEIGHT`] |
+/// | hybrid: children the dense leg ranks (at least those wanted) | 100 | [`DEFAULT_DENSE_DEPTH`] |
+/// | hybrid: children the lexical leg ranks (at least those wanted) | 100 | [`DEFAULT_LEXICAL_DEPTH`] |
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query: a text the index's embedder embeds, or a vector.
@@ -155,6 +198,9 @@ pub struct SearchRequest {
     /// language); none by default. The answer is the best of what is both visible and
     /// matching, filled to `min(k, such units)`, as without a filter.
     pub filter: Option<Filter>,
+    /// How children are ranked ([`DEFAULT_MODE`], dense, by default). `Lexical` and
+    /// `Hybrid` need a text query.
+    pub mode: SearchMode,
 }
 
 impl SearchRequest {
@@ -183,7 +229,22 @@ impl SearchRequest {
             dedup: Some(DEFAULT_DEDUP_THRESHOLD),
             route_key: None,
             filter: None,
+            mode: DEFAULT_MODE,
         }
+    }
+
+    /// Ranks children by `mode` (see the field of that name).
+    ///
+    /// ```
+    /// use folio::query::{Hybrid, SearchMode, SearchRequest};
+    ///
+    /// let request = SearchRequest::text("refund a card payment")
+    ///     .mode(SearchMode::Hybrid(Hybrid::default().weighted(0.7)));
+    /// assert_eq!(request.mode.name(), "hybrid");
+    /// ```
+    pub fn mode(mut self, mode: SearchMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Searches as `access` (see the field of that name).
@@ -289,7 +350,7 @@ impl SearchRequest {
 pub struct ChildHit {
     /// The child's id: `doc_id#c<ordinal>`.
     pub chunk_id: String,
-    /// Its similarity to the query (higher is closer).
+    /// Its score in the last ranking stage (see [`SearchMode`]; higher is better).
     pub score: f32,
     /// Byte span in the document's source text.
     pub start: usize,
@@ -312,7 +373,7 @@ pub struct Hit {
     pub title: String,
     /// The document's metadata (every chunk of it has the same).
     pub metadata: BTreeMap<String, MetadataValue>,
-    /// The best child's score.
+    /// The best child's score (see [`ChildHit::score`]).
     pub score: f32,
     /// The unit's text as a reader sees it: the document's source text from `start` to
     /// `end`, or for HTML that slice's visible text ([`crate::chunk::visible_text_of`]:
@@ -364,6 +425,8 @@ pub struct SearchResponse {
     pub index: String,
     /// The version of it that answered.
     pub version: u64,
+    /// How the children were ranked.
+    pub mode: SearchMode,
     /// The reading units, best first.
     pub results: Vec<Hit>,
     /// How the children were found.
@@ -383,8 +446,9 @@ pub(crate) trait Handle {
     fn explain_unresolved(&self, target: &str, error: ReadError) -> ReadError;
 }
 
-/// Searches the version's own segments: children by vector, grouped into reading units,
-/// best first (see [`crate::Store::search`]); everything is read from `snapshot`.
+/// Searches the version's own segments: children by vector, by BM25 or both fused (the
+/// request's [`SearchMode`]), grouped into reading units, best first (see
+/// [`crate::Store::search`]); everything is read from `snapshot`.
 pub(crate) fn search(
     snapshot: &Snapshot<'_>,
     handle: &dyn Handle,
@@ -421,25 +485,15 @@ fn search_from(
     let (state, view) = snapshot
         .resolve_for(target, &route_key(request))
         .map_err(|e| handle.explain_unresolved(target, e))?;
-    let query = query_vector(handle, &state, &request.query)?;
     let mut visible = snapshot.visible(&view, &request.access)?;
     if let Some(filter) = &request.filter {
         visible &= &*snapshot.matching(&state, filter)?;
     }
     let chunks = units::SnapshotChunks::new(snapshot, &state);
-    let collected = match source {
-        None => {
-            let mut segments = rank::Segments {
-                snapshot,
-                view: &view,
-                query: &query,
-                visible: &visible,
-                ef: request.ef,
-                rescore: request.rescore,
-            };
-            collect(&mut segments, &chunks, request, visible.len())?
-        }
-        Some(source) => {
+    let seen = visible.len();
+    let collected = match (source, request.mode) {
+        (Some(source), SearchMode::Dense) => {
+            let query = query_vector(handle, &state, &request.query)?;
             let mut through = rank::Through {
                 source,
                 chunks: &chunks,
@@ -450,13 +504,39 @@ fn search_from(
                 access: &request.access,
                 visible: &visible,
             };
-            collect(&mut through, &chunks, request, visible.len())?
+            collect(&mut through, &chunks, request, seen)?
+        }
+        (Some(_), mode) => {
+            let allowed = "dense (a child source ranks by vector)";
+            return Err(InvalidParameter::new("mode", mode.name(), allowed).into());
+        }
+        (None, SearchMode::Dense) => {
+            let query = query_vector(handle, &state, &request.query)?;
+            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
+            collect(&mut dense, &chunks, request, seen)?
+        }
+        (None, SearchMode::Lexical) => {
+            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
+            collect(&mut lexical, &chunks, request, seen)?
+        }
+        (None, SearchMode::Hybrid(hybrid)) => {
+            hybrid.validate()?;
+            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
+            let query = query_vector(handle, &state, &request.query)?;
+            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
+            let mut fused = fusion::Fused {
+                dense: &mut dense,
+                lexical: &mut lexical,
+                hybrid,
+            };
+            collect(&mut fused, &chunks, request, seen)?
         }
     };
     let search = collected.search;
     Ok(SearchResponse {
         index: state.name().to_string(),
         version: view.version(),
+        mode: request.mode,
         results: collected.hits,
         stats: SearchStats {
             children_gathered: search.neighbors.len(),
@@ -470,6 +550,46 @@ fn search_from(
         },
         request_id: None,
     })
+}
+
+/// The dense leg: the version's own segments searched by vector.
+fn dense_leg<'a>(
+    snapshot: &'a Snapshot<'a>,
+    view: &'a VersionView,
+    query: &'a QueryVector,
+    visible: &'a RoaringBitmap,
+    request: &SearchRequest,
+) -> rank::Segments<'a> {
+    rank::Segments {
+        snapshot,
+        view,
+        query,
+        visible,
+        ef: request.ef,
+        rescore: request.rescore,
+    }
+}
+
+/// The lexical leg over the request's text; a vector query has no words to match.
+fn lexical_leg<'a>(
+    snapshot: &'a Snapshot<'a>,
+    view: &'a VersionView,
+    visible: &'a RoaringBitmap,
+    request: &'a SearchRequest,
+) -> Result<lexical::Lexical<'a>, InvalidParameter> {
+    match &request.query {
+        Query::Text(query) => Ok(lexical::Lexical {
+            snapshot,
+            view,
+            query,
+            visible,
+        }),
+        Query::Vector(_) => Err(InvalidParameter::new(
+            "mode",
+            request.mode.name(),
+            "dense (a vector query has no words)",
+        )),
+    }
 }
 
 fn query_vector(

@@ -98,7 +98,8 @@ struct Known {
 
 type Snapshot = BTreeMap<usize, Known>;
 
-fn principals(bits: u8) -> Vec<&'static str> {
+/// The principals of bit set `bits` (bit `i` is `PRINCIPALS[i]`).
+pub fn principals(bits: u8) -> Vec<&'static str> {
     PRINCIPALS
         .iter()
         .enumerate()
@@ -107,7 +108,8 @@ fn principals(bits: u8) -> Vec<&'static str> {
         .collect()
 }
 
-fn admits(acl: &[&str], caller: &[&str]) -> bool {
+/// Whether an ACL admits a caller: an empty ACL is public.
+pub fn admits(acl: &[&str], caller: &[&str]) -> bool {
     acl.is_empty() || acl.iter().any(|p| caller.contains(p))
 }
 

@@ -10,8 +10,9 @@ use folio::chunk::{
 use folio::embed::{default_embedder, Embedder, Truncation, DEFAULT_DIMENSION, DEFAULT_TRUNCATION};
 use folio::index::{HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 use folio::query::{
-    Expand, SearchRequest, CHILDREN_PER_UNIT, DEFAULT_DEDUP_THRESHOLD, DEFAULT_EXPAND, DEFAULT_K,
-    MIN_CHILDREN,
+    Expand, Fusion, Hybrid, SearchMode, SearchRequest, CHILDREN_PER_UNIT, DEFAULT_DEDUP_THRESHOLD,
+    DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT, DEFAULT_EXPAND, DEFAULT_K, DEFAULT_LEXICAL_DEPTH,
+    DEFAULT_MODE, DEFAULT_RRF_K, MIN_CHILDREN,
 };
 use folio::store::{
     GraphParams, MergePolicy, DEFAULT_MAX_DEAD_FRACTION, DEFAULT_MAX_SEGMENTS,
@@ -100,6 +101,11 @@ fn the_search_defaults_table_equals_the_constants() {
             "DEFAULT_DEDUP_THRESHOLD",
             DEFAULT_DEDUP_THRESHOLD.to_string(),
         ),
+        ("DEFAULT_MODE", format!("{DEFAULT_MODE:?}")),
+        ("DEFAULT_RRF_K", DEFAULT_RRF_K.to_string()),
+        ("DEFAULT_DENSE_WEIGHT", DEFAULT_DENSE_WEIGHT.to_string()),
+        ("DEFAULT_DENSE_DEPTH", DEFAULT_DENSE_DEPTH.to_string()),
+        ("DEFAULT_LEXICAL_DEPTH", DEFAULT_LEXICAL_DEPTH.to_string()),
     ]);
     assert_eq!(
         documented(include_str!("../../src/query/mod.rs")),
@@ -147,6 +153,14 @@ fn the_builders_start_from_the_constants() {
     assert_eq!(request.expand, Expand::Parent);
     assert_eq!(request.dedup, Some(DEFAULT_DEDUP_THRESHOLD));
     assert_eq!(request.children, None);
+    assert_eq!(request.mode, DEFAULT_MODE);
+    assert_eq!(DEFAULT_MODE, SearchMode::Dense);
+    let hybrid = Hybrid::default();
+    assert_eq!(hybrid.fusion, Fusion::Rrf { k: DEFAULT_RRF_K });
+    assert_eq!(
+        (hybrid.dense_depth, hybrid.lexical_depth),
+        (DEFAULT_DENSE_DEPTH, DEFAULT_LEXICAL_DEPTH)
+    );
 }
 
 /// A store made by the default builder records the default chunking and graph.

@@ -11,6 +11,7 @@ mod errors;
 mod filter_props;
 mod fuzz_regressions;
 mod html_hits;
+mod hybrid;
 mod index_props;
 mod live_acl_props;
 mod query_stages;

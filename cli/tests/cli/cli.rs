@@ -424,3 +424,72 @@ fn prune_removes_the_documents_of_files_that_are_gone() {
     assert_eq!(ids(store), ["docs/a.md", "docs/c.md", "other.md"]);
     assert!(ok(&["ingest", store, folder, "--prune"]).contains("0 pruned"));
 }
+
+/// A rare word the hash embedder's vector drowns among common ones: the dense search ranks
+/// another document first, the lexical one (a rare word weighs most in BM25) finds it, and
+/// a hybrid search names its mode in JSON.
+#[test]
+fn lexical_mode_finds_a_rare_word_and_hybrid_json_names_the_mode() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jsonl = dir.path().join("docs.jsonl");
+    let mut lines = String::new();
+    for i in 0..20 {
+        lines.push_str(&format!(
+            "{{\"doc_id\": \"budget{i}\", \"text\": \"budget budget budget review number {i}\"}}\n"
+        ));
+    }
+    lines.push_str(
+        "{\"doc_id\": \"rare\", \"text\": \"the quarterly planning notes mention zqxjvk once among \
+         many other words about offices desks chairs lamps windows doors carpets and hallways\"}\n",
+    );
+    write(&jsonl, &lines);
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let out = folio(&["ingest", store, jsonl.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let first = |mode: &str| {
+        let out = folio(&[
+            "search",
+            store,
+            "zqxjvk budget",
+            "--k",
+            "1",
+            "--mode",
+            mode,
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
+        assert_eq!(json["mode"]["name"], mode);
+        json
+    };
+    assert_ne!(first("dense")["results"][0]["doc_id"], "rare");
+    assert_eq!(first("lexical")["results"][0]["doc_id"], "rare");
+    let hybrid = first("hybrid");
+    assert_eq!(hybrid["mode"]["fusion"]["name"], "rrf");
+    assert_eq!(hybrid["results"].as_array().expect("results").len(), 1);
+
+    let out = folio(&[
+        "search", store, "zqxjvk", "--mode", "lexical", "--rrf-k", "5",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("need --mode hybrid"),
+        "{}",
+        stderr(&out)
+    );
+    let out = folio(&[
+        "search",
+        store,
+        "zqxjvk",
+        "--mode",
+        "hybrid",
+        "--fusion",
+        "weighted",
+        "--dense-weight",
+        "2",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("dense_weight"), "{}", stderr(&out));
+}

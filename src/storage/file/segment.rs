@@ -1,6 +1,6 @@
 //! Segments: immutable runs of child vectors, with an optional graph, stored in blocks.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use redb::{ReadOnlyTable, ReadTransaction, WriteTransaction};
 
@@ -11,6 +11,7 @@ use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
 
 use crate::index::hnsw::quant::Residuals;
 use crate::index::hnsw::Graph;
+use crate::index::lexical::LexicalSegment;
 use crate::index::{RowError, RowSource, SegmentIndex, SegmentPart};
 use crate::storage::file::sealed::{ReadSealed, Sealed, Verified, WriteSealed};
 
@@ -42,6 +43,10 @@ pub(crate) struct Segment {
     stored: Option<StoredRows>,
     /// Whether its arrays are mapped from a shared segment file.
     sharing: Sharing,
+    /// Its children's postings, built by the first lexical search that needs them
+    /// (`read/lexical.rs`) and shared by every version holding the segment; not in the
+    /// file yet.
+    lexical: OnceLock<LexicalSegment>,
 }
 
 /// Where a compressed segment's rows are in the vector table.
@@ -99,6 +104,7 @@ impl Segment {
             index: Arc::new(index),
             stored: None,
             sharing: Sharing::Private,
+            lexical: OnceLock::new(),
         }
     }
 
@@ -131,6 +137,11 @@ impl Segment {
     /// Whether its rows stay in the file (a compressed index's segment with a graph).
     pub fn is_stored(&self) -> bool {
         self.stored.is_some()
+    }
+
+    /// Its lexical postings, once a search built them.
+    pub(crate) fn lexical(&self) -> &OnceLock<LexicalSegment> {
+        &self.lexical
     }
 
     /// The global ids of this segment.
@@ -301,6 +312,7 @@ impl Segment {
                         rescore,
                     }),
                     sharing: Sharing::Private,
+                    lexical: OnceLock::new(),
                 })
             }
             (graph, _) => {
@@ -391,6 +403,7 @@ impl Segment {
                 rescore,
             }),
             sharing: Sharing::Private,
+            lexical: OnceLock::new(),
         }))
     }
 }

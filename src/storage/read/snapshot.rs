@@ -188,6 +188,21 @@ impl Snapshot<'_> {
         view.search_children(&self.txn, query, options, rescore, visible)
     }
 
+    /// The best `k` children in `visible` for the text `query` by BM25, over every segment
+    /// of `view`, a version this snapshot resolved: best first (ties by child number), only
+    /// children holding a query term, `N` and document frequencies counted in `visible`
+    /// (see [`crate::index::lexical`]). A segment's postings are built from its children's
+    /// texts by the first search that needs them and kept by the handle.
+    pub fn search_lexical(
+        &self,
+        view: &VersionView,
+        query: &str,
+        visible: &RoaringBitmap,
+        k: usize,
+    ) -> Result<ChildSearch, StorageError> {
+        super::lexical::search_lexical(&self.txn, view, query, visible, k)
+    }
+
     /// The children `access` may see in `view`: what the version showed them, less what
     /// has been revoked or deleted since (see `current.rs`).
     pub fn visible(&self, view: &VersionView, access: &Access) -> Result<RoaringBitmap, ReadError> {

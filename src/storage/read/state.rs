@@ -1,13 +1,14 @@
 //! What a store keeps in memory: per index, its record and the loaded versions.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use redb::ReadTransaction;
 use roaring::RoaringBitmap;
 
 use crate::filter::Filter;
+use crate::index::lexical::CorpusStats;
 use crate::index::planner::SearchOptions;
 use crate::index::{search_segments, ChildSearch, QueryVector};
 use crate::storage::error::{ReadError, StorageError};
@@ -83,6 +84,8 @@ pub struct VersionView {
     documents: u64,
     /// Principal bitmaps as of this version, read on first use.
     acl: Mutex<HashMap<String, Arc<RoaringBitmap>>>,
+    /// BM25's statistics of its live children, computed by the first lexical search.
+    lexical_stats: OnceLock<CorpusStats>,
 }
 
 impl IndexState {
@@ -442,6 +445,7 @@ impl VersionView {
             segments,
             documents: stored.documents,
             acl: Mutex::new(HashMap::new()),
+            lexical_stats: OnceLock::new(),
         }
     }
 
@@ -462,6 +466,11 @@ impl VersionView {
 
     pub(crate) fn segments(&self) -> &[Arc<Segment>] {
         &self.segments
+    }
+
+    /// BM25's statistics of its live children, once a lexical search computed them.
+    pub(crate) fn lexical_stats(&self) -> &OnceLock<CorpusStats> {
+        &self.lexical_stats
     }
 
     /// How many segments hold this version's children.

@@ -1,0 +1,241 @@
+//! Hybrid ranking: two first stages (the dense leg and the lexical leg), each asked for its
+//! own depth, fused into one ranking by reciprocal rank fusion or a normalised weighted sum.
+//!
+//! Scores of the fused ranking (what hits carry in [`super::SearchMode::Hybrid`]):
+//! - [`Fusion::Rrf`]: `Σ 1 / (k + rank)` over the legs that ranked the child (rank from 1),
+//!   in `(0, 2 / (k + 1)]`;
+//! - [`Fusion::Weighted`]: `w · dense + (1 − w) · lexical`, each leg's scores min-max
+//!   normalised over its own list (a list whose scores are all equal normalises to 1; a leg
+//!   that did not rank the child gives 0), in `[0, 1]`.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::rank::Rank;
+use super::QueryError;
+use crate::index::{ChildSearch, Neighbor};
+use crate::limits::{check, InvalidParameter, DENSE_WEIGHT, LEG_DEPTH, RRF_K};
+
+/// Reciprocal rank fusion's `k` of a new [`Hybrid`] (the value of Cormack et al.'s paper).
+pub const DEFAULT_RRF_K: u32 = 60;
+
+/// The dense leg's weight in a new [`Fusion::Weighted`] (the lexical leg's is `1 − w`).
+pub const DEFAULT_DENSE_WEIGHT: f32 = 0.5;
+
+/// Children the dense leg is asked for by a new [`Hybrid`] (at least what the search wants).
+pub const DEFAULT_DENSE_DEPTH: usize = 100;
+
+/// Children the lexical leg is asked for by a new [`Hybrid`] (at least what the search wants).
+pub const DEFAULT_LEXICAL_DEPTH: usize = 100;
+
+/// How two legs' rankings become one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: a child scores `Σ 1 / (k + rank)` over the legs ranking it.
+    Rrf {
+        /// Damps the weight of the first ranks ([`DEFAULT_RRF_K`] by default).
+        k: u32,
+    },
+    /// Each leg's scores min-max normalised over its list, then `w · dense + (1 − w) ·
+    /// lexical`.
+    Weighted {
+        /// `w`, in `0.0..=1.0` ([`DEFAULT_DENSE_WEIGHT`] by default).
+        dense_weight: f32,
+    },
+}
+
+/// A hybrid search's settings: the fusion and each leg's depth.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Hybrid {
+    /// How the legs are fused (RRF with [`DEFAULT_RRF_K`] by default).
+    pub fusion: Fusion,
+    /// Children the dense leg ranks: `max(dense_depth, wanted)`.
+    pub dense_depth: usize,
+    /// Children the lexical leg ranks: `max(lexical_depth, wanted)`.
+    pub lexical_depth: usize,
+}
+
+impl Default for Hybrid {
+    fn default() -> Self {
+        Hybrid {
+            fusion: Fusion::Rrf { k: DEFAULT_RRF_K },
+            dense_depth: DEFAULT_DENSE_DEPTH,
+            lexical_depth: DEFAULT_LEXICAL_DEPTH,
+        }
+    }
+}
+
+impl Hybrid {
+    /// Fuses by reciprocal rank fusion with this `k`.
+    pub fn rrf(mut self, k: u32) -> Self {
+        self.fusion = Fusion::Rrf { k };
+        self
+    }
+
+    /// Fuses by the normalised weighted sum with this dense weight.
+    pub fn weighted(mut self, dense_weight: f32) -> Self {
+        self.fusion = Fusion::Weighted { dense_weight };
+        self
+    }
+
+    /// Asks the dense leg for `n` children (see the field of that name).
+    pub fn dense_depth(mut self, n: usize) -> Self {
+        self.dense_depth = n;
+        self
+    }
+
+    /// Asks the lexical leg for `n` children (see the field of that name).
+    pub fn lexical_depth(mut self, n: usize) -> Self {
+        self.lexical_depth = n;
+        self
+    }
+
+    /// Refuses a `k`, weight or depth outside [`crate::limits`]' bounds.
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        match self.fusion {
+            Fusion::Rrf { k } => check("rrf_k", k, &RRF_K).map(drop)?,
+            Fusion::Weighted { dense_weight } => {
+                check("dense_weight", dense_weight, &DENSE_WEIGHT).map(drop)?
+            }
+        }
+        check("dense_depth", self.dense_depth, &LEG_DEPTH)?;
+        check("lexical_depth", self.lexical_depth, &LEG_DEPTH)?;
+        Ok(())
+    }
+}
+
+/// Two legs fused. Asked again for more, it asks both legs again, deeper (each for at
+/// least `wanted`), and fuses anew: a deeper leg may change the fused order, which the
+/// collector handles by grouping again.
+pub(crate) struct Fused<'a> {
+    pub(crate) dense: &'a mut dyn Rank,
+    pub(crate) lexical: &'a mut dyn Rank,
+    pub(crate) hybrid: Hybrid,
+}
+
+impl Rank for Fused<'_> {
+    fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+        let dense = self.dense.rank(self.hybrid.dense_depth.max(wanted))?;
+        let lexical = self.lexical.rank(self.hybrid.lexical_depth.max(wanted))?;
+        let mut neighbors = fuse(self.hybrid.fusion, &dense.neighbors, &lexical.neighbors);
+        neighbors.sort_by(Neighbor::rank);
+        neighbors.truncate(wanted);
+        Ok(ChildSearch { neighbors, ..dense })
+    }
+}
+
+/// Every child of either list with its fused score, unordered.
+fn fuse(fusion: Fusion, dense: &[Neighbor], lexical: &[Neighbor]) -> Vec<Neighbor> {
+    let mut fused: HashMap<u32, f64> = HashMap::with_capacity(dense.len() + lexical.len());
+    match fusion {
+        Fusion::Rrf { k } => {
+            for list in [dense, lexical] {
+                for (rank, n) in list.iter().enumerate() {
+                    *fused.entry(n.id).or_default() += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+                }
+            }
+        }
+        Fusion::Weighted { dense_weight } => {
+            let w = f64::from(dense_weight);
+            for (list, weight) in [(dense, w), (lexical, 1.0 - w)] {
+                let normalised = min_max(list);
+                for (n, score) in list.iter().zip(normalised) {
+                    *fused.entry(n.id).or_default() += weight * score;
+                }
+            }
+        }
+    }
+    fused
+        .into_iter()
+        .map(|(id, score)| Neighbor {
+            id,
+            score: score as f32,
+        })
+        .collect()
+}
+
+/// `list`'s scores mapped onto `[0, 1]` by its own minimum and maximum; all 1 when they
+/// are equal (one child, or a tie throughout), so a leg that ranked children still counts.
+fn min_max(list: &[Neighbor]) -> impl Iterator<Item = f64> + '_ {
+    let scores = list.iter().map(|n| f64::from(n.score));
+    let min = scores.clone().fold(f64::INFINITY, f64::min);
+    let max = scores.clone().fold(f64::NEG_INFINITY, f64::max);
+    scores.map(move |s| {
+        if max > min {
+            (s - min) / (max - min)
+        } else {
+            1.0
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A leg that answers a fixed ranking's first `wanted`, and counts how deep it was asked.
+    struct Fixed(Vec<Neighbor>, Vec<usize>);
+
+    impl Rank for Fixed {
+        fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+            self.1.push(wanted);
+            Ok(ChildSearch {
+                neighbors: self.0.iter().take(wanted).copied().collect(),
+                paths: Vec::new(),
+                distances: 0,
+                rescored: 0,
+                lists: 0,
+            })
+        }
+    }
+
+    fn list(pairs: &[(u32, f32)]) -> Vec<Neighbor> {
+        pairs
+            .iter()
+            .map(|&(id, score)| Neighbor { id, score })
+            .collect()
+    }
+
+    #[test]
+    fn asked_deeper_both_legs_are_asked_deeper() {
+        let mut dense = Fixed(list(&[(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]), Vec::new());
+        let mut lexical = Fixed(list(&[(4, 9.0), (5, 3.0)]), Vec::new());
+        let hybrid = Hybrid::default().dense_depth(1).lexical_depth(1);
+        let mut fused = Fused {
+            dense: &mut dense,
+            lexical: &mut lexical,
+            hybrid,
+        };
+        let first = fused.rank(2).unwrap().neighbors;
+        let second = fused.rank(4).unwrap().neighbors;
+        assert_eq!((dense.1, lexical.1), (vec![2, 4], vec![2, 4]));
+        // Child 4 ties child 1 at first (each first of one leg); asked deeper, the dense
+        // leg ranks it too and it leads.
+        assert_eq!(first.iter().map(|n| n.id).collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(
+            second.iter().map(|n| n.id).collect::<Vec<_>>(),
+            [4, 1, 2, 5]
+        );
+        let k = f64::from(DEFAULT_RRF_K);
+        let both = (1.0 / (k + 4.0) + 1.0 / (k + 1.0)) as f32;
+        assert_eq!(second[0].score, both);
+    }
+
+    #[test]
+    fn weighted_scores_lie_in_the_unit_interval_and_ties_go_to_the_smaller_child() {
+        let dense = list(&[(7, 0.5), (3, 0.2)]);
+        let lexical = list(&[(3, 4.0), (7, 1.0)]);
+        let mut fused = fuse(Fusion::Weighted { dense_weight: 0.5 }, &dense, &lexical);
+        fused.sort_by(Neighbor::rank);
+        // Each child is first in one leg and last in the other: 0.5 each, 3 before 7.
+        assert_eq!(fused, list(&[(3, 0.5), (7, 0.5)]));
+        let single = fuse(
+            Fusion::Weighted { dense_weight: 0.25 },
+            &list(&[(1, 0.3)]),
+            &[],
+        );
+        assert_eq!(single, list(&[(1, 0.25)]));
+    }
+}

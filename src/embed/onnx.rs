@@ -6,7 +6,9 @@
 //!
 //! The model takes `input_ids`, `attention_mask` and `token_type_ids` (int64, batch x
 //! tokens) and returns the token states (`last_hidden_state`, batch x tokens x hidden);
-//! tokenizing, pooling and prefixes are `bert.rs`'s, as for the candle model.
+//! tokenizing, pooling and prefixes are `bert.rs`'s, as for the candle model. A
+//! sequence-classification export (a cross-encoder, `rerank/cross.rs`) takes the same inputs
+//! and returns one logit per row.
 
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
@@ -108,13 +110,43 @@ impl OnnxEncoder {
         hidden: usize,
     ) -> Result<Vec<f32>, EmbedError> {
         let tokens = ids.len() / rows.max(1);
-        let shape = [rows as i64, tokens as i64];
+        let types = vec![0; ids.len()];
+        self.run(
+            ids,
+            mask,
+            &types,
+            &[rows as i64, tokens as i64, hidden as i64],
+        )
+    }
+
+    /// One logit per row of a padded batch of a sequence-classification export (output
+    /// `logits`, `rows x 1`): `ids`, `mask` and token types `types` are `rows x tokens`.
+    pub(crate) fn logits(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        types: &[u32],
+        rows: usize,
+    ) -> Result<Vec<f32>, EmbedError> {
+        self.run(ids, mask, types, &[rows as i64, 1])
+    }
+
+    /// The first output of one run, refused unless its shape is `want`.
+    fn run(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        types: &[u32],
+        want: &[i64],
+    ) -> Result<Vec<f32>, EmbedError> {
+        let rows = want.first().copied().unwrap_or(0);
+        let shape = [rows, ids.len() as i64 / rows.max(1)];
         let long = |v: &[u32]| v.iter().map(|&x| i64::from(x)).collect::<Vec<i64>>();
         let inference = |e: ort::Error| EmbedError::Inference(e.to_string());
         let inputs = ort::inputs! {
             "input_ids" => Tensor::from_array((shape, long(ids))).map_err(inference)?,
             "attention_mask" => Tensor::from_array((shape, long(mask))).map_err(inference)?,
-            "token_type_ids" => Tensor::from_array((shape, vec![0i64; ids.len()])).map_err(inference)?,
+            "token_type_ids" => Tensor::from_array((shape, long(types))).map_err(inference)?,
         };
         let mut session = self
             .session
@@ -122,7 +154,6 @@ impl OnnxEncoder {
             .map_err(|_| EmbedError::Inference("an earlier run panicked".into()))?;
         let outputs = session.run(inputs).map_err(inference)?;
         let (out_shape, values) = outputs[0].try_extract_tensor::<f32>().map_err(inference)?;
-        let want = [rows as i64, tokens as i64, hidden as i64];
         if out_shape.as_ref() != want {
             return Err(EmbedError::Inference(format!(
                 "the model answered shape {out_shape:?}, expected {want:?}"

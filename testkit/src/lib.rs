@@ -24,6 +24,14 @@ pub mod vectors;
 pub mod version_oracle;
 pub mod versions;
 
+/// The value after the option `name` on the command line (`--dir DIR`): the benches' options.
+pub fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
 /// The test harness's name of test `name` in the module `module_path` (that module's
 /// `module_path!()`): the path without the crate, as `--exact` wants it. For tests that run
 /// their own binary again to run one other test (`module::name` in a test crate of several

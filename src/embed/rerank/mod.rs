@@ -3,6 +3,16 @@
 //! texts (`crate::query`'s rerank stage); implementations live beside the embedders that
 //! share their models, tokenizers and transports.
 
+mod command;
+#[cfg(feature = "http")]
+mod http;
+mod spec;
+
+pub use command::CommandReranker;
+#[cfg(feature = "http")]
+pub use http::{HttpRerankOptions, HttpReranker, RerankApi};
+pub use spec::RerankerSpec;
+
 use super::EmbedError;
 
 /// Scores candidate texts against a query. Implement it to bring your own cross-encoder.

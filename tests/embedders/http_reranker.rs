@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use folio::embed::{EmbedError, HttpRerankOptions, HttpReranker, RerankApi, Reranker};
 use folio::query::{Rerank, SearchRequest};
-use folio::store::Store;
+use folio_testkit::versions::{doc, small_options, temp_store};
 
 use crate::http_server::{assert_asked_once_quickly, serve, Reply, Server};
 
@@ -169,22 +169,10 @@ fn an_answer_that_does_not_score_each_text_once_is_refused() {
 #[test]
 fn a_search_is_reranked_through_the_service() {
     let server = serve(vec![tei()]);
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::builder()
-        .create(true)
-        .open(dir.path().join("kb.folio"))
-        .unwrap();
+    let (_dir, store) = temp_store(small_options());
     let mut batch = store.batch();
-    batch.upsert(folio::document::Document::new(
-        "short",
-        folio::chunk::SourceFormat::Text,
-        "refund",
-    ));
-    batch.upsert(folio::document::Document::new(
-        "long",
-        folio::chunk::SourceFormat::Text,
-        "a refund is paid back within fourteen days",
-    ));
+    batch.upsert(doc("short", "refund"));
+    batch.upsert(doc("long", "a refund is paid back within fourteen days"));
     batch.commit().unwrap();
     let reranker = Arc::new(HttpReranker::new(options(&server, RerankApi::Tei)));
     let response = store

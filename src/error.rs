@@ -294,6 +294,14 @@ pub enum Error {
         /// What went wrong.
         error: crate::query::SourceError,
     },
+    /// [`QueryError::Rerank`].
+    #[error("rerank with `{reranker}`: {error}")]
+    Rerank {
+        /// The reranker.
+        reranker: String,
+        /// What went wrong (boxed: it is large, and rare).
+        error: Box<EmbedError>,
+    },
     /// [`ReadError::ZeroVector`].
     #[error("a zero query vector has no cosine")]
     ZeroVector,
@@ -496,6 +504,7 @@ impl From<QueryError> for Error {
         match e {
             QueryError::Read(e) => e.into(),
             QueryError::Remote { source_name, error } => Error::Remote { source_name, error },
+            QueryError::Rerank { reranker, error } => Error::Rerank { reranker, error },
         }
     }
 }

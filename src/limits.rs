@@ -35,6 +35,9 @@ pub const DENSE_WEIGHT: RangeInclusive<f32> = 0.0..=1.0;
 /// Children one leg of a hybrid search is asked for: a top list allocated up front.
 pub const LEG_DEPTH: RangeInclusive<usize> = 1..=65_536;
 
+/// Units a rerank stage scores: the earlier stages gather that many, the reranker reads them.
+pub const RERANK_TOP: RangeInclusive<usize> = 1..=65_536;
+
 /// A parameter outside the values folio accepts; nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name} {value} is out of range (allowed: {allowed})")]

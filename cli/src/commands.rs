@@ -17,8 +17,8 @@ use crate::output::{escape, preview, print_json, print_response, print_unavailab
 use crate::{bench, demo, eval, external, ingest, log, output, versions};
 use folio::embed::TokenCounter;
 use folio::query::{
-    Expand, Hybrid, SearchMode, SearchRequest, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT,
-    DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
+    Evidence, Expand, Hybrid, Rerank, SearchMode, SearchRequest, DEFAULT_DENSE_DEPTH,
+    DEFAULT_DENSE_WEIGHT, DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
 };
 use folio::store::{Access, Store};
 
@@ -164,6 +164,8 @@ enum Command {
         mode: ModeArg,
         #[command(flatten)]
         hybrid: HybridArgs,
+        #[command(flatten)]
+        rerank: RerankArgs,
         /// Record the search in the store's request log.
         #[arg(long)]
         log: bool,
@@ -315,6 +317,43 @@ enum FusionArg {
     Weighted,
 }
 
+/// The rerank stage of `folio search`.
+#[derive(Debug, clap::Args)]
+struct RerankArgs {
+    /// Reorder the best units by this reranker before the answer is cut to --k:
+    /// bert:DIR (a cross-encoder folder, in-process), onnx:MODEL.onnx@DIR, cmd:"COMMAND",
+    /// tei:URL, cohere:MODEL@URL or jina:MODEL@URL.
+    #[arg(long, value_name = "SPEC")]
+    rerank: Option<folio::embed::RerankerSpec>,
+    /// With --rerank: units the reranker scores (default 20, at least --k).
+    #[arg(long, value_name = "N")]
+    rerank_top: Option<usize>,
+    /// With --rerank: score each unit's best child with N children on each side (within
+    /// the unit) instead of its whole text.
+    #[arg(long, value_name = "N")]
+    rerank_window: Option<usize>,
+}
+
+impl RerankArgs {
+    /// The rerank stage, started or connected; a setting without --rerank is refused.
+    fn stage(&self) -> Result<Option<Rerank>, String> {
+        let Some(spec) = &self.rerank else {
+            if self.rerank_top.is_some() || self.rerank_window.is_some() {
+                return Err("--rerank-top and --rerank-window need --rerank".to_string());
+            }
+            return Ok(None);
+        };
+        let mut stage = Rerank::new(spec.build().map_err(err)?);
+        if let Some(top) = self.rerank_top {
+            stage = stage.top(top);
+        }
+        if let Some(n) = self.rerank_window {
+            stage = stage.evidence(Evidence::Window(n));
+        }
+        Ok(Some(stage))
+    }
+}
+
 /// The settings of `folio search --mode hybrid`.
 #[derive(Debug, clap::Args)]
 struct HybridArgs {
@@ -433,11 +472,13 @@ fn run(command: Command) -> CliResult {
             no_dedup,
             mode,
             hybrid,
+            rerank,
             log,
             json,
             embed,
         } => {
             let mode = hybrid.mode(mode)?;
+            let rerank = rerank.stage()?;
             let filter = parse_filters(&filters)?;
             // Read-only even with the log: such a store writes only its log entries.
             let options = Store::builder().log_requests(log).read_only(true);
@@ -454,6 +495,7 @@ fn run(command: Command) -> CliResult {
             request.route_key = route_key;
             request.rescore = rescore;
             request.filter = filter;
+            request.rerank = rerank;
             if no_dedup {
                 request.dedup = None;
             }

@@ -95,6 +95,9 @@ pub(crate) fn print_response(response: &SearchResponse) {
         response.stats.distances,
         response.stats.micros as f64 / 1000.0
     );
+    if let Some(reranker) = &response.reranker {
+        println!("reranked by {}", escape(reranker));
+    }
     if response.stats.duplicates_dropped > 0 {
         println!(
             "({} near-duplicate units left out; --no-dedup keeps them)",

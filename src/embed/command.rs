@@ -44,10 +44,17 @@ impl Default for CommandOptions {
 
 /// A running program that embeds texts (see the module docs for the protocol).
 pub struct CommandEmbedder {
-    command: String,
+    pipe: Pipe,
     name: String,
     dim: usize,
     options: CommandOptions,
+}
+
+/// A program spoken to over pipes: one JSON line a request, one frame an answer. Shared by
+/// the command embedder and the command reranker (`rerank/command.rs`).
+pub(crate) struct Pipe {
+    command: String,
+    timeout: Duration,
     session: Mutex<Option<Session>>,
 }
 
@@ -61,78 +68,31 @@ struct Session {
 impl CommandEmbedder {
     /// Starts `command` (run by `sh -c`) and asks it for its dimension.
     pub fn start(command: &str, options: CommandOptions) -> Result<CommandEmbedder, EmbedError> {
-        let session = Session::start(command)?;
         let embedder = CommandEmbedder {
-            command: command.to_string(),
+            pipe: Pipe::start(command, options.timeout)?,
             name: format!("cmd:{command}"),
             dim: 0,
             options,
-            session: Mutex::new(Some(session)),
         };
         let dim = embedder.exchange(&[], Role::Passage, None)?.1;
         if dim == 0 {
-            return Err(embedder.error("answered dimension 0"));
+            return Err(embedder.pipe.error("answered dimension 0"));
         }
         Ok(CommandEmbedder { dim, ..embedder })
     }
 
-    fn error(&self, reason: impl Into<String>) -> EmbedError {
-        EmbedError::Command {
-            command: self.command.clone(),
-            reason: reason.into(),
-        }
-    }
-
-    /// Sends one batch and waits for its frame: `(values, dim)`. A timeout, a broken pipe
-    /// or a garbled frame ends the program (the next call starts it again); an error the
-    /// program reports leaves it running.
+    /// Sends one batch and checks its frame's shape when the dimension is known.
     fn exchange(
         &self,
         texts: &[&str],
         role: Role,
         expected_dim: Option<usize>,
     ) -> Result<(Vec<f32>, usize), EmbedError> {
-        let mut guard = self.session.lock();
-        let session = match guard.as_mut() {
-            Some(session) => session,
-            None => guard.insert(Session::start(&self.command)?),
-        };
         let request = serde_json::json!({
             "role": match role { Role::Query => "query", Role::Passage => "passage" },
             "texts": texts,
         });
-        let sent = serde_json::to_writer(&mut session.stdin, &request)
-            .map_err(std::io::Error::from)
-            .and_then(|()| session.stdin.write_all(b"\n"))
-            .and_then(|()| session.stdin.flush());
-        let answer = match sent {
-            Err(e) => Err(self.error(format!("could not send a request: {e}"))),
-            Ok(()) => match session.frames.recv_timeout(self.options.timeout) {
-                Ok(Ok(frame)) => Ok(frame),
-                Ok(Err(FrameError::Message(message))) => {
-                    return Err(EmbedError::Protocol {
-                        endpoint: format!("command `{}`", self.command),
-                        reason: format!("the program reported: {message}"),
-                    })
-                }
-                Ok(Err(e)) => Err(e.into_embed(&self.command)),
-                Err(RecvTimeoutError::Timeout) => Err(EmbedError::Timeout {
-                    endpoint: format!("command `{}`", self.command),
-                    after: self.options.timeout,
-                    attempts: 1,
-                }),
-                Err(RecvTimeoutError::Disconnected) => Err(self.error("exited")),
-            },
-        };
-        let (values, dim) = match answer {
-            Ok(frame) => frame,
-            Err(e) => {
-                if let Some(mut session) = guard.take() {
-                    session.stop();
-                }
-                return Err(e);
-            }
-        };
+        let (values, dim) = self.pipe.exchange(&request)?;
         if let Some(expected) = expected_dim {
             if dim != expected {
                 return Err(EmbedError::Dimension { expected, got: dim });
@@ -153,6 +113,67 @@ impl CommandEmbedder {
             out.extend(self.exchange(batch, role, Some(self.dim))?.0);
         }
         Ok(out)
+    }
+}
+
+impl Pipe {
+    /// Starts `command` (run by `sh -c`); each answer is waited for at most `timeout`.
+    pub(crate) fn start(command: &str, timeout: Duration) -> Result<Pipe, EmbedError> {
+        Ok(Pipe {
+            command: command.to_string(),
+            timeout,
+            session: Mutex::new(Some(Session::start(command)?)),
+        })
+    }
+
+    /// An error of this program.
+    pub(crate) fn error(&self, reason: impl Into<String>) -> EmbedError {
+        EmbedError::Command {
+            command: self.command.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Sends one request line and waits for its frame: `(values, columns)`. A timeout, a
+    /// broken pipe or a garbled frame ends the program (the next call starts it again); an
+    /// error the program reports leaves it running.
+    pub(crate) fn exchange(
+        &self,
+        request: &serde_json::Value,
+    ) -> Result<(Vec<f32>, usize), EmbedError> {
+        let mut guard = self.session.lock();
+        let session = match guard.as_mut() {
+            Some(session) => session,
+            None => guard.insert(Session::start(&self.command)?),
+        };
+        let sent = serde_json::to_writer(&mut session.stdin, request)
+            .map_err(std::io::Error::from)
+            .and_then(|()| session.stdin.write_all(b"\n"))
+            .and_then(|()| session.stdin.flush());
+        let answer = match sent {
+            Err(e) => Err(self.error(format!("could not send a request: {e}"))),
+            Ok(()) => match session.frames.recv_timeout(self.timeout) {
+                Ok(Ok(frame)) => Ok(frame),
+                Ok(Err(FrameError::Message(message))) => {
+                    return Err(EmbedError::Protocol {
+                        endpoint: format!("command `{}`", self.command),
+                        reason: format!("the program reported: {message}"),
+                    })
+                }
+                Ok(Err(e)) => Err(e.into_embed(&self.command)),
+                Err(RecvTimeoutError::Timeout) => Err(EmbedError::Timeout {
+                    endpoint: format!("command `{}`", self.command),
+                    after: self.timeout,
+                    attempts: 1,
+                }),
+                Err(RecvTimeoutError::Disconnected) => Err(self.error("exited")),
+            },
+        };
+        answer.inspect_err(|_| {
+            if let Some(mut session) = guard.take() {
+                session.stop();
+            }
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::{check_shape, EmbedError, Embedder};
@@ -62,11 +63,9 @@ impl HttpOptions {
 /// Embeds through an OpenAI-compatible `/embeddings` endpoint.
 pub struct HttpEmbedder {
     options: HttpOptions,
-    endpoint: String,
+    poster: Poster,
     name: String,
     dim: usize,
-    agent: ureq::Agent,
-    key: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -89,28 +88,24 @@ impl HttpEmbedder {
         } else {
             format!("{}/embeddings", options.base_url)
         };
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(options.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        let key = std::env::var(&options.api_key_env)
-            .ok()
-            .filter(|k| !k.is_empty());
+        let retries = Retries {
+            timeout: options.timeout,
+            max_retries: options.max_retries,
+            backoff: options.backoff,
+            max_backoff: options.max_backoff,
+        };
         let mut embedder = HttpEmbedder {
             name: format!("openai:{}", options.model),
             dim: options.dimension.unwrap_or(0),
-            endpoint,
+            poster: Poster::new(endpoint, &options.api_key_env, retries),
             options,
-            agent,
-            key,
         };
         if embedder.dim == 0 {
             let probe = embedder.request(&["dimension probe"])?;
             embedder.dim = probe.first().map_or(0, Vec::len);
             if embedder.dim == 0 {
                 return Err(EmbedError::Protocol {
-                    endpoint: embedder.endpoint.clone(),
+                    endpoint: embedder.poster.endpoint.clone(),
                     reason: "the probe vector is empty".into(),
                 });
             }
@@ -125,6 +120,80 @@ impl HttpEmbedder {
             "input": texts,
             "encoding_format": "float",
         });
+        let reply: Reply = self.poster.post(&body)?;
+        self.ordered(reply, texts.len())
+    }
+
+    /// The reply's vectors in input order (services may answer out of order, with `index`).
+    fn ordered(&self, reply: Reply, expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let got = reply.data.len();
+        if got != expected {
+            return Err(EmbedError::Count { expected, got });
+        }
+        let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
+        for (position, item) in reply.data.into_iter().enumerate() {
+            let slot = item.index.unwrap_or(position);
+            match slots.get_mut(slot) {
+                Some(s @ None) => *s = Some(item.embedding),
+                _ => {
+                    return Err(EmbedError::Protocol {
+                        endpoint: self.poster.endpoint.clone(),
+                        reason: format!("vector index {slot} is repeated or out of range"),
+                    })
+                }
+            }
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+}
+
+/// How long a request may take and how it is retried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Retries {
+    /// The longest wait for one request, connection included.
+    pub(crate) timeout: Duration,
+    /// Retries of a request answered with 429 or 5xx, or whose connection failed.
+    pub(crate) max_retries: u32,
+    /// The first backoff; it doubles with each retry.
+    pub(crate) backoff: Duration,
+    /// The longest backoff (and the cap on a `Retry-After`).
+    pub(crate) max_backoff: Duration,
+}
+
+/// JSON POSTed to one endpoint with bounded retries (the requests are idempotent): the
+/// embedder's and the HTTP reranker's transport.
+pub(crate) struct Poster {
+    pub(crate) endpoint: String,
+    agent: ureq::Agent,
+    key: Option<String>,
+    retries: Retries,
+}
+
+impl Poster {
+    /// Posts to `endpoint` with the bearer key held by `api_key_env` (none when it is unset
+    /// or empty, as local servers expect).
+    pub(crate) fn new(endpoint: String, api_key_env: &str, retries: Retries) -> Poster {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(retries.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let key = std::env::var(api_key_env).ok().filter(|k| !k.is_empty());
+        Poster {
+            endpoint,
+            agent,
+            key,
+            retries,
+        }
+    }
+
+    /// Posts `body` and reads a 200 answer as `T`: 429, 5xx and dropped connections are
+    /// retried with exponential backoff (or the service's `Retry-After`, capped); a timeout
+    /// fails at once (a hung service would hang every retry too).
+    pub(crate) fn post<T: DeserializeOwned>(
+        &self,
+        body: &serde_json::Value,
+    ) -> Result<T, EmbedError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -132,15 +201,14 @@ impl HttpEmbedder {
             if let Some(key) = &self.key {
                 request = request.header("Authorization", &format!("Bearer {key}"));
             }
-            let retry_after = match request.send_json(&body) {
+            let retry_after = match request.send_json(body) {
                 Ok(mut response) => {
                     let status = response.status().as_u16();
                     if status == 200 {
-                        let reply: Reply = response
+                        return response
                             .body_mut()
                             .read_json()
-                            .map_err(|e| self.failure(e, attempt, "reading the answer"))?;
-                        return self.ordered(reply, texts.len());
+                            .map_err(|e| self.failure(e, attempt, "reading the answer"));
                     }
                     let retry_after = response
                         .headers()
@@ -161,7 +229,7 @@ impl HttpEmbedder {
                         body: text.trim().to_string(),
                         attempts: attempt,
                     };
-                    if !(status == 429 || status >= 500) || attempt > self.options.max_retries {
+                    if !(status == 429 || status >= 500) || attempt > self.retries.max_retries {
                         return Err(error);
                     }
                     retry_after
@@ -169,18 +237,18 @@ impl HttpEmbedder {
                 Err(e) => {
                     let error = self.failure(e, attempt, "sending the request");
                     let retryable = matches!(error, EmbedError::Transport { .. });
-                    if !retryable || attempt > self.options.max_retries {
+                    if !retryable || attempt > self.retries.max_retries {
                         return Err(error);
                     }
                     None
                 }
             };
             let backoff = self
-                .options
+                .retries
                 .backoff
                 .saturating_mul(1 << (attempt - 1).min(16))
                 .max(retry_after.unwrap_or_default())
-                .min(self.options.max_backoff);
+                .min(self.retries.max_backoff);
             std::thread::sleep(backoff);
         }
     }
@@ -190,13 +258,13 @@ impl HttpEmbedder {
         match e {
             ureq::Error::Timeout(_) => EmbedError::Timeout {
                 endpoint,
-                after: self.options.timeout,
+                after: self.retries.timeout,
                 attempts,
             },
             ureq::Error::Io(ref io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 EmbedError::Timeout {
                     endpoint,
-                    after: self.options.timeout,
+                    after: self.retries.timeout,
                     attempts,
                 }
             }
@@ -209,28 +277,6 @@ impl HttpEmbedder {
                 reason: format!("{doing}: {e}"),
             },
         }
-    }
-
-    /// The reply's vectors in input order (services may answer out of order, with `index`).
-    fn ordered(&self, reply: Reply, expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let got = reply.data.len();
-        if got != expected {
-            return Err(EmbedError::Count { expected, got });
-        }
-        let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
-        for (position, item) in reply.data.into_iter().enumerate() {
-            let slot = item.index.unwrap_or(position);
-            match slots.get_mut(slot) {
-                Some(s @ None) => *s = Some(item.embedding),
-                _ => {
-                    return Err(EmbedError::Protocol {
-                        endpoint: self.endpoint.clone(),
-                        reason: format!("vector index {slot} is repeated or out of range"),
-                    })
-                }
-            }
-        }
-        Ok(slots.into_iter().flatten().collect())
     }
 }
 

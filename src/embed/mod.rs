@@ -63,7 +63,9 @@ pub use onnx::{init_onnxruntime, ORT_DYLIB_PATH};
 pub use presets::{NamedModel, PinnedFile, NAMED_MODELS};
 #[cfg(feature = "models")]
 pub use rerank::CrossEncoder;
-pub use rerank::Reranker;
+pub use rerank::{CommandReranker, Reranker, RerankerSpec};
+#[cfg(feature = "http")]
+pub use rerank::{HttpRerankOptions, HttpReranker, RerankApi};
 #[cfg(feature = "models")]
 #[cfg(feature = "models")]
 pub use sentencepiece::SentencePiece;

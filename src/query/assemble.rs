@@ -10,7 +10,8 @@ use std::rc::Rc;
 
 use super::dedup::{near_duplicate, Shingles};
 use super::units::Chunks;
-use super::{ChildHit, Expand, Hit, QueryError, SearchRequest};
+use super::{ChildHit, Expand, Hit, QueryError, SearchRequest, StageScores};
+use crate::index::Neighbor;
 use crate::storage::error::StorageError;
 use crate::storage::read::docs::{chunk_id, parent_id};
 use crate::storage::read::snapshot::{DocView, StoredChild};
@@ -87,7 +88,7 @@ impl Unit {
 }
 
 /// The byte span and heading path of the unit around `child`.
-fn span(
+pub(crate) fn span(
     chunks: &dyn Chunks,
     child: &StoredChild,
     expand: Expand,
@@ -162,6 +163,8 @@ pub(crate) struct Answer<'r> {
     hits: Vec<Hit>,
     /// The units of `hits`, in the same order.
     units: Vec<Rc<Unit>>,
+    /// The child number of each hit's best child, in the same order.
+    best_children: Vec<u32>,
     spent: usize,
     duplicates: usize,
     over_budget: usize,
@@ -175,6 +178,7 @@ impl<'r> Answer<'r> {
             k,
             hits: Vec::new(),
             units: Vec::new(),
+            best_children: Vec::new(),
             spent: 0,
             duplicates: 0,
             over_budget: 0,
@@ -191,9 +195,9 @@ impl<'r> Answer<'r> {
         self.hits.len() + self.over_budget
     }
 
-    /// Offers the next unit, whose best child scored `score`; an accepted one starts with
-    /// no children ([`Answer::add_child`]).
-    pub(crate) fn offer(&mut self, unit: &Rc<Unit>, score: f32) -> Taken {
+    /// Offers the next unit, whose best child is `best`; an accepted one starts with no
+    /// children ([`Answer::add_child`]).
+    pub(crate) fn offer(&mut self, unit: &Rc<Unit>, best: Neighbor) -> Taken {
         if let Some(i) = self.units.iter().position(|u| u.overlaps(unit)) {
             // Overlapping windows (or parents of one section) merge into the better unit.
             return Taken::Merged(i);
@@ -219,7 +223,8 @@ impl<'r> Answer<'r> {
             source_uri: doc.source_uri.clone(),
             title: doc.title.clone(),
             metadata: doc.metadata.clone(),
-            score,
+            score: best.score,
+            scores: StageScores::default(),
             text: unit.text.clone(),
             start: unit.start,
             end: unit.end,
@@ -235,6 +240,7 @@ impl<'r> Answer<'r> {
             children: Vec::new(),
         });
         self.units.push(unit.clone());
+        self.best_children.push(best.id);
         Taken::Hit(self.hits.len() - 1)
     }
 
@@ -255,8 +261,8 @@ impl<'r> Answer<'r> {
         self.duplicates
     }
 
-    /// The hits, best first.
-    pub(crate) fn into_hits(self) -> Vec<Hit> {
-        self.hits
+    /// The hits, best first, and the child number of each one's best child.
+    pub(crate) fn into_hits(self) -> (Vec<Hit>, Vec<u32>) {
+        (self.hits, self.best_children)
     }
 }

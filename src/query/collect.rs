@@ -49,6 +49,8 @@ pub struct Collected {
     /// The reading units, best first, each with its children among those taken, best
     /// first (its best child first).
     pub hits: Vec<Hit>,
+    /// The child number of each hit's best child, in the order of `hits`.
+    pub best_children: Vec<u32>,
     /// Units left out as near-duplicates of better ones.
     pub duplicates: usize,
     /// The last ranking asked for: its children, paths and costs.
@@ -88,9 +90,12 @@ pub fn collect(
         let exhausted = found >= seen || found < n;
         collector.take(chunks, &search.neighbors)?;
         if collector.answer.is_full() || exhausted {
+            let duplicates = collector.answer.duplicates();
+            let (hits, best_children) = collector.answer.into_hits();
             return Ok(Collected {
-                duplicates: collector.answer.duplicates(),
-                hits: collector.answer.into_hits(),
+                duplicates,
+                hits,
+                best_children,
                 search,
             });
         }
@@ -162,7 +167,7 @@ impl<'r> Collector<'r> {
                         unit
                     }
                 };
-                let taken = self.answer.offer(&unit, ranked.score);
+                let taken = self.answer.offer(&unit, ranked);
                 self.taken.insert(key, taken);
                 taken
             }

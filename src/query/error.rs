@@ -20,6 +20,15 @@ pub enum QueryError {
         /// What went wrong.
         error: super::SourceError,
     },
+    /// The rerank stage's reranker failed, or answered other than one finite score per
+    /// text.
+    #[error("rerank with `{reranker}`: {error}")]
+    Rerank {
+        /// [`crate::embed::Reranker::name`].
+        reranker: String,
+        /// What went wrong (boxed: it is large, and rare).
+        error: Box<crate::embed::EmbedError>,
+    },
 }
 
 impl From<StorageError> for QueryError {

@@ -110,9 +110,28 @@ impl Hybrid {
 /// least `wanted`), and fuses anew: a deeper leg may change the fused order, which the
 /// collector handles by grouping again.
 pub(crate) struct Fused<'a> {
-    pub(crate) dense: &'a mut dyn Rank,
-    pub(crate) lexical: &'a mut dyn Rank,
-    pub(crate) hybrid: Hybrid,
+    dense: &'a mut dyn Rank,
+    lexical: &'a mut dyn Rank,
+    hybrid: Hybrid,
+    /// Each child's score in the dense and in the lexical leg of the last ranking, where
+    /// that leg ranked it: the stage scores hits carry.
+    legs: HashMap<u32, (Option<f32>, Option<f32>)>,
+}
+
+impl<'a> Fused<'a> {
+    pub(crate) fn new(dense: &'a mut dyn Rank, lexical: &'a mut dyn Rank, hybrid: Hybrid) -> Self {
+        Fused {
+            dense,
+            lexical,
+            hybrid,
+            legs: HashMap::new(),
+        }
+    }
+
+    /// Child `id`'s dense and lexical scores in the last ranking.
+    pub(crate) fn leg_scores(&self, id: u32) -> (Option<f32>, Option<f32>) {
+        self.legs.get(&id).copied().unwrap_or_default()
+    }
 }
 
 impl Rank for Fused<'_> {
@@ -120,6 +139,13 @@ impl Rank for Fused<'_> {
         let dense = self.dense.rank(self.hybrid.dense_depth.max(wanted))?;
         let lexical = self.lexical.rank(self.hybrid.lexical_depth.max(wanted))?;
         let mut neighbors = fuse(self.hybrid.fusion, &dense.neighbors, &lexical.neighbors);
+        self.legs.clear();
+        for n in &dense.neighbors {
+            self.legs.entry(n.id).or_default().0 = Some(n.score);
+        }
+        for n in &lexical.neighbors {
+            self.legs.entry(n.id).or_default().1 = Some(n.score);
+        }
         neighbors.sort_by(Neighbor::rank);
         neighbors.truncate(wanted);
         Ok(ChildSearch { neighbors, ..dense })
@@ -203,13 +229,11 @@ mod tests {
         let mut dense = Fixed(list(&[(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]), Vec::new());
         let mut lexical = Fixed(list(&[(4, 9.0), (5, 3.0)]), Vec::new());
         let hybrid = Hybrid::default().dense_depth(1).lexical_depth(1);
-        let mut fused = Fused {
-            dense: &mut dense,
-            lexical: &mut lexical,
-            hybrid,
-        };
+        let mut fused = Fused::new(&mut dense, &mut lexical, hybrid);
         let first = fused.rank(2).unwrap().neighbors;
         let second = fused.rank(4).unwrap().neighbors;
+        assert_eq!(fused.leg_scores(4), (Some(0.6), Some(9.0)));
+        assert_eq!(fused.leg_scores(5), (None, Some(3.0)));
         assert_eq!((dense.1, lexical.1), (vec![2, 4], vec![2, 4]));
         // Child 4 ties child 1 at first (each first of one leg); asked deeper, the dense
         // leg ranks it too and it leads.

@@ -13,7 +13,9 @@
 //!   ranges, document revisions);
 //! - `collect.rs`: [`collect`] groups ranked children into units best first and stops at
 //!   `k` units, asking the ranker for more when they fall short;
-//! - `assemble.rs`: expansion, merging, near-duplicates (`dedup.rs`) and the budget.
+//! - `assemble.rs`: expansion, merging, near-duplicates (`dedup.rs`) and the budget;
+//! - `rerank.rs`: [`Rerank`], an optional last stage: a reranker reorders the best units
+//!   before the answer is cut to `k`.
 //!
 //! `search` and `search_through` (behind [`crate::Store::search`] and
 //! [`crate::Store::search_through`]) resolve the target on a snapshot, embed the query and
@@ -26,6 +28,7 @@ mod error;
 mod fusion;
 mod lexical;
 mod rank;
+mod rerank;
 mod source;
 mod units;
 
@@ -52,6 +55,7 @@ pub use fusion::{
     Fusion, Hybrid, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT, DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
 };
 pub use rank::Rank;
+pub use rerank::{Evidence, Rerank, DEFAULT_RERANK_TOP};
 pub use source::{Ask, Candidate, ChildSource, SourceError};
 pub use units::Chunks;
 
@@ -201,6 +205,9 @@ pub struct SearchRequest {
     /// How children are ranked ([`DEFAULT_MODE`], dense, by default). `Lexical` and
     /// `Hybrid` need a text query.
     pub mode: SearchMode,
+    /// A last stage that reorders the best units by a reranker's scores (a text query
+    /// only); none by default. See [`Rerank`].
+    pub rerank: Option<Rerank>,
 }
 
 impl SearchRequest {
@@ -230,7 +237,34 @@ impl SearchRequest {
             route_key: None,
             filter: None,
             mode: DEFAULT_MODE,
+            rerank: None,
         }
+    }
+
+    /// Reorders the best units by `rerank`'s reranker before the answer is cut to `k`
+    /// (see [`Rerank`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use folio::embed::{EmbedError, Reranker};
+    /// use folio::query::{Evidence, Rerank, SearchRequest};
+    ///
+    /// /// Prefers short texts: a stand-in for a cross-encoder.
+    /// struct Shortest;
+    /// impl Reranker for Shortest {
+    ///     fn name(&self) -> &str { "shortest" }
+    ///     fn score(&self, _query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+    ///         Ok(texts.iter().map(|t| -(t.len() as f32)).collect())
+    ///     }
+    /// }
+    ///
+    /// let request = SearchRequest::text("refund a card payment")
+    ///     .rerank(Rerank::new(Arc::new(Shortest)).top(30).evidence(Evidence::Window(1)));
+    /// assert_eq!(request.rerank.map(|r| r.top), Some(30));
+    /// ```
+    pub fn rerank(mut self, rerank: Rerank) -> Self {
+        self.rerank = Some(rerank);
+        self
     }
 
     /// Ranks children by `mode` (see the field of that name).
@@ -345,6 +379,27 @@ impl SearchRequest {
     }
 }
 
+/// A unit's score in each stage that ran, for its best child where the stage ranks
+/// children. In JSON, only the stages that ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StageScores {
+    /// The dense ranking's: the index metric's similarity (cosine and dot product: higher
+    /// is closer; L2: the negated squared distance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<f32>,
+    /// BM25's, at least 0 (lexical and hybrid searches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<f32>,
+    /// The fusion's (hybrid searches): reciprocal rank fusion's `Σ 1 / (k + rank)`, or the
+    /// weighted sum in `0..=1` (see [`Fusion`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused: Option<f32>,
+    /// The reranker's raw score of the unit (a cross-encoder's logit; any finite number),
+    /// when a rerank stage ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<f32>,
+}
+
 /// A matching child inside a returned unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChildHit {
@@ -373,8 +428,11 @@ pub struct Hit {
     pub title: String,
     /// The document's metadata (every chunk of it has the same).
     pub metadata: BTreeMap<String, MetadataValue>,
-    /// The best child's score (see [`ChildHit::score`]).
+    /// The final ranking's score: the reranker's when a rerank stage ran, else the best
+    /// child's (see [`ChildHit::score`]).
     pub score: f32,
+    /// The unit's score in each stage that ran.
+    pub scores: StageScores,
     /// The unit's text as a reader sees it: the document's source text from `start` to
     /// `end`, or for HTML that slice's visible text ([`crate::chunk::visible_text_of`]:
     /// no tags, scripts or page chrome).
@@ -427,6 +485,9 @@ pub struct SearchResponse {
     pub version: u64,
     /// How the children were ranked.
     pub mode: SearchMode,
+    /// The reranker that reordered the units ([`crate::embed::Reranker::name`]), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<String>,
     /// The reading units, best first.
     pub results: Vec<Hit>,
     /// How the children were found.
@@ -484,6 +545,36 @@ fn search_from(
     if let SearchMode::Hybrid(hybrid) = &request.mode {
         hybrid.validate()?;
     }
+    let reranking = match (&request.rerank, &request.query) {
+        (None, _) => None,
+        (Some(rerank), Query::Text(text)) => {
+            rerank.validate()?;
+            Some((rerank, text.as_str()))
+        }
+        (Some(rerank), Query::Vector(_)) => {
+            let refused = InvalidParameter::new(
+                "rerank",
+                rerank.reranker.name(),
+                "none (a vector query has no text to rerank against)",
+            );
+            return Err(refused.into());
+        }
+    };
+    // The earlier stages gather the units the reranker scores, whole: the budget applies
+    // to the reranked answer.
+    let widened;
+    let gather = match reranking {
+        Some((rerank, _)) => {
+            widened = SearchRequest {
+                k: rerank.units(request.k),
+                token_budget: None,
+                rerank: None,
+                ..request.clone()
+            };
+            &widened
+        }
+        None => request,
+    };
     let target = request.target.as_deref().unwrap_or(DEFAULT_INDEX);
     let (state, view) = snapshot
         .resolve_for(target, &route_key(request))
@@ -507,7 +598,12 @@ fn search_from(
                 access: &request.access,
                 visible: &visible,
             };
-            collect(&mut through, &chunks, request, seen)?
+            let mut collected = collect(&mut through, &chunks, gather, seen)?;
+            stage_scores(&mut collected, |_, s| StageScores {
+                dense: Some(s),
+                ..StageScores::default()
+            });
+            collected
         }
         (Some(_), mode) => {
             let allowed = "dense (a child source ranks by vector)";
@@ -516,30 +612,55 @@ fn search_from(
         (None, SearchMode::Dense) => {
             let query = query_vector(handle, &state, &request.query)?;
             let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
-            collect(&mut dense, &chunks, request, seen)?
+            let mut collected = collect(&mut dense, &chunks, gather, seen)?;
+            stage_scores(&mut collected, |_, s| StageScores {
+                dense: Some(s),
+                ..StageScores::default()
+            });
+            collected
         }
         (None, SearchMode::Lexical) => {
             let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
-            collect(&mut lexical, &chunks, request, seen)?
+            let mut collected = collect(&mut lexical, &chunks, gather, seen)?;
+            stage_scores(&mut collected, |_, s| StageScores {
+                lexical: Some(s),
+                ..StageScores::default()
+            });
+            collected
         }
         (None, SearchMode::Hybrid(hybrid)) => {
             let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
             let query = query_vector(handle, &state, &request.query)?;
             let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
-            let mut fused = fusion::Fused {
-                dense: &mut dense,
-                lexical: &mut lexical,
-                hybrid,
-            };
-            collect(&mut fused, &chunks, request, seen)?
+            let mut fused = fusion::Fused::new(&mut dense, &mut lexical, hybrid);
+            let mut collected = collect(&mut fused, &chunks, gather, seen)?;
+            stage_scores(&mut collected, |best, s| {
+                let (dense, lexical) = fused.leg_scores(best);
+                StageScores {
+                    dense,
+                    lexical,
+                    fused: Some(s),
+                    rerank: None,
+                }
+            });
+            collected
         }
     };
-    let search = collected.search;
+    let Collected {
+        mut hits,
+        best_children,
+        duplicates,
+        search,
+    } = collected;
+    if let Some((rerank, query)) = reranking {
+        hits = rerank::rerank(hits, &best_children, &chunks, query, rerank, request)?;
+    }
     Ok(SearchResponse {
         index: state.name().to_string(),
         version: view.version(),
         mode: request.mode,
-        results: collected.hits,
+        reranker: reranking.map(|(rerank, _)| rerank.reranker.name().to_string()),
+        results: hits,
         stats: SearchStats {
             children_gathered: search.neighbors.len(),
             paths: search.paths,
@@ -547,11 +668,19 @@ fn search_from(
             rescored: search.rescored,
             link_lists: search.lists,
             visible: visible.len(),
-            duplicates_dropped: collected.duplicates,
+            duplicates_dropped: duplicates,
             micros: started.elapsed().as_micros() as u64,
         },
         request_id: None,
     })
+}
+
+/// Sets each hit's stage scores from its best child's number and its score in the
+/// ranking that grouped it.
+fn stage_scores(collected: &mut Collected, of: impl Fn(u32, f32) -> StageScores) {
+    for (hit, &best) in collected.hits.iter_mut().zip(&collected.best_children) {
+        hit.scores = of(best, hit.score);
+    }
 }
 
 /// The dense leg: the version's own segments searched by vector.
@@ -665,15 +794,27 @@ pub(crate) fn logged(
             .iter()
             .flat_map(|h| h.children.iter().map(|c| (c.chunk_id.clone(), c.score)))
             .collect(),
+        // The retrieval's scores (a unit's best child's), comparable across requests; a
+        // reranker's go to `rerank_scores`.
         parents: response
             .results
             .iter()
-            .map(|h| (h.parent_id.clone(), h.score))
+            .map(|h| {
+                let retrieved = h.children.first().map_or(h.score, |c| c.score);
+                (h.parent_id.clone(), retrieved)
+            })
             .collect(),
         context_tokens: response.results.iter().map(|h| h.tokens as u64).sum(),
         latency_us: response.stats.micros,
         filter: request.filter.as_ref().map(ToString::to_string),
-        outcome: crate::review::Outcome::default(),
+        outcome: crate::review::Outcome {
+            rerank_scores: response
+                .results
+                .iter()
+                .filter_map(|h| h.scores.rerank)
+                .collect(),
+            ..crate::review::Outcome::default()
+        },
         feedback: None,
     }
 }

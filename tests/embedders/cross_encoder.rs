@@ -172,3 +172,48 @@ pub(crate) fn onnx_logits_equal_the_numpy_reference() {
     assert_eq!(encoder.name(), "onnx:bert");
     check_logits(&encoder, "bert");
 }
+
+/// `--rerank bert:DIR` builds the same cross-encoder, and a search reorders its units by
+/// the model's logits, which its hits carry.
+#[test]
+fn the_bert_spec_reranks_a_search_by_the_models_logits() {
+    use folio::embed::RerankerSpec;
+    use folio::query::{Rerank, SearchRequest};
+    use folio_testkit::versions::{doc, small_options, temp_store};
+
+    let dir = reference_dir().join("bert");
+    let spec: RerankerSpec = format!("bert:{}", dir.display()).parse().expect("spec");
+    let reranker = spec.build().expect("build");
+    let direct = CrossEncoder::load(&dir).expect("load");
+    let texts = ["the cat sat on the mat", "rain falls on the plain", "a cat"];
+    assert_eq!(
+        reranker.score("cat", &texts).expect("score"),
+        direct.score("cat", &texts).expect("score")
+    );
+
+    let (_dir, store) = temp_store(small_options());
+    let mut batch = store.batch();
+    for (i, text) in texts.iter().enumerate() {
+        batch.upsert(doc(&format!("d{i}"), text));
+    }
+    batch.commit().expect("commit");
+    let response = store
+        .search(
+            &SearchRequest::text("cat")
+                .k(3)
+                .rerank(Rerank::new(reranker)),
+        )
+        .expect("search");
+    let logits: Vec<f32> = response
+        .results
+        .iter()
+        .map(|hit| direct.score("cat", &[&hit.text]).expect("score")[0])
+        .collect();
+    let carried: Vec<Option<f32>> = response.results.iter().map(|h| h.scores.rerank).collect();
+    assert_eq!(response.results.len(), 3);
+    assert!(logits.windows(2).all(|w| w[0] >= w[1]), "{logits:?}");
+    for (carried, logit) in carried.iter().zip(&logits) {
+        assert!((carried.expect("a rerank score") - logit).abs() < TOLERANCE);
+    }
+    assert_eq!(response.reranker.as_deref(), Some("bert:bert"));
+}

@@ -1,11 +1,9 @@
 //! The OpenAI-compatible embedder against a scripted server on 127.0.0.1: retries on 429,
 //! refuses a wrong dimension, times out on a hang, and in each failure writes nothing.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::net::TcpListener;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use folio::chunk::SourceFormat;
@@ -14,101 +12,29 @@ use folio::embed::{EmbedError, Embedder, HttpEmbedder, HttpOptions};
 use folio::query::SearchRequest;
 use folio::store::{Store, WriteError};
 
-/// What the server does with one request.
-#[derive(Clone, Copy)]
-enum Reply {
-    Status(u16),
-    /// One vector of this many values per input text.
-    Vectors(usize),
-    /// Holds the connection this long without answering.
-    Hang(Duration),
-}
+use crate::http_server::{assert_asked_once_quickly, serve, Reply, Server};
 
-struct Server {
-    url: String,
-    requests: Arc<AtomicUsize>,
-}
-
-/// Serves `script` (its last reply repeats) until the test's process ends or 60 s pass.
-fn serve(script: Vec<Reply>) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-    let url = format!("http://{}/v1", listener.local_addr().expect("address"));
-    let requests = Arc::new(AtomicUsize::new(0));
-    let count = requests.clone();
-    listener.set_nonblocking(true).expect("nonblocking");
-    thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    let n = count.fetch_add(1, Ordering::SeqCst);
-                    let reply = script[n.min(script.len() - 1)];
-                    thread::spawn(move || answer(stream, reply));
-                }
-                Err(_) => thread::sleep(Duration::from_millis(5)),
-            }
-        }
-    });
-    Server { url, requests }
-}
-
-fn answer(stream: TcpStream, reply: Reply) {
-    stream.set_nonblocking(false).ok();
-    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok();
-    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let inputs: Vec<String> = request["input"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t.as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    let (status, text) = match reply {
-        Reply::Hang(d) => {
-            thread::sleep(d);
-            return;
-        }
-        Reply::Status(status) => (status, r#"{"error": {"message": "slow down"}}"#.to_string()),
-        Reply::Vectors(dim) => {
-            // Answered in reverse order with `index`, as some services do.
-            let data: Vec<serde_json::Value> = inputs
-                .iter()
-                .enumerate()
-                .rev()
-                .map(|(i, t)| {
-                    let v: Vec<f32> = (0..dim)
-                        .map(|d| ((t.len() + d * 7) % 11) as f32 + 1.0)
-                        .collect();
-                    serde_json::json!({"object": "embedding", "index": i, "embedding": v})
-                })
-                .collect();
-            (
-                200,
-                serde_json::json!({"object": "list", "data": data}).to_string(),
-            )
-        }
-    };
-    let mut stream = stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        text.len()
-    );
+/// One vector of `dim` values per input text, answered in reverse order with `index`, as
+/// some services do.
+fn vectors(dim: usize) -> Reply {
+    Reply::Json(Arc::new(move |request: &serde_json::Value| {
+        let inputs: Vec<&str> = request["input"]
+            .as_array()
+            .map(|a| a.iter().map(|t| t.as_str().unwrap_or("")).collect())
+            .unwrap_or_default();
+        let data: Vec<serde_json::Value> = inputs
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, t)| {
+                let v: Vec<f32> = (0..dim)
+                    .map(|d| ((t.len() + d * 7) % 11) as f32 + 1.0)
+                    .collect();
+                serde_json::json!({"object": "embedding", "index": i, "embedding": v})
+            })
+            .collect();
+        serde_json::json!({"object": "list", "data": data})
+    }))
 }
 
 fn options(server: &Server) -> HttpOptions {
@@ -157,11 +83,7 @@ fn ingest(store: &Store) -> Result<(), WriteError> {
 
 #[test]
 fn survives_429_twice_then_succeeds() {
-    let server = serve(vec![
-        Reply::Status(429),
-        Reply::Status(429),
-        Reply::Vectors(8),
-    ]);
+    let server = serve(vec![Reply::Status(429), Reply::Status(429), vectors(8)]);
     let (_dir, store) = store_with(HttpEmbedder::new(options(&server)).expect("embedder"));
     ingest(&store).expect("the third attempt succeeds");
     assert_eq!(server.requests.load(Ordering::SeqCst), 3);
@@ -174,7 +96,7 @@ fn survives_429_twice_then_succeeds() {
 
 #[test]
 fn learns_the_dimension_from_a_probe() {
-    let server = serve(vec![Reply::Vectors(5)]);
+    let server = serve(vec![vectors(5)]);
     let embedder = HttpEmbedder::new(HttpOptions {
         dimension: None,
         ..options(&server)
@@ -194,7 +116,7 @@ fn learns_the_dimension_from_a_probe() {
 
 #[test]
 fn wrong_dimension_is_refused_and_nothing_written() {
-    let server = serve(vec![Reply::Vectors(7)]);
+    let server = serve(vec![vectors(7)]);
     let (_dir, store) = store_with(HttpEmbedder::new(options(&server)).expect("embedder"));
     let error = ingest(&store).expect_err("7 dimensions where 8 were declared");
     assert!(
@@ -225,13 +147,7 @@ fn a_hang_times_out_and_nothing_is_written() {
         matches!(error, WriteError::Embed(EmbedError::Timeout { .. })),
         "{error}"
     );
-    // One attempt: a hung service is not asked again.
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+    assert_asked_once_quickly(&server, started);
     assert_eq!(store.stats().expect("stats").documents, 0);
 }
 
@@ -282,6 +198,7 @@ fn a_refused_connection_is_a_transport_error() {
         ..options(&Server {
             url: format!("http://127.0.0.1:{port}/v1"),
             requests: Arc::default(),
+            bodies: Arc::default(),
         })
     };
     let embedder = HttpEmbedder::new(options).expect("declared dimension: no probe");

@@ -6,6 +6,7 @@
 #[cfg(feature = "models")]
 mod bert_embedder;
 mod command_embedder;
+mod command_reranker;
 #[cfg(feature = "models")]
 mod cross_encoder;
 #[cfg(feature = "models")]
@@ -14,6 +15,10 @@ mod embed_hash;
 mod embed_validate;
 #[cfg(feature = "http")]
 mod http_embedder;
+#[cfg(feature = "http")]
+mod http_reranker;
+#[cfg(feature = "http")]
+mod http_server;
 #[cfg(feature = "download")]
 mod model_download;
 #[cfg(feature = "onnx")]

@@ -18,11 +18,19 @@
 //!   leg is exact (no segment has a graph, asserted), taken from a dense search of every
 //!   visible unit; the lexical leg from a lexical search of every matching unit, itself
 //!   checked against the oracle first.
+//! - With a reranker (a hash of the query and the text, with ties, so the order of equal
+//!   scores is checked too), in every mode: the answer is the unreranked answer's best
+//!   `max(top, k)` units reordered by the reranker's scores (ties in the earlier order),
+//!   cut to `k`; each hit keeps its earlier stages' scores beside the reranker's, and no
+//!   hit is one the caller cannot see.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
+use folio::embed::{EmbedError, Reranker};
 use folio::index::lexical::{Analyzer, LexicalLanguage, B, K1};
-use folio::query::{Fusion, Hybrid, SearchMode, SearchRequest, SearchResponse};
+use folio::query::{Fusion, Hybrid, Rerank, SearchMode, SearchRequest, SearchResponse};
 use folio::store::{Access, Store};
 use folio::{Filter, MetadataValue};
 use folio_testkit::store_ops::{admits, principals, DocOp};
@@ -140,6 +148,28 @@ fn fusion_oracle(
     out
 }
 
+/// A deterministic reranker: a hash of the query and the text, in a few values so that
+/// ties are common.
+pub(crate) struct HashReranker;
+
+impl HashReranker {
+    pub(crate) fn score_of(query: &str, text: &str) -> f32 {
+        let mut hasher = DefaultHasher::new();
+        (query, text).hash(&mut hasher);
+        (hasher.finish() % 5) as f32 - 2.0
+    }
+}
+
+impl Reranker for HashReranker {
+    fn name(&self) -> &str {
+        "hash-test"
+    }
+
+    fn score(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        Ok(texts.iter().map(|t| Self::score_of(query, t)).collect())
+    }
+}
+
 fn units(response: &SearchResponse) -> Vec<(String, f32)> {
     for hit in &response.results {
         assert_eq!(hit.children.len(), 1, "a document is one child: {hit:?}");
@@ -193,6 +223,7 @@ struct Ask {
     fusion: Fusion,
     dense_depth: usize,
     lexical_depth: usize,
+    rerank_top: usize,
 }
 
 fn ask() -> impl Strategy<Value = Ask> {
@@ -209,9 +240,10 @@ fn ask() -> impl Strategy<Value = Ask> {
         fusion,
         1usize..12,
         1usize..12,
+        1usize..10,
     )
         .prop_map(
-            |(caller, query, k, children, fusion, dense_depth, lexical_depth)| Ask {
+            |(caller, query, k, children, fusion, dense_depth, lexical_depth, rerank_top)| Ask {
                 caller,
                 query,
                 k,
@@ -219,6 +251,7 @@ fn ask() -> impl Strategy<Value = Ask> {
                 fusion,
                 dense_depth,
                 lexical_depth,
+                rerank_top,
             },
         )
 }
@@ -300,6 +333,71 @@ fn check(store: &Store, versions: &BTreeMap<u64, State>, now: &State, target: &s
     );
     let fused = search(request(SearchMode::Hybrid(hybrid), ask.k, ask.children));
     assert_same(&fused, &expected[..k.min(expected.len())], "hybrid top k");
+
+    for mode in [
+        SearchMode::Dense,
+        SearchMode::Lexical,
+        SearchMode::Hybrid(hybrid),
+    ] {
+        let unreranked = request(mode, ask.rerank_top.max(ask.k), ask.children);
+        let unreranked = store.search(&unreranked).unwrap();
+        for hit in &unreranked.results {
+            let stage = match mode {
+                SearchMode::Dense => hit.scores.dense,
+                SearchMode::Lexical => hit.scores.lexical,
+                SearchMode::Hybrid(_) => hit.scores.fused,
+            };
+            assert_eq!(
+                stage,
+                Some(hit.score),
+                "{} stage score: {hit:?}",
+                mode.name()
+            );
+            assert_eq!(hit.scores.rerank, None);
+        }
+        let mut expected: Vec<(f32, &folio::Hit)> = unreranked
+            .results
+            .iter()
+            .map(|h| (HashReranker::score_of(&query, &h.text), h))
+            .collect();
+        expected.sort_by(|a, b| b.0.total_cmp(&a.0));
+        expected.truncate(ask.k);
+        let reranker = Rerank::new(Arc::new(HashReranker)).top(ask.rerank_top);
+        let reranked = store
+            .search(&request(mode, ask.k, ask.children).rerank(reranker))
+            .unwrap();
+        assert_eq!(reranked.version, version);
+        assert_eq!(reranked.reranker.as_deref(), Some("hash-test"));
+        let found: Vec<(&str, f32)> = reranked
+            .results
+            .iter()
+            .map(|h| (h.doc_id.as_str(), h.score))
+            .collect();
+        let oracle: Vec<(&str, f32)> = expected
+            .iter()
+            .map(|(s, h)| (h.doc_id.as_str(), *s))
+            .collect();
+        assert_eq!(
+            found,
+            oracle,
+            "{} reranked, top {}",
+            mode.name(),
+            ask.rerank_top
+        );
+        for (hit, (score, before)) in reranked.results.iter().zip(&expected) {
+            let earlier = folio::query::StageScores {
+                rerank: Some(*score),
+                ..before.scores
+            };
+            assert_eq!(hit.scores, earlier, "{} stage scores", mode.name());
+            let d: usize = hit.doc_id[1..].parse().unwrap();
+            assert!(
+                visible.contains(&d),
+                "{} is not visible to {caller:?}",
+                hit.doc_id
+            );
+        }
+    }
 }
 
 proptest! {

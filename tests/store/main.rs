@@ -15,6 +15,7 @@ mod hybrid;
 mod index_props;
 mod live_acl_props;
 mod query_stages;
+mod rerank;
 mod search_results;
 mod shared_segments;
 mod store_backup;

@@ -493,3 +493,61 @@ fn lexical_mode_finds_a_rare_word_and_hybrid_json_names_the_mode() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("dense_weight"), "{}", stderr(&out));
 }
+
+#[test]
+fn rerank_reorders_through_a_command_and_json_shows_every_stage_score() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let jsonl = dir.path().join("docs.jsonl");
+    write(
+        &jsonl,
+        "{\"doc_id\": \"short\", \"text\": \"refund\"}\n\
+         {\"doc_id\": \"long\", \"text\": \"a refund is paid back within fourteen days\"}\n",
+    );
+    // Scores a text by its length: the longer document first.
+    let script = dir.path().join("rerank.py");
+    write(
+        &script,
+        "import json, struct, sys\n\
+         for line in sys.stdin:\n    \
+             texts = json.loads(line)[\"texts\"]\n    \
+             sys.stdout.buffer.write(struct.pack(\"<II\", len(texts), 1))\n    \
+             for t in texts:\n        \
+                 sys.stdout.buffer.write(struct.pack(\"<f\", float(len(t))))\n    \
+             sys.stdout.buffer.flush()\n",
+    );
+    let store = dir.path().join("s.folio");
+    let store = store.to_str().expect("utf-8 path");
+    let out = folio(&["ingest", store, jsonl.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spec = format!("cmd:\"python3 {}\"", script.display());
+    let out = folio(&[
+        "search",
+        store,
+        "refund",
+        "--mode",
+        "lexical",
+        "--rerank",
+        &spec,
+        "--rerank-top",
+        "5",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON output");
+    assert_eq!(
+        json["reranker"],
+        format!("cmd:python3 {}", script.display())
+    );
+    let first = &json["results"][0];
+    assert_eq!(first["doc_id"], "long");
+    assert_eq!(first["scores"]["rerank"], first["score"]);
+    assert!(first["scores"]["lexical"].as_f64().expect("a BM25 score") > 0.0);
+    assert!(first["scores"].get("dense").is_none(), "{first}");
+
+    let out = folio(&["search", store, "refund", "--rerank-top", "5"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("need --rerank"), "{}", stderr(&out));
+    let out = folio(&["search", store, "refund", "--rerank", "bert-ish"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("cmd:"), "{}", stderr(&out));
+}

@@ -8,6 +8,15 @@ mod cross;
 
 #[cfg(feature = "models")]
 pub use cross::CrossEncoder;
+mod command;
+#[cfg(feature = "http")]
+mod http;
+mod spec;
+
+pub use command::CommandReranker;
+#[cfg(feature = "http")]
+pub use http::{HttpRerankOptions, HttpReranker, RerankApi};
+pub use spec::RerankerSpec;
 
 use super::EmbedError;
 

@@ -632,6 +632,23 @@ fn route_key(request: &SearchRequest) -> Vec<u8> {
     }
 }
 
+/// `mode` as the request log keeps it.
+fn logged_mode(mode: SearchMode) -> crate::review::LoggedMode {
+    use crate::review::{LoggedFusion, LoggedMode};
+    match mode {
+        SearchMode::Dense => LoggedMode::Dense,
+        SearchMode::Lexical => LoggedMode::Lexical,
+        SearchMode::Hybrid(hybrid) => LoggedMode::Hybrid {
+            fusion: match hybrid.fusion {
+                Fusion::Rrf { k } => LoggedFusion::Rrf { k },
+                Fusion::Weighted { dense_weight } => LoggedFusion::Weighted { dense_weight },
+            },
+            dense_depth: hybrid.dense_depth as u64,
+            lexical_depth: hybrid.lexical_depth as u64,
+        },
+    }
+}
+
 /// The request-log record of a search; `source` names where its children were ranked
 /// when not in the store's own segments.
 pub(crate) fn logged(
@@ -675,6 +692,8 @@ pub(crate) fn logged(
         filter: request.filter.as_ref().map(ToString::to_string),
         outcome: crate::review::Outcome::default(),
         feedback: None,
+        mode: logged_mode(request.mode),
+        reranker: None,
     }
 }
 

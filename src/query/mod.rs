@@ -96,8 +96,8 @@ pub enum SearchMode {
     Dense,
     /// By BM25 over the children's texts (a text query only): scores are BM25's, at least
     /// 0, and only children holding a query term are found. The terms come from the
-    /// index's lexical analyzer (`Auto` for every index until its record names a
-    /// language), over the child's text as hits show it (without its heading path).
+    /// index's lexical analyzer (the language its record names, `Auto` by default), over
+    /// the child's text as hits show it (without its heading path).
     Lexical,
     /// Both, fused (a text query only): scores are the fusion's (see [`Fusion`]).
     Hybrid(Hybrid),

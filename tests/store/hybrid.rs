@@ -493,7 +493,7 @@ fn the_request_log_records_each_search_mode() {
         .map(|(id, mode)| (id, mode, None))
         .collect();
     assert_eq!(logged, expected);
-    let json = serde_json::to_value(&logged[3].1).unwrap();
+    let json = serde_json::to_value(logged[3].1).unwrap();
     assert_eq!(
         json,
         serde_json::json!({"name": "hybrid", "fusion": {"name": "weighted", "dense_weight": 0.25},

@@ -3,7 +3,7 @@
 //! with random ACLs, several commits (one segment each, so versions share segments and
 //! their lexical postings), ACL changes, deletes, an alias and a rollback; searched as
 //! random principals at every version, through the alias and through the rolled-back
-//! index.
+//! index; then again through a read-only handle, which reads the postings from the file.
 //!
 //! Each document is one child under one parent (asserted), so a search's units are its
 //! children in order and a hit's score is its child's: the test compares the answers' units
@@ -337,7 +337,7 @@ proptest! {
         alias_at in any::<prop::sample::Index>(),
         rollback_to in any::<prop::sample::Index>(),
     ) {
-        let (_dir, store) = temp_store(small_options());
+        let (dir, store) = temp_store(small_options());
         let mut now = State::new();
         let mut versions: BTreeMap<u64, State> = BTreeMap::new();
         let mut incarnations = 0u64;
@@ -392,6 +392,17 @@ proptest! {
         for target in &targets {
             for ask in &asks {
                 check(&store, &versions, &now, target, ask);
+            }
+        }
+        // Another handle reads every segment's postings from the file (the writer kept
+        // those it wrote): the same answers.
+        let reader = small_options()
+            .read_only(true)
+            .open(dir.path().join("s.folio"))
+            .unwrap();
+        for target in &targets {
+            for ask in &asks {
+                check(&reader, &versions, &now, target, ask);
             }
         }
     }

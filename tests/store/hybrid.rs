@@ -511,3 +511,59 @@ fn the_request_log_records_each_search_mode() {
             "dense_depth": 30, "lexical_depth": 40})
     );
 }
+
+/// A merge writes the merged segment's postings: lexical answers (documents and scores)
+/// stay those of the unmerged head, in the writer and in a handle opened after, and after
+/// a collection dropped the merged segments and their postings.
+#[test]
+fn merged_segments_answer_lexically_as_before_and_after_reopening() {
+    let (dir, store) = temp_store(small_options());
+    for (id, text) in [
+        ("a", "apple cherry kernel"),
+        ("b", "apple apple invoice"),
+        ("c", "cherry run running"),
+    ] {
+        let mut batch = store.batch();
+        batch.upsert(doc(id, text));
+        batch.commit().unwrap();
+    }
+    let answers = |store: &Store| {
+        ["apple", "cherry run", "invoice kernel"]
+            .into_iter()
+            .map(|query| {
+                let request = SearchRequest::text(query)
+                    .access(Access::Unrestricted)
+                    .mode(SearchMode::Lexical);
+                units(&store.search(&request).unwrap())
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = answers(&store);
+    assert!(before.iter().all(|found| !found.is_empty()), "{before:?}");
+    store.indexes().compact("default").unwrap().expect("merged");
+    assert_eq!(
+        store
+            .snapshot()
+            .unwrap()
+            .resolve("default")
+            .unwrap()
+            .1
+            .segment_count(),
+        1
+    );
+    assert_eq!(answers(&store), before);
+    store.gc(1).unwrap();
+    assert_eq!(answers(&store), before);
+    drop(store);
+    let reader = small_options()
+        .read_only(true)
+        .open(dir.path().join("s.folio"))
+        .unwrap();
+    assert_eq!(answers(&reader), before);
+    let mut checked = small_options()
+        .read_only(true)
+        .open(dir.path().join("s.folio"))
+        .unwrap();
+    let report = checked.check_integrity().unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}

@@ -225,6 +225,7 @@ impl Store {
                         embedder: identity_of(options.embedder.as_ref()),
                         graph: options.graph,
                         vectors: options.vectors,
+                        lexical: options.lexical,
                     })
                 })?
             }
@@ -447,6 +448,7 @@ impl Store {
                 embedder: IndexEmbedder::Registered(record.embedder.name),
                 graph: record.graph,
                 vectors: record.vectors,
+                lexical: record.lexical,
             };
             store.indexes().create(&name, config)?;
             indexes.push(name);

@@ -11,6 +11,7 @@ use crate::output::print_json;
 use crate::output::{err, CliResult};
 use crate::progress;
 use folio::chunk::ChunkSpec;
+use folio::index::lexical::LexicalLanguage;
 use folio::index::Metric;
 use folio::query::Expand;
 use folio::store::{
@@ -180,6 +181,12 @@ pub(crate) enum IndexCommand {
         /// With --compressed: candidates re-scored on their f32 vectors per search.
         #[arg(long, default_value_t = DEFAULT_RESCORE, requires = "compressed")]
         rescore: u32,
+        /// The language the lexical leg (`search --mode lexical|hybrid`) cuts texts and
+        /// queries in: auto (Han by the Chinese segmenter, the rest as english), plain,
+        /// chinese, english, german, french, ... (see `folio::index::lexical::LexicalLanguage`).
+        #[arg(long, value_name = "LANG", default_value_t = LexicalLanguage::Auto,
+              value_parser = parse_lexical_language)]
+        lexical_language: LexicalLanguage,
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
@@ -503,6 +510,7 @@ fn index(command: IndexCommand) -> CliResult {
             min_graph_size,
             compressed,
             rescore,
+            lexical_language,
             json,
         } => {
             let (store, embedder) = embed.open_named(&store, Store::builder())?;
@@ -555,6 +563,7 @@ fn index(command: IndexCommand) -> CliResult {
                 } else {
                     VectorStorage::Resident
                 },
+                lexical: lexical_language,
             };
             let bar = progress::Bar::new();
             let (version, report) = store
@@ -592,7 +601,7 @@ fn index(command: IndexCommand) -> CliResult {
                     }
                 };
                 println!(
-                    "{}: head {}{serving}, {} versions; embedder {}; chunking {}; graph m={} ef={} min={}; vectors {vectors}",
+                    "{}: head {}{serving}, {} versions; embedder {}; chunking {}; graph m={} ef={} min={}; vectors {vectors}; lexical {}",
                     i.name,
                     i.head,
                     i.versions,
@@ -600,7 +609,8 @@ fn index(command: IndexCommand) -> CliResult {
                     serde_json::to_string(&i.spec).map_err(err)?,
                     i.graph.m,
                     i.graph.ef_construction,
-                    i.graph.min_graph_size
+                    i.graph.min_graph_size,
+                    i.lexical_language
                 );
             }
             crate::output::print_unavailable(&store.unavailable_indexes());
@@ -720,6 +730,13 @@ fn vectors_only(s: &str) -> Result<IndexEmbedder, String> {
         name: name.to_string(),
         dimension,
         metric,
+    })
+}
+
+fn parse_lexical_language(s: &str) -> Result<LexicalLanguage, String> {
+    LexicalLanguage::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = LexicalLanguage::ALL.iter().map(|l| l.name()).collect();
+        format!("`{s}` is not a language: one of {}", names.join(", "))
     })
 }
 

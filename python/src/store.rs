@@ -333,6 +333,7 @@ impl Store {
             embedder: folio::IndexEmbedder::Registered(embedder),
             graph: folio::GraphParams::default(),
             vectors: Default::default(),
+            lexical: Default::default(),
         };
         run(py, &store, |s| s.indexes().create(name, config))
     }

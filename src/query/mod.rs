@@ -100,8 +100,8 @@ pub enum SearchMode {
     Dense,
     /// By BM25 over the children's texts (a text query only): scores are BM25's, at least
     /// 0, and only children holding a query term are found. The terms come from the
-    /// index's lexical analyzer (`Auto` for every index until its record names a
-    /// language), over the child's text as hits show it (without its heading path).
+    /// index's lexical analyzer (the language its record names, `Auto` by default), over
+    /// the child's text as hits show it (without its heading path).
     Lexical,
     /// Both, fused (a text query only): scores are the fusion's (see [`Fusion`]).
     Hybrid(Hybrid),
@@ -761,6 +761,23 @@ fn route_key(request: &SearchRequest) -> Vec<u8> {
     }
 }
 
+/// `mode` as the request log keeps it.
+fn logged_mode(mode: SearchMode) -> crate::review::LoggedMode {
+    use crate::review::{LoggedFusion, LoggedMode};
+    match mode {
+        SearchMode::Dense => LoggedMode::Dense,
+        SearchMode::Lexical => LoggedMode::Lexical,
+        SearchMode::Hybrid(hybrid) => LoggedMode::Hybrid {
+            fusion: match hybrid.fusion {
+                Fusion::Rrf { k } => LoggedFusion::Rrf { k },
+                Fusion::Weighted { dense_weight } => LoggedFusion::Weighted { dense_weight },
+            },
+            dense_depth: hybrid.dense_depth as u64,
+            lexical_depth: hybrid.lexical_depth as u64,
+        },
+    }
+}
+
 /// The request-log record of a search; `source` names where its children were ranked
 /// when not in the store's own segments.
 pub(crate) fn logged(
@@ -816,6 +833,8 @@ pub(crate) fn logged(
             ..crate::review::Outcome::default()
         },
         feedback: None,
+        mode: logged_mode(request.mode),
+        reranker: response.reranker.clone(),
     }
 }
 

@@ -9,8 +9,8 @@ pub mod select;
 pub mod stats;
 
 pub use record::{
-    Annotation, Feedback, GoldEvidence, LogEntry, LoggedQuery, LoggedRequest, Outcome, Rating,
-    Verdict,
+    Annotation, Feedback, GoldEvidence, LogEntry, LoggedFusion, LoggedMode, LoggedQuery,
+    LoggedRequest, Outcome, Rating, Verdict,
 };
 pub use report::{
     report, Comparison, GroupBy, GroupMetrics, LogReport, Rate, DEFAULT_FOLLOW_UP_SECS,

@@ -93,6 +93,49 @@ pub struct LoggedRequest {
     pub outcome: Outcome,
     /// Feedback given later.
     pub feedback: Option<Feedback>,
+    /// How the children were ranked (format 10; `Dense` for requests logged before).
+    pub mode: LoggedMode,
+    /// The reranker that reordered the units, by name, when one did (format 10).
+    pub reranker: Option<String>,
+}
+
+/// How a logged search ranked its children: `folio::query::SearchMode` as the log keeps it. In JSON,
+/// an object whose `name` is the mode's, as `folio search --json` writes the mode.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Default, serde::Serialize, bincode::Encode, bincode::Decode,
+)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum LoggedMode {
+    /// By the query's vector.
+    #[default]
+    Dense,
+    /// By BM25 over the children's texts.
+    Lexical,
+    /// Both legs, fused.
+    Hybrid {
+        /// How the legs were fused.
+        fusion: LoggedFusion,
+        /// Children the dense leg was asked for.
+        dense_depth: u64,
+        /// Children the lexical leg was asked for.
+        lexical_depth: u64,
+    },
+}
+
+/// A hybrid search's fusion, as the log keeps it (`folio::query::Fusion`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, bincode::Encode, bincode::Decode)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum LoggedFusion {
+    /// Reciprocal rank fusion with this `k`.
+    Rrf {
+        /// RRF's `k`.
+        k: u32,
+    },
+    /// The normalised weighted sum with this dense weight.
+    Weighted {
+        /// The dense leg's weight.
+        dense_weight: f32,
+    },
 }
 
 /// What the application did with a search's results, attached after it.

@@ -20,6 +20,8 @@ fn entry(id: u64, version: u64, time_s: u64) -> LogEntry {
             filter: None,
             outcome: Outcome::default(),
             feedback: None,
+            mode: crate::review::LoggedMode::Dense,
+            reranker: None,
         },
     }
 }

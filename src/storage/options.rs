@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::chunk::ChunkSpec;
 use crate::embed::{default_embedder, Embedder, Truncation, DEFAULT_TRUNCATION};
+use crate::index::lexical::LexicalLanguage;
 use crate::limits::{check, InvalidParameter, DIMENSION};
 use crate::storage::file::records::{GraphParams, VectorStorage};
 
@@ -59,6 +60,7 @@ pub struct StoreBuilder {
     pub(crate) spec: ChunkSpec,
     pub(crate) graph: GraphParams,
     pub(crate) vectors: VectorStorage,
+    pub(crate) lexical: LexicalLanguage,
     pub(crate) create: bool,
     pub(crate) merge: MergePolicy,
     pub(crate) log_requests: bool,
@@ -77,6 +79,7 @@ impl Default for StoreBuilder {
             spec: ChunkSpec::default(),
             graph: GraphParams::default(),
             vectors: VectorStorage::Resident,
+            lexical: LexicalLanguage::Auto,
             create: false,
             merge: MergePolicy::default(),
             log_requests: false,
@@ -122,6 +125,13 @@ impl StoreBuilder {
     /// Where the `default` index keeps its vectors, when the store is created.
     pub fn vectors(mut self, vectors: VectorStorage) -> Self {
         self.vectors = vectors;
+        self
+    }
+
+    /// The language the `default` index's lexical leg analyses texts in, when the store
+    /// is created ([`LexicalLanguage::Auto`] unless set).
+    pub fn lexical_language(mut self, language: LexicalLanguage) -> Self {
+        self.lexical = language;
         self
     }
 

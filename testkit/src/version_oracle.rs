@@ -43,6 +43,7 @@ pub fn config(store: &Store, strategy: &str) -> IndexConfig {
         embedder: IndexEmbedder::Registered(embedder),
         graph: GraphParams::default(),
         vectors: Default::default(),
+        lexical: Default::default(),
     }
 }
 

@@ -88,6 +88,7 @@ pub fn config_like_default(store: &Store, spec: ChunkSpec) -> IndexConfig {
         embedder: IndexEmbedder::Registered(embedder),
         graph: GraphParams::default(),
         vectors: Default::default(),
+        lexical: Default::default(),
     }
 }
 

@@ -29,6 +29,7 @@ fn vectors_only(dimension: u32) -> IndexConfig {
         },
         graph: GraphParams::default(),
         vectors: Default::default(),
+        lexical: Default::default(),
     }
 }
 

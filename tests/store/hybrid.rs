@@ -3,7 +3,7 @@
 //! with random ACLs, several commits (one segment each, so versions share segments and
 //! their lexical postings), ACL changes, deletes, an alias and a rollback; searched as
 //! random principals at every version, through the alias and through the rolled-back
-//! index.
+//! index; then again through a read-only handle, which reads the postings from the file.
 //!
 //! Each document is one child under one parent (asserted), so a search's units are its
 //! children in order and a hit's score is its child's: the test compares the answers' units
@@ -30,7 +30,11 @@ use std::sync::Arc;
 
 use folio::embed::{EmbedError, Reranker};
 use folio::index::lexical::{Analyzer, LexicalLanguage, B, K1};
-use folio::query::{Fusion, Hybrid, Rerank, SearchMode, SearchRequest, SearchResponse};
+use folio::query::{
+    Fusion, Hybrid, Rerank, SearchMode, SearchRequest, SearchResponse, DEFAULT_DENSE_DEPTH,
+    DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
+};
+use folio::review::{LoggedFusion, LoggedMode};
 use folio::store::{Access, Store};
 use folio::{Filter, MetadataValue};
 use folio_testkit::store_ops::{admits, principals, DocOp};
@@ -73,35 +77,56 @@ fn bm25_oracle(
     child_of: &HashMap<String, u32>,
     query: &str,
 ) -> Vec<(String, f32)> {
+    let live: Vec<&str> = then.values().map(|held| held.text.as_str()).collect();
+    let seen: Vec<(String, &str, u32)> = visible
+        .iter()
+        .map(|d| {
+            let id = format!("d{d}");
+            let child = child_of[&id];
+            (id, then[d].text.as_str(), child)
+        })
+        .collect();
+    bm25_ranking(&live, &seen, query)
+}
+
+/// BM25 as `folio::index::lexical` defines it, in `LexicalLanguage::Auto`: each of
+/// `visible` (an id, its text, its child number) holding a query term, best first (ties by
+/// child number); `N` and document frequencies over `visible`, the mean length over `live`
+/// (the texts of the version's live children).
+pub(crate) fn bm25_ranking(
+    live: &[&str],
+    visible: &[(String, &str, u32)],
+    query: &str,
+) -> Vec<(String, f32)> {
     let analyzer = Analyzer::new(LexicalLanguage::Auto);
-    let terms_of = |d: &usize| analyzer.terms(&then[d].text);
-    let live: Vec<Vec<String>> = then.keys().map(terms_of).collect();
-    let average = live.iter().map(Vec::len).sum::<usize>() as f64 / live.len() as f64;
+    let lengths: Vec<usize> = live.iter().map(|t| analyzer.terms(t).len()).collect();
+    let average = lengths.iter().sum::<usize>() as f64 / lengths.len().max(1) as f64;
     let average = if average > 0.0 { average } else { 1.0 };
-    let seen: Vec<(usize, Vec<String>)> = visible.iter().map(|d| (*d, terms_of(d))).collect();
+    let seen: Vec<(&String, Vec<String>, u32)> = visible
+        .iter()
+        .map(|(id, text, child)| (id, analyzer.terms(text), *child))
+        .collect();
     let mut query: Vec<String> = analyzer.terms(query);
     query.sort();
     query.dedup();
     let n = seen.len() as f64;
     let mut hits: Vec<(String, f32, u32)> = seen
         .iter()
-        .filter(|(_, terms)| terms.iter().any(|t| query.contains(t)))
-        .map(|(d, terms)| {
+        .filter(|(_, terms, _)| terms.iter().any(|t| query.contains(t)))
+        .map(|(id, terms, child)| {
             let mut score = 0.0f64;
             for term in &query {
                 let tf = terms.iter().filter(|t| *t == term).count();
                 if tf == 0 {
                     continue;
                 }
-                let df = seen.iter().filter(|(_, ts)| ts.contains(term)).count() as f64;
+                let df = seen.iter().filter(|(_, ts, _)| ts.contains(term)).count() as f64;
                 let idf = ((n - df + 0.5) / (df + 0.5)).ln_1p();
                 let tf = tf as f64;
                 let norm = 1.0 - B + B * terms.len() as f64 / average;
                 score += idf * (tf * (K1 + 1.0)) / (tf + K1 * norm);
             }
-            let id = format!("d{d}");
-            let child = child_of[&id];
-            (id, score as f32, child)
+            ((*id).clone(), score as f32, *child)
         })
         .collect();
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
@@ -181,7 +206,7 @@ fn units(response: &SearchResponse) -> Vec<(String, f32)> {
         .collect()
 }
 
-fn assert_same(found: &[(String, f32)], expected: &[(String, f32)], what: &str) {
+pub(crate) fn assert_same(found: &[(String, f32)], expected: &[(String, f32)], what: &str) {
     let ids = |l: &[(String, f32)]| l.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
     assert_eq!(
         ids(found),
@@ -410,7 +435,7 @@ proptest! {
         alias_at in any::<prop::sample::Index>(),
         rollback_to in any::<prop::sample::Index>(),
     ) {
-        let (_dir, store) = temp_store(small_options());
+        let (dir, store) = temp_store(small_options());
         let mut now = State::new();
         let mut versions: BTreeMap<u64, State> = BTreeMap::new();
         let mut incarnations = 0u64;
@@ -467,6 +492,17 @@ proptest! {
                 check(&store, &versions, &now, target, ask);
             }
         }
+        // Another handle reads every segment's postings from the file (the writer kept
+        // those it wrote): the same answers.
+        let reader = small_options()
+            .read_only(true)
+            .open(dir.path().join("s.folio"))
+            .unwrap();
+        for target in &targets {
+            for ask in &asks {
+                check(&reader, &versions, &now, target, ask);
+            }
+        }
     }
 }
 
@@ -517,4 +553,115 @@ fn the_filter_narrows_the_lexical_leg_before_scoring() {
     let hybrid = ids(Some(r#"team = "a""#), SearchMode::Hybrid(Hybrid::default()));
     assert_eq!(hybrid.len(), 2);
     assert!(!hybrid.contains(&"best".to_string()), "{hybrid:?}");
+}
+
+/// Each logged search records how it ranked: its mode, a hybrid search's fusion and depths
+/// too (`folio log export` writes them), and no reranker.
+#[test]
+fn the_request_log_records_each_search_mode() {
+    let (_dir, store) = temp_store(small_options().log_requests(true));
+    let mut batch = store.batch();
+    batch.upsert(doc("fruit", "apple cherry"));
+    batch.commit().unwrap();
+    let weighted = Hybrid {
+        fusion: Fusion::Weighted { dense_weight: 0.25 },
+        dense_depth: 30,
+        lexical_depth: 40,
+    };
+    let modes = [
+        SearchMode::Dense,
+        SearchMode::Lexical,
+        SearchMode::Hybrid(Hybrid::default()),
+        SearchMode::Hybrid(weighted),
+    ];
+    let mut ids = Vec::new();
+    for mode in modes {
+        let response = store
+            .search(&SearchRequest::text("apple").mode(mode))
+            .unwrap();
+        ids.push(response.request_id.expect("logged"));
+    }
+    let entries = store.log().entries().unwrap();
+    let logged: Vec<(u64, LoggedMode, Option<String>)> = entries
+        .into_iter()
+        .map(|e| (e.request_id, e.request.mode, e.request.reranker))
+        .collect();
+    let rrf = LoggedMode::Hybrid {
+        fusion: LoggedFusion::Rrf { k: DEFAULT_RRF_K },
+        dense_depth: DEFAULT_DENSE_DEPTH as u64,
+        lexical_depth: DEFAULT_LEXICAL_DEPTH as u64,
+    };
+    let weighted = LoggedMode::Hybrid {
+        fusion: LoggedFusion::Weighted { dense_weight: 0.25 },
+        dense_depth: 30,
+        lexical_depth: 40,
+    };
+    let expected: Vec<(u64, LoggedMode, Option<String>)> = ids
+        .into_iter()
+        .zip([LoggedMode::Dense, LoggedMode::Lexical, rrf, weighted])
+        .map(|(id, mode)| (id, mode, None))
+        .collect();
+    assert_eq!(logged, expected);
+    let json = serde_json::to_value(logged[3].1).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"name": "hybrid", "fusion": {"name": "weighted", "dense_weight": 0.25},
+            "dense_depth": 30, "lexical_depth": 40})
+    );
+}
+
+/// A merge writes the merged segment's postings: lexical answers (documents and scores)
+/// stay those of the unmerged head, in the writer and in a handle opened after, and after
+/// a collection dropped the merged segments and their postings.
+#[test]
+fn merged_segments_answer_lexically_as_before_and_after_reopening() {
+    let (dir, store) = temp_store(small_options());
+    for (id, text) in [
+        ("a", "apple cherry kernel"),
+        ("b", "apple apple invoice"),
+        ("c", "cherry run running"),
+    ] {
+        let mut batch = store.batch();
+        batch.upsert(doc(id, text));
+        batch.commit().unwrap();
+    }
+    let answers = |store: &Store| {
+        ["apple", "cherry run", "invoice kernel"]
+            .into_iter()
+            .map(|query| {
+                let request = SearchRequest::text(query)
+                    .access(Access::Unrestricted)
+                    .mode(SearchMode::Lexical);
+                units(&store.search(&request).unwrap())
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = answers(&store);
+    assert!(before.iter().all(|found| !found.is_empty()), "{before:?}");
+    store.indexes().compact("default").unwrap().expect("merged");
+    assert_eq!(
+        store
+            .snapshot()
+            .unwrap()
+            .resolve("default")
+            .unwrap()
+            .1
+            .segment_count(),
+        1
+    );
+    assert_eq!(answers(&store), before);
+    store.gc(1).unwrap();
+    assert_eq!(answers(&store), before);
+    drop(store);
+    let reader = small_options()
+        .read_only(true)
+        .open(dir.path().join("s.folio"))
+        .unwrap();
+    assert_eq!(answers(&reader), before);
+    let mut checked = small_options()
+        .read_only(true)
+        .open(dir.path().join("s.folio"))
+        .unwrap();
+    let report = checked.check_integrity().unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
 }

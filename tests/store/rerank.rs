@@ -210,7 +210,10 @@ fn the_request_log_holds_the_rerankers_scores_and_the_retrieval_scores() {
     };
     let plain_log = logged(plain.request_id);
     assert!(plain_log.outcome.rerank_scores.is_empty());
+    assert_eq!(plain_log.reranker, None);
     let reranked_log = logged(reranked.request_id);
+    assert_eq!(reranked_log.reranker, reranked.reranker);
+    assert!(reranked_log.reranker.is_some());
     let scores: Vec<f32> = reranked.results.iter().map(|h| h.score).collect();
     assert_eq!(reranked_log.outcome.rerank_scores, scores);
     let retrieval: Vec<(String, f32)> = reranked

@@ -141,6 +141,7 @@ fn vectors_only_indexes_need_an_empty_store_or_vectors() {
         },
         graph: GraphParams::default(),
         vectors: Default::default(),
+        lexical: Default::default(),
     };
     store
         .indexes()

@@ -1,6 +1,6 @@
 //! Files of older and other format versions: read (versions 1 to 6 are upgraded in place,
 //! atomically), or refused with a message naming the versions. The fixtures are small
-//! stores written by folio builds of each format; `regenerate_format9_fixture` rewrites
+//! stores written by folio builds of each format; `regenerate_format10_fixture` rewrites
 //! the current one.
 
 use std::path::{Path, PathBuf};
@@ -11,8 +11,9 @@ use folio::chunk::{ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SourceFo
 use folio::document::Document;
 use folio::embed::{EmbedError, Embedder, HashEmbedder};
 use folio::filter::{parse_date, Filter};
+use folio::index::lexical::LexicalLanguage;
 use folio::index::Metric;
-use folio::query::SearchRequest;
+use folio::query::{SearchMode, SearchRequest};
 use folio::store::{
     Access, GraphParams, LogEntry, OpenError, Outcome, Rating, Store, StoreBuilder, Verdict,
     FORMAT_VERSION,
@@ -153,11 +154,14 @@ fn answers(store: &Store) -> String {
     let mut targets = Vec::new();
     for index in store.indexes().list().expect("indexes") {
         // As the format 1 to 8 builds printed it: `check_fixture_contents` checks the form,
-        // and the vectors setting (listed since format 8) is checked apart.
+        // and the vectors setting (listed since format 8) and the lexical language (since
+        // format 10) are checked apart.
         let form = format!(", embed_form: {:?}", index.spec.embed_form);
         let vectors = format!(", vectors: {:?}", index.vectors);
+        let lexical = format!(", lexical_language: {:?}", index.lexical_language);
         let line = format!("{index:?}").replacen(&form, "", 1);
-        writeln!(out, "{}", line.replacen(&vectors, "", 1)).unwrap();
+        let line = line.replacen(&vectors, "", 1).replacen(&lexical, "", 1);
+        writeln!(out, "{line}").unwrap();
         for id in &ids {
             for chunk in store.chunks(&index.name, id).expect("chunks") {
                 writeln!(out, "  {chunk:?}").unwrap();
@@ -278,7 +282,7 @@ fn live_answers(recorded: &str, store: &Store) -> String {
 }
 
 /// Writes `tests/fixtures/format{FORMAT_VERSION}.answers.txt`, what this build answers from
-/// its own fixture; run it after `regenerate_format9_fixture`. (`format1.answers.txt` and
+/// its own fixture; run it after `regenerate_format10_fixture`. (`format1.answers.txt` and
 /// `format2.answers.txt` were written by the format 2 build, which read both fixtures
 /// without re-encoding a record, and stay as they are.)
 #[test]
@@ -459,12 +463,85 @@ fn a_format8_file_is_upgraded_and_answers_as_recorded() {
     assert_eq!(stored_format(&path), FORMAT_VERSION);
 }
 
+/// Every index's head, searched lexically for `LEXICAL_QUERIES`: each child holding a query
+/// term, with its BM25 score, as the oracle computes it over the head's chunks
+/// (`hybrid::bm25_ranking`), so the postings read equal those the texts give.
+fn assert_lexical_answers_match_the_oracle(store: &Store) {
+    let ids = store.document_ids().expect("ids");
+    for index in store.indexes().list().expect("indexes") {
+        let chunks: Vec<folio::store::ChunkInfo> = ids
+            .iter()
+            .flat_map(|id| store.chunks(&index.name, id).expect("chunks"))
+            .collect();
+        assert!(!chunks.is_empty(), "{}", index.name);
+        let live: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        let visible: Vec<(String, &str, u32)> = chunks
+            .iter()
+            .map(|c| (c.chunk_id.clone(), c.text.as_str(), c.number))
+            .collect();
+        let target = format!("{}@{}", index.name, index.head);
+        for query in LEXICAL_QUERIES {
+            let request = SearchRequest::text(query)
+                .access(Access::Unrestricted)
+                .target(&target)
+                .mode(SearchMode::Lexical)
+                .k(100)
+                .no_dedup();
+            let response = store.search(&request).expect("lexical search");
+            let mut found: Vec<(String, f32, u32)> = response
+                .results
+                .iter()
+                .flat_map(|hit| hit.children.iter())
+                .map(|c| {
+                    let number = visible
+                        .iter()
+                        .find(|v| v.0 == c.chunk_id)
+                        .expect("a live child")
+                        .2;
+                    (c.chunk_id.clone(), c.score, number)
+                })
+                .collect();
+            found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+            let found: Vec<(String, f32)> = found.into_iter().map(|(id, s, _)| (id, s)).collect();
+            let expected = crate::hybrid::bm25_ranking(&live, &visible, query);
+            assert!(
+                !expected.is_empty(),
+                "{target} {query:?}: the oracle finds nothing"
+            );
+            crate::hybrid::assert_same(&found, &expected, &format!("{target} {query:?}"));
+        }
+    }
+}
+
+/// Queries the fixtures' texts answer lexically.
+const LEXICAL_QUERIES: [&str; 3] = ["rollback deploy", "vacation days", "lunch refunds"];
+
 #[test]
-fn the_current_format_fixture_reads() {
+fn a_format9_file_is_upgraded_and_answers_as_recorded() {
     let (_dir, path) = copy("format9.folio");
     assert_eq!(stored_format(&path), 9);
+    // A read-only open does not write, so it cannot add the postings.
+    assert!(matches!(
+        reader_options().read_only(true).open(&path),
+        Err(OpenError::UpgradeNeeded { found: 9, .. })
+    ));
     let store = reader_options().open(&path).expect("open v9");
+    // Format 10 adds each segment's postings, built from the stored texts, and each
+    // index's language (`auto`): every answer as before, and lexical answers as BM25 over
+    // the texts.
     assert_eq!(answers(&store), recorded_answers(9));
+    assert_lexical_answers_match_the_oracle(&store);
+    check_fixture_contents(store, 9);
+    assert_eq!(stored_format(&path), FORMAT_VERSION);
+}
+
+#[test]
+fn the_current_format_fixture_reads() {
+    let (_dir, path) = copy("format10.folio");
+    assert_eq!(stored_format(&path), 10);
+    let store = reader_options().open(&path).expect("open v10");
+    assert_eq!(answers(&store), recorded_answers(10));
+    assert_lexical_answers_match_the_oracle(&store);
     let faq = store.document("faq").expect("read").expect("stored");
     assert_eq!(faq.metadata, faq_metadata());
     let search = |target: &str, filter: &str| {
@@ -493,8 +570,8 @@ fn the_current_format_fixture_reads() {
         search("default@4", "category = \"billing\""),
         Vec::<String>::new()
     );
-    check_fixture_contents(store, 9);
-    assert_eq!(stored_format(&path), 9);
+    check_fixture_contents(store, 10);
+    assert_eq!(stored_format(&path), 10);
 }
 
 /// The typed metadata of the format 5 fixture's `faq` document.
@@ -526,7 +603,7 @@ fn check_fixture_contents(mut store: Store, format: u32) {
     // (The format 8 build adds `packed`, checked by its names and search below.)
     let forms: Vec<(EmbedForm, usize)> = indexes
         .iter()
-        .filter(|i| i.name != "packed")
+        .filter(|i| i.name != "packed" && i.name != "words")
         .map(|i| (i.spec.embed_form, i.spec.heading_depth))
         .collect();
     match format {
@@ -547,10 +624,28 @@ fn check_fixture_contents(mut store: Store, format: u32) {
         ..4 => assert_eq!(names, [("default", 3, 3), ("small", 2, 1)]),
         4 => assert_eq!(names, [("default", 4, 4), ("small", 3, 1)]),
         5..8 => assert_eq!(names, [("default", 5, 5), ("small", 4, 1)]),
-        _ => assert_eq!(
+        8..10 => assert_eq!(
             names,
             [("default", 5, 5), ("packed", 1, 1), ("small", 4, 1)]
         ),
+        _ => assert_eq!(
+            names,
+            [
+                ("default", 5, 5),
+                ("packed", 1, 1),
+                ("small", 4, 1),
+                ("words", 1, 1)
+            ]
+        ),
+    }
+    // Indexes of formats 1 to 9 are analysed in `auto`; the format 10 fixture's `words`
+    // in English.
+    for index in &indexes {
+        let want = match index.name.as_str() {
+            "words" => LexicalLanguage::English,
+            _ => LexicalLanguage::Auto,
+        };
+        assert_eq!(index.lexical_language, want, "{}", index.name);
     }
     // Formats 1 to 7 upgrade to resident vectors; the format 8 fixture's `packed` is
     // compressed, with the default re-score width.
@@ -571,6 +666,9 @@ fn check_fixture_contents(mut store: Store, format: u32) {
     assert_eq!(aliases[1].routes.len(), 2);
     let log = store.log().entries().expect("log");
     assert_eq!(log.len(), 1);
+    // Logged before format 10, or by the fixture's dense search: dense, no reranker.
+    assert_eq!(log[0].request.mode, folio::review::LoggedMode::Dense);
+    assert_eq!(log[0].request.reranker, None);
     let feedback = log[0].request.feedback.as_ref().expect("feedback");
     assert_eq!(feedback.rating, Some(Rating::Up));
     if format >= 6 {
@@ -618,7 +716,7 @@ fn other_format_versions_are_refused_by_name() {
     assert!(matches!(e, OpenError::UnsupportedFormat { found: 99, .. }));
     let message = e.to_string();
     assert!(
-        message.contains("format version 99") && message.contains("versions 1 to 9"),
+        message.contains("format version 99") && message.contains("versions 1 to 10"),
         "{message}"
     );
     // Nothing was written to the refused file.
@@ -654,7 +752,7 @@ fn other_format_versions_are_refused_by_name() {
 #[test]
 fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     let mut summary = Vec::new();
-    for format in [1, 2, 3, 4, 5, 6, 7, 8] {
+    for format in [1, 2, 3, 4, 5, 6, 7, 8, 9] {
         let name = format!("format{format}.folio");
         let (_dir, work) = copy(&name);
         let expected = {
@@ -717,19 +815,20 @@ fn an_interrupted_upgrade_leaves_the_old_or_the_new_file() {
     println!("{}", summary.join(", "));
 }
 
-/// Rewrites `tests/fixtures/format9.folio` (then run `record_fixture_answers`); run it when
+/// Rewrites `tests/fixtures/format10.folio` (then run `record_fixture_answers`); run it when
 /// the format changes (and bump `FORMAT_VERSION`, keeping the old fixture, its answers and
 /// a test that upgrades or refuses it). The format 2 and 3 builds wrote `format2.folio`
 /// and `format3.folio` with the same steps up to the feedback, the format 4 build
 /// `format4.folio` up to the revocation, the format 5 build `format5.folio` up to the
 /// typed metadata, the format 6 build `format6.folio` up to the annotation (its `small`
 /// index, like every index then, in `EmbedForm::PathPrefix`), the format 7 build
-/// `format7.folio` up to the compressed index, the format 8 build `format8.folio` with every
-/// step (format 9 added no step: only checksums).
+/// `format7.folio` up to the compressed index, the format 8 build `format8.folio` up to the
+/// compressed index (format 9 added no step: only checksums), the format 9 build
+/// `format9.folio` likewise.
 #[test]
 #[ignore = "writes the fixture"]
-fn regenerate_format9_fixture() {
-    let path = fixture("format9.folio");
+fn regenerate_format10_fixture() {
+    let path = fixture("format10.folio");
     let _ = std::fs::remove_file(&path);
     let options = Store::builder()
         .create(true)
@@ -740,7 +839,7 @@ fn regenerate_format9_fixture() {
         })
         .merge(folio::store::MergePolicy::never())
         .log_requests(true);
-    let store = options.open(&path).expect("create");
+    let store = options.clone().open(&path).expect("create");
     let mut batch = store.batch();
     batch.upsert(
         Document::new(
@@ -851,6 +950,14 @@ fn regenerate_format9_fixture() {
         ..config_like_default(&store, ChunkSpec::default())
     };
     store.indexes().create("packed", packed).expect("packed");
-    let mut store = store;
+    // Format 10: an index analysed in a language of its own.
+    let words = folio::store::IndexConfig {
+        lexical: LexicalLanguage::English,
+        ..config_like_default(&store, ChunkSpec::default())
+    };
+    store.indexes().create("words", words).expect("words");
+    // Reopened without the request log, whose flusher holds the file (weakly) while open.
+    drop(store);
+    let mut store = options.log_requests(false).open(&path).expect("reopen");
     store.compact_file().expect("compact the file");
 }

@@ -42,6 +42,7 @@ fn config(spec: ChunkSpec, graph: GraphParams) -> IndexConfig {
         embedder: IndexEmbedder::Registered(folio::embed::default_embedder().name().to_string()),
         graph,
         vectors: Default::default(),
+        lexical: Default::default(),
     }
 }
 
@@ -125,6 +126,7 @@ fn index_parameters_a_decoder_bounds_are_refused_and_nothing_is_written() {
                 },
                 graph,
                 vectors: Default::default(),
+                lexical: Default::default(),
             },
             "dimension",
         ),

@@ -40,6 +40,8 @@ fn made_up(version: u64, time_s: u64, latency_ms: u64, tokens: u64) -> LoggedReq
         filter: None,
         outcome: Outcome::default(),
         feedback: None,
+        mode: folio::review::LoggedMode::Dense,
+        reranker: None,
     }
 }
 

@@ -235,10 +235,13 @@ fn index_list_shows_compressed_indexes() {
             .to_string()
     };
     assert!(
-        line("packed").ends_with("; vectors compressed (rescore 24)"),
+        line("packed").ends_with("; vectors compressed (rescore 24); lexical auto"),
         "{list}"
     );
-    assert!(line("default").ends_with("; vectors resident"), "{list}");
+    assert!(
+        line("default").ends_with("; vectors resident; lexical auto"),
+        "{list}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&ok(&["index", "list", s, "--json"])).expect("json");
     let vectors = |name: &str| {
@@ -253,6 +256,73 @@ fn index_list_shows_compressed_indexes() {
         Some(serde_json::json!({ "Compressed": { "rescore": 24 } }))
     );
     assert_eq!(vectors("default"), Some(serde_json::json!("Resident")));
+}
+
+/// `index create --lexical-language` names the language an index's lexical leg cuts its
+/// texts and queries in: German stems `Häuser` and `Haus` alike, the default `auto`
+/// (English outside Han) does not; `index list` shows the language, and an unknown one is
+/// refused with the choices.
+#[test]
+fn index_create_takes_a_lexical_language() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let doc = dir.path().join("haus.md");
+    write(&doc, "# Wohnen\n\nDie Häuser am See sind alt.\n");
+    let store = dir.path().join("s.folio");
+    let s = store.to_str().expect("utf-8");
+    ok(&["ingest", s, doc.to_str().expect("utf-8")]);
+    ok(&[
+        "index",
+        "create",
+        s,
+        "wohnen",
+        "--lexical-language",
+        "german",
+    ]);
+    let list = ok(&["index", "list", s]);
+    assert!(list.contains("; lexical german"), "{list}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["index", "list", s, "--json"])).expect("json");
+    let languages: Vec<(String, String)> = json
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|i| {
+            let name = i["name"].as_str().expect("name").to_string();
+            let language = i["lexical_language"]
+                .as_str()
+                .expect("language")
+                .to_string();
+            (name, language)
+        })
+        .collect();
+    assert_eq!(
+        languages,
+        [
+            ("default".to_string(), "auto".to_string()),
+            ("wohnen".to_string(), "german".to_string())
+        ]
+    );
+    let found = |index: &str| {
+        let out = ok(&[
+            "search", s, "Haus", "--index", index, "--mode", "lexical", "--json",
+        ]);
+        let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+        json["results"].as_array().expect("results").len()
+    };
+    assert_eq!(found("wohnen"), 1);
+    assert_eq!(found("default"), 0);
+    let refused = failing(&[
+        "index",
+        "create",
+        s,
+        "other",
+        "--lexical-language",
+        "klingon",
+    ]);
+    assert!(
+        refused.contains("german") && refused.contains("auto"),
+        "{refused}"
+    );
 }
 
 /// `search --rescore N` sets a compressed index's re-score width for one search, within

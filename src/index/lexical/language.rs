@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
     Debug,
     Clone,
     Copy,
+    Default,
     PartialEq,
     Eq,
     Hash,
@@ -24,7 +25,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "lowercase")]
 pub enum LexicalLanguage {
     /// Han runs by the Chinese segmenter, everything else as [`LexicalLanguage::English`]:
-    /// decided per run of characters, so the same text always gives the same terms.
+    /// decided per run of characters, so the same text always gives the same terms. An
+    /// index's language unless it names another.
+    #[default]
     Auto,
     /// Words case-folded only: no stemming, no stop words (identifiers, codes, names).
     Plain,

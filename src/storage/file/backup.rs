@@ -38,7 +38,8 @@ macro_rules! tables {
     };
     ($($call:tt)*) => {
         tables!(@each [$($call)*] META, DOCS, REVISIONS, REV_TEXT, INDEXES, DOC_CHUNKS, PARENTS,
-            CHILDREN, SEGMENTS, SEGMENT_VECTORS, SEGMENT_GRAPHS, VERSIONS, ACL, ACL_CURRENT, TAGS,
+            CHILDREN, SEGMENTS, SEGMENT_VECTORS, SEGMENT_GRAPHS, SEGMENT_POSTINGS, VERSIONS, ACL,
+            ACL_CURRENT, TAGS,
             ALIASES, SERVING, REQUEST_LOG)
     };
 }

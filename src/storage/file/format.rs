@@ -10,6 +10,7 @@ use redb::{
 
 use crate::chunk::ChunkSpec;
 use crate::embed::EmbedderIdentity;
+use crate::index::lexical::LexicalLanguage;
 use crate::storage::error::{OpenError, StorageError};
 use crate::storage::file::open::Db;
 use crate::storage::file::records::{now_ms, IndexRecord};
@@ -26,6 +27,7 @@ pub(crate) struct FirstIndex {
     pub embedder: EmbedderIdentity,
     pub graph: GraphParams,
     pub vectors: VectorStorage,
+    pub lexical: LexicalLanguage,
 }
 
 /// Makes the writer's file a store of this build's format: a file with no table yet (a
@@ -128,6 +130,7 @@ fn initialise(db: &Database, first: FirstIndex) -> Result<(), OpenError> {
             next_segment: 0,
             created_ms: now_ms(),
             vectors: first.vectors,
+            lexical: first.lexical,
         };
         create_index_tables(&txn, DEFAULT_INDEX, &record)?;
         create_tables(&txn)?;
@@ -161,10 +164,13 @@ fn read_format_version(txn: &ReadTransaction) -> Result<Option<u32>, StorageErro
 }
 
 /// Whether another process upgraded the file since its format was read as `from`: its
-/// `meta` table is sealed (this build's format) or records another version.
+/// `meta` table records another version (sealed since format 9, unsealed before).
 fn upgraded_meanwhile(txn: &WriteTransaction, from: u32) -> Result<bool, StorageError> {
     match txn.open_table(META) {
-        Ok(_) => Ok(true),
+        Ok(meta) => {
+            let found = meta.read("format_version")?.map(|v| v.value().to_vec());
+            Ok(found.as_deref() != Some(from.to_le_bytes().as_slice()))
+        }
         Err(redb::TableError::TableTypeMismatch { .. }) => {
             let unsealed: TableDefinition<&str, &[u8]> = TableDefinition::new(META.name());
             let meta = txn.open_table(unsealed)?;

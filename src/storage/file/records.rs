@@ -16,6 +16,7 @@ use roaring::RoaringBitmap;
 use crate::chunk::{ChildStrategy, ChunkSpec, EmbedForm, ParentStrategy, SourceFormat};
 use crate::embed::EmbedderIdentity;
 use crate::filter::MetadataValue;
+use crate::index::lexical::LexicalLanguage;
 use crate::index::{DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 use crate::input::{FileRoot, Outside};
 use crate::storage::error::StorageError;
@@ -418,6 +419,42 @@ pub(crate) struct IndexRecord {
     pub created_ms: u64,
     /// Format 8.
     pub vectors: VectorStorage,
+    /// The language its lexical postings are analysed in (format 10).
+    pub lexical: LexicalLanguage,
+}
+
+/// `indexes` value of formats 8 and 9: [`IndexRecord`] without `lexical` ([`LexicalLanguage::Auto`]).
+/// Only read, to upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub(crate) struct IndexRecordV9 {
+    pub id: u32,
+    pub spec: ChunkSpec,
+    pub embedder: EmbedderIdentity,
+    pub graph: GraphParams,
+    pub head: u64,
+    pub next_child: u32,
+    pub next_parent: u32,
+    pub next_segment: u32,
+    pub created_ms: u64,
+    pub vectors: VectorStorage,
+}
+
+impl From<IndexRecordV9> for IndexRecord {
+    fn from(old: IndexRecordV9) -> Self {
+        IndexRecord {
+            id: old.id,
+            spec: old.spec,
+            embedder: old.embedder,
+            graph: old.graph,
+            head: old.head,
+            next_child: old.next_child,
+            next_parent: old.next_parent,
+            next_segment: old.next_segment,
+            created_ms: old.created_ms,
+            vectors: old.vectors,
+            lexical: LexicalLanguage::Auto,
+        }
+    }
 }
 
 /// `indexes` value of format 7: [`IndexRecord`] without `vectors` (resident). Only read,
@@ -435,9 +472,9 @@ pub(crate) struct IndexRecordV7 {
     pub created_ms: u64,
 }
 
-impl From<IndexRecordV7> for IndexRecord {
+impl From<IndexRecordV7> for IndexRecordV9 {
     fn from(old: IndexRecordV7) -> Self {
-        IndexRecord {
+        IndexRecordV9 {
             id: old.id,
             spec: old.spec,
             embedder: old.embedder,

@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 use redb::{ReadOnlyTable, ReadTransaction, WriteTransaction};
 
 use crate::storage::error::StorageError;
+use crate::storage::file::postings::write_postings;
 use crate::storage::file::records::{decode, encode, IndexRecord, SegmentRecord, VectorStorage};
 use crate::storage::file::shared_segments::{SegmentFiles, Sharing};
 use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
@@ -43,9 +44,9 @@ pub(crate) struct Segment {
     stored: Option<StoredRows>,
     /// Whether its arrays are mapped from a shared segment file.
     sharing: Sharing,
-    /// Its children's postings, built by the first lexical search that needs them
-    /// (`read/lexical.rs`) and shared by every version holding the segment; not in the
-    /// file yet.
+    /// Its children's postings: kept by the writer that built them, else read from the
+    /// file by the first lexical search that needs them (`read/lexical.rs`), and shared by
+    /// every version holding the segment.
     lexical: OnceLock<LexicalSegment>,
 }
 
@@ -139,7 +140,7 @@ impl Segment {
         self.stored.is_some()
     }
 
-    /// Its lexical postings, once a search built them.
+    /// Its lexical postings, once written or read.
     pub(crate) fn lexical(&self) -> &OnceLock<LexicalSegment> {
         &self.lexical
     }
@@ -339,9 +340,24 @@ impl Segment {
         }
     }
 
-    /// Writes the segment's record, vector blocks and graph blocks; for a compressed
-    /// index (`vectors`), returns the segment to serve with its rows left in the file.
+    /// Writes the segment's record, vector blocks, graph blocks and lexical postings (its
+    /// children's records and texts are in `txn` already); for a compressed index, returns
+    /// the segment to serve with its rows left in the file. The returned segment holds its
+    /// postings.
     pub(crate) fn write(
+        self: Arc<Self>,
+        txn: &WriteTransaction,
+        record: &IndexRecord,
+    ) -> Result<Arc<Segment>, StorageError> {
+        let postings = write_postings(txn, record, self.id, self.ids())?;
+        let written = self.write_vectors(txn, record.id, record.vectors)?;
+        // A segment just built has no postings yet; any it holds were built from the same
+        // texts.
+        let _ = written.lexical.set(postings);
+        Ok(written)
+    }
+
+    fn write_vectors(
         self: Arc<Self>,
         txn: &WriteTransaction,
         index: u32,

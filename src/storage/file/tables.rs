@@ -9,7 +9,7 @@ use crate::storage::file::sealed::{Sealed, WriteSealed};
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").
@@ -52,6 +52,10 @@ pub(crate) const SEGMENT_VECTORS: TableDefinition<(u32, u32, u32), Sealed> =
 /// (index id, segment id, block) -> a slice of the encoded graph.
 pub(crate) const SEGMENT_GRAPHS: TableDefinition<(u32, u32, u32), Sealed> =
     TableDefinition::new("segment_graphs");
+/// (index id, segment id, block) -> a slice of the segment's lexical postings, in
+/// `LexicalSegment::to_bytes`'s layout (format 10; `postings.rs`).
+pub(crate) const SEGMENT_POSTINGS: TableDefinition<(u32, u32, u32), Sealed> =
+    TableDefinition::new("segment_postings");
 /// (index id, version) -> [`VersionRecord`](crate::storage::file::records::VersionRecord).
 pub(crate) const VERSIONS: TableDefinition<(u32, u64), Sealed> = TableDefinition::new("versions");
 /// (index id, principal, version) -> roaring bitmap of the children the principal sees from
@@ -101,6 +105,7 @@ pub(crate) fn create_index_tables(
     txn.open_table(SEGMENTS)?;
     txn.open_table(SEGMENT_VECTORS)?;
     txn.open_table(SEGMENT_GRAPHS)?;
+    txn.open_table(SEGMENT_POSTINGS)?;
     txn.open_table(ACL)?;
     txn.open_table(ACL_CURRENT)?;
     Ok(())

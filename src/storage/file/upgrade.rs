@@ -6,9 +6,13 @@
 //! types metadata values; format 6 adds fields to logged requests; format 7 records each
 //! index's embedded form (`ChunkSpec::embed_form`); format 8 where an index keeps its
 //! vectors (`IndexRecord::vectors`: resident for every older index); format 9 a checksum
-//! after every value (`sealed.rs`), added first. The whole upgrade is one redb write
+//! after every value (`sealed.rs`), added first; format 10 each index's lexical language
+//! (`IndexRecord::lexical`: `Auto` for every older index), each segment's lexical
+//! postings (`postings.rs`), built from the stored texts, and each logged request's mode
+//! (dense) and reranker (none). The whole upgrade is one redb write
 //! transaction: a crash, a full disk or a failed write leaves the file as it was (redb falls
-//! back to the last committed header), and the commit switches it to format 9 at once. See `storage-format.md`, "Format versions".
+//! back to the last committed header), and the commit switches it to format 10 at once. See
+//! `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,29 +21,36 @@ use roaring::RoaringBitmap;
 
 use crate::storage::error::StorageError;
 use crate::storage::file::current::CurrentAcl;
+use crate::storage::file::postings::write_postings;
 
-use crate::review::{Feedback, LoggedQuery, LoggedRequest, Outcome, Rating};
+use crate::review::{Feedback, LoggedMode, LoggedQuery, LoggedRequest, Outcome, Rating};
 use crate::storage::file::records::{
     decode, decode_bitmap, decode_legacy, encode, AliasRecord, ChildRecord, ChildRun, DocChunks,
-    DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, IndexRecordV7, ParentRecord,
-    RevisionRecord, RevisionRecordV4, SegmentRecord, VersionRecord,
+    DocEntry, DocEntryV3, IndexChildren, IndexRecord, IndexRecordV6, IndexRecordV7, IndexRecordV9,
+    ParentRecord, RevisionRecord, RevisionRecordV4, SegmentRecord, VersionRecord,
 };
 use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::tables::*;
 
-/// Brings a file of format `from` (1 to 8) to [`FORMAT_VERSION`] inside `txn`; the caller
-/// commits. First every value is sealed with its checksum ([`seal_tables`]). Formats 1 and
+/// Brings a file of format `from` (1 to 9) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// commits. First every value of a file older than 9 is sealed with its checksum
+/// ([`seal_tables`]). Formats 1 and
 /// 2 then become format 3: every table whose values are bincode
 /// records is re-encoded; the others (`meta`, `rev_text`, `segment_vectors`,
 /// `segment_graphs`, `acl`, `tags`, `serving`) hold raw bytes, f32 rows, graph blobs,
 /// roaring bitmaps and redb integers, which did not change. No key is a bincode record
 /// (keys are redb's own integer, string and tuple types). Then index records get the
-/// embedded form of formats 1 to 6 (`EmbedForm::PathPrefix`) and the vector storage of
-/// formats 1 to 7 (resident), before the steps that read them; revisions typed metadata
+/// embedded form of formats 1 to 6 (`EmbedForm::PathPrefix`), the vector storage of
+/// formats 1 to 7 (resident) and the lexical language of formats 1 to 9 (`Auto`), before
+/// the steps that read them; revisions typed metadata
 /// (format 5: the old string values stay strings), formats 1 to 3 what format 4 keeps
-/// ([`derive_current`]), and logged requests the fields format 6 added.
+/// ([`derive_current`]), logged requests the fields formats 6 and 10 added ([`upgrade_log`]),
+/// and every segment its
+/// lexical postings ([`build_postings`]).
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
-    seal_tables(txn)?;
+    if from < 9 {
+        seal_tables(txn)?;
+    }
     if from < 3 {
         if from < 2 {
             crate::storage::file::tables::create_tables(txn)?;
@@ -55,19 +66,20 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
         reencode::<u64, LoggedRequestV5>(txn, REQUEST_LOG, "logged request")?;
     }
-    // Every file older than 8: the indexes keep the form their children were embedded in
-    // (format 7) and their vectors in memory (format 8); first, as `derive_current` reads
-    // index records.
-    if from < 8 {
-        rebuild::<&str>(txn, INDEXES, |_, value| {
-            let old = if from < 7 {
-                IndexRecordV7::from(decode::<IndexRecordV6>(value, "index record")?)
-            } else {
-                decode::<IndexRecordV7>(value, "index record")?
-            };
-            Ok(encode(&IndexRecord::from(old)))
-        })?;
-    }
+    // The indexes keep the form their children were embedded in (format 7), their vectors
+    // in memory (format 8) and get the `Auto` language (format 10); first, as
+    // `derive_current` and `build_postings` read index records.
+    rebuild::<&str>(txn, INDEXES, |_, value| {
+        let old = match from {
+            ..7 => IndexRecordV9::from(IndexRecordV7::from(decode::<IndexRecordV6>(
+                value,
+                "index record",
+            )?)),
+            7 => IndexRecordV9::from(decode::<IndexRecordV7>(value, "index record")?),
+            _ => decode::<IndexRecordV9>(value, "index record")?,
+        };
+        Ok(encode(&IndexRecord::from(old)))
+    })?;
     if from < 5 {
         rebuild::<u64>(txn, REVISIONS, |_, value| {
             let old: RevisionRecordV4 = decode(value, "revision")?;
@@ -77,11 +89,37 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
     if from < 4 {
         derive_current(txn)?;
     }
-    if from < 6 {
-        upgrade_records(txn)?;
-    }
+    upgrade_log(txn, from)?;
+    build_postings(txn)?;
     txn.open_table(META)?
         .put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+    Ok(())
+}
+
+/// Format 9 to 10: the lexical postings of every stored segment of every index, built
+/// from its children's stored texts in the index's language (`Auto` after the upgrade).
+fn build_postings(txn: &WriteTransaction) -> Result<(), StorageError> {
+    let mut indexes = Vec::new();
+    for entry in txn.open_table(INDEXES)?.all()? {
+        indexes.push(decode::<IndexRecord>(entry?.1.value(), "index record")?);
+    }
+    for index in &indexes {
+        let mut segments = Vec::new();
+        for entry in txn
+            .open_table(SEGMENTS)?
+            .rows((index.id, 0u32)..=(index.id, u32::MAX))?
+        {
+            let (key, value) = entry?;
+            let record: SegmentRecord = decode(value.value(), "segment record")?;
+            segments.push((
+                key.value().1,
+                record.base..record.base.saturating_add(record.count),
+            ));
+        }
+        for (segment, ids) in segments {
+            write_postings(txn, index, segment, ids)?;
+        }
+    }
     Ok(())
 }
 
@@ -352,9 +390,52 @@ pub(crate) struct FeedbackV5 {
     time_ms: u64,
 }
 
-impl From<LoggedRequestV5> for LoggedRequest {
-    fn from(old: LoggedRequestV5) -> LoggedRequest {
+/// The format 6 to 9 `LoggedRequest`: without the mode and the reranker.
+#[derive(bincode::Encode, bincode::Decode)]
+pub(crate) struct LoggedRequestV9 {
+    time_ms: u64,
+    query: LoggedQuery,
+    principals: Option<Vec<String>>,
+    target: String,
+    route_key: Option<String>,
+    index: String,
+    version: u64,
+    children: Vec<(String, f32)>,
+    parents: Vec<(String, f32)>,
+    context_tokens: u64,
+    latency_us: u64,
+    filter: Option<String>,
+    outcome: Outcome,
+    feedback: Option<Feedback>,
+}
+
+impl From<LoggedRequestV9> for LoggedRequest {
+    fn from(old: LoggedRequestV9) -> LoggedRequest {
         LoggedRequest {
+            time_ms: old.time_ms,
+            query: old.query,
+            principals: old.principals,
+            target: old.target,
+            route_key: old.route_key,
+            index: old.index,
+            version: old.version,
+            children: old.children,
+            parents: old.parents,
+            context_tokens: old.context_tokens,
+            latency_us: old.latency_us,
+            filter: old.filter,
+            outcome: old.outcome,
+            feedback: old.feedback,
+            // Every search before format 10 was dense, none reranked by folio.
+            mode: LoggedMode::Dense,
+            reranker: None,
+        }
+    }
+}
+
+impl From<LoggedRequestV5> for LoggedRequestV9 {
+    fn from(old: LoggedRequestV5) -> LoggedRequestV9 {
+        LoggedRequestV9 {
             time_ms: old.time_ms,
             query: old.query,
             principals: old.principals,
@@ -379,12 +460,16 @@ impl From<LoggedRequestV5> for LoggedRequest {
     }
 }
 
-/// Format 5 to 6: every logged request gets the fields format 6 added (empty), and
-/// `meta.log_bytes` the total of the log's record bytes.
-pub(crate) fn upgrade_records(txn: &WriteTransaction) -> Result<(), StorageError> {
+/// Formats 1 to 9: every logged request gets the fields formats 6 (empty) and 10 (the
+/// dense mode, no reranker) added, and `meta.log_bytes` the total of the log's record bytes.
+fn upgrade_log(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     let mut total = 0u64;
-    crate::storage::file::upgrade::rebuild::<u64>(txn, REQUEST_LOG, |_, value| {
-        let old: LoggedRequestV5 = decode(value, "logged request")?;
+    rebuild::<u64>(txn, REQUEST_LOG, |_, value| {
+        let old = if from < 6 {
+            LoggedRequestV9::from(decode::<LoggedRequestV5>(value, "logged request")?)
+        } else {
+            decode::<LoggedRequestV9>(value, "logged request")?
+        };
         let bytes = encode(&LoggedRequest::from(old));
         total += bytes.len() as u64;
         Ok(bytes)

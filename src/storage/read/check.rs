@@ -13,6 +13,7 @@ use crate::storage::file::current::principals_of;
 use crate::storage::file::current::read_all;
 use crate::storage::file::current::PUBLIC;
 use crate::storage::file::open::stray_header_flags;
+use crate::storage::file::postings::read_postings;
 use crate::storage::file::records::{
     decode, decode_bitmap, decode_u64, AliasRecord, ChildRecord, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord, VersionRecord,
@@ -246,6 +247,7 @@ fn check_values(txn: &ReadTransaction, report: &mut IntegrityReport) -> Result<(
     check_table(txn, SEGMENTS, report)?;
     check_table(txn, SEGMENT_VECTORS, report)?;
     check_table(txn, SEGMENT_GRAPHS, report)?;
+    check_table(txn, SEGMENT_POSTINGS, report)?;
     check_table(txn, VERSIONS, report)?;
     check_table(txn, ACL, report)?;
     check_table(txn, ACL_CURRENT, report)?;
@@ -378,16 +380,20 @@ fn check_index(
         };
         let mut covered = RoaringBitmap::new();
         for s in &stored.segments {
-            let range =
-                segments
-                    .entry(*s)
-                    .or_insert_with(|| match Segment::load(txn, record, *s, None) {
-                        Ok(segment) => Some(segment.ids()),
-                        Err(e) => {
-                            report.problem(format!("{name} segment {s}: {e}"));
-                            None
-                        }
-                    });
+            let range = segments.entry(*s).or_insert_with(|| {
+                let loaded = Segment::load(txn, record, *s, None).and_then(|segment| {
+                    // The postings decode whole (the codec checks them).
+                    read_postings(txn, record.id, *s)?;
+                    Ok(segment)
+                });
+                match loaded {
+                    Ok(segment) => Some(segment.ids()),
+                    Err(e) => {
+                        report.problem(format!("{name} segment {s}: {e}"));
+                        None
+                    }
+                }
+            });
             if let Some(range) = range {
                 if range.end > record.next_child || *s >= record.next_segment {
                     report.problem(format!("{name} segment {s}: beyond the index's counters"));

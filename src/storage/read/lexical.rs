@@ -1,45 +1,34 @@
-//! The lexical (BM25) leg over a version's segments, before the file holds postings: each
-//! segment's [`LexicalSegment`] is built from its children's texts the first time a search
-//! needs it and kept with the loaded segment (so every version and state sharing the
-//! segment reuses it), and a version's [`CorpusStats`] once per version view.
-//!
-//! A child's text is the one a hit shows: the document's source text over the child's span,
-//! an HTML or PDF span as its visible text ([`crate::chunk::visible_text_of`]), without the
-//! heading path its embedded text carries (re-chunking to get it back would cost a cut of
-//! every document). Every index is analysed as [`LexicalLanguage::Auto`] until its record
-//! carries its language.
+//! The lexical (BM25) leg over a version's segments: each segment's [`LexicalSegment`] is
+//! read from the file (`file/postings.rs`) the first time a search needs it and kept with
+//! the loaded segment (so every version and state sharing the segment reuses it), and a
+//! version's [`CorpusStats`] once per version view.
 
 use redb::ReadTransaction;
 use roaring::RoaringBitmap;
 
-use crate::chunk::visible_text_of;
 use crate::index::lexical::{search, Analyzer, CorpusStats, LexicalLanguage, LexicalSegment};
 use crate::index::ChildSearch;
 use crate::storage::error::StorageError;
-use crate::storage::file::records::{decode, ChildRecord};
-use crate::storage::file::rows::{read_revision, read_text};
-use crate::storage::file::sealed::ReadSealed;
+use crate::storage::file::postings::read_postings;
 use crate::storage::file::segment::Segment;
-use crate::storage::file::tables::CHILDREN;
 use crate::storage::read::state::VersionView;
 
-/// The language every index is analysed in for now.
-pub(crate) const LANGUAGE: LexicalLanguage = LexicalLanguage::Auto;
-
-/// The best `k` children of `visible` in `view` for `query` by BM25 (see
-/// [`crate::index::lexical::search`]), building what is not built yet from `txn`.
+/// The best `k` children of `visible` in `view` for `query` analysed in `language` (the
+/// index's) by BM25 (see [`crate::index::lexical::search`]), reading what is not loaded
+/// yet from `txn`.
 pub(crate) fn search_lexical(
     txn: &ReadTransaction,
     view: &VersionView,
+    language: LexicalLanguage,
     query: &str,
     visible: &RoaringBitmap,
     k: usize,
 ) -> Result<ChildSearch, StorageError> {
-    let analyzer = Analyzer::new(LANGUAGE);
+    let analyzer = Analyzer::new(language);
     let segments = view
         .segments()
         .iter()
-        .map(|segment| postings(txn, view.index_id(), segment, &analyzer))
+        .map(|segment| postings(txn, view.index_id(), segment))
         .collect::<Result<Vec<_>, _>>()?;
     let stats = view
         .lexical_stats()
@@ -53,121 +42,149 @@ pub(crate) fn search_lexical(
     })
 }
 
-/// `segment`'s postings, built from its children's texts on first use. Two searches may
-/// build them at once; the first to finish is kept (both built the same postings).
+/// `segment`'s postings, read from the file on first use. Two searches may read them at
+/// once; the first to finish is kept (both read the same bytes).
 fn postings<'s>(
     txn: &ReadTransaction,
     index: u32,
     segment: &'s Segment,
-    analyzer: &Analyzer,
 ) -> Result<&'s LexicalSegment, StorageError> {
-    if let Some(built) = segment.lexical().get() {
-        return Ok(built);
+    if let Some(loaded) = segment.lexical().get() {
+        return Ok(loaded);
     }
-    let built = build(txn, index, segment, analyzer)?;
-    Ok(segment.lexical().get_or_init(|| built))
+    let loaded = read_postings(txn, index, segment.id())?;
+    Ok(segment.lexical().get_or_init(|| loaded))
 }
-
-fn build(
-    txn: &ReadTransaction,
-    index: u32,
-    segment: &Segment,
-    analyzer: &Analyzer,
-) -> Result<LexicalSegment, StorageError> {
-    let table = txn.open_table(CHILDREN)?;
-    let mut texts: Vec<(u32, String)> = Vec::with_capacity(segment.len());
-    // A revision's children are contiguous, so its text is read once for all of them.
-    let mut current: Option<(u64, String, crate::chunk::SourceFormat)> = None;
-    for number in segment.ids() {
-        // A child without a record is dead in every retained version (`gc` removed it),
-        // so no search can see it and no version counts it.
-        let Some(value) = table.read((index, number))? else {
-            continue;
-        };
-        let child: ChildRecord = decode(value.value(), "child record")?;
-        let (rev, text, format) = match current.take() {
-            Some(same) if same.0 == child.rev => same,
-            _ => (
-                child.rev,
-                read_text(txn, child.rev)?,
-                read_revision(txn, child.rev)?.format,
-            ),
-        };
-        let span = text
-            .get(child.start as usize..child.end as usize)
-            .ok_or_else(|| {
-                StorageError::corrupt(format!(
-                    "child {number} of index {index} spans past revision {rev}'s text"
-                ))
-            })?;
-        texts.push((number, visible_text_of(span, format).into_owned()));
-        current = Some((rev, text, format));
-    }
-    LexicalSegment::build(
-        texts.iter().map(|(number, text)| (*number, text.as_str())),
-        analyzer,
-    )
-    .map_err(|e| StorageError::corrupt(format!("segment {}: {e}", segment.id())))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failing loudly is the point
 
+    use std::path::Path;
     use std::sync::Arc;
 
     use crate::chunk::SourceFormat;
     use crate::document::Document;
     use crate::embed::HashEmbedder;
     use crate::query::{SearchMode, SearchRequest};
-    use crate::store::{Access, Store};
+    use crate::storage::file::sealed::WriteSealed;
+    use crate::storage::file::tables::REV_TEXT;
+    use crate::store::{Access, Store, StoreBuilder};
 
-    /// A handle builds a segment's postings once: the next version, which shares the
-    /// segment, finds them built and builds only its new segment's.
+    fn options() -> StoreBuilder {
+        Store::builder().embedder(Arc::new(HashEmbedder::new(8).expect("embedder")))
+    }
+
+    /// The lexical hits for `query`: each document and the text it shows.
+    fn search(store: &Store, query: &str) -> Vec<(String, String)> {
+        let request = SearchRequest::text(query)
+            .access(Access::Unrestricted)
+            .mode(SearchMode::Lexical);
+        let response = store.search(&request).expect("search");
+        response
+            .results
+            .into_iter()
+            .map(|h| (h.doc_id, h.text))
+            .collect()
+    }
+
+    /// Commits one document and returns the new head version.
+    fn commit(
+        store: &Store,
+        id: &str,
+        text: &str,
+    ) -> Arc<crate::storage::read::state::VersionView> {
+        store
+            .upsert(Document::new(id, SourceFormat::Text, text))
+            .expect("upsert");
+        let snapshot = store.snapshot().expect("snapshot");
+        snapshot.resolve("default").expect("default").1
+    }
+
+    /// Overwrites revision `rev`'s stored text (sealed as folio seals it, so the file is
+    /// whole) with `text`.
+    fn overwrite_text(path: &Path, rev: u64, text: &str) {
+        let db = redb::Database::open(path).expect("redb open");
+        let txn = db.begin_write().expect("write");
+        txn.open_table(REV_TEXT)
+            .expect("rev_text")
+            .put(rev, text.as_bytes())
+            .expect("put");
+        txn.commit().expect("commit");
+    }
+
+    /// The writer keeps the postings it wrote; another handle reads a segment's postings
+    /// once, and the next version, which shares the segment, finds them loaded.
     #[test]
-    fn postings_are_built_once_per_segment_and_shared_by_later_versions() {
+    fn postings_are_read_once_per_segment_and_shared_by_later_versions() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::builder()
-            .embedder(Arc::new(HashEmbedder::new(8).expect("embedder")))
-            .create(true)
-            .open(dir.path().join("s.folio"))
-            .expect("store");
-        let search = |query: &str| {
-            let request = SearchRequest::text(query)
-                .access(Access::Unrestricted)
-                .mode(SearchMode::Lexical);
-            let response = store.search(&request).expect("search");
-            response
-                .results
-                .into_iter()
-                .map(|h| h.doc_id)
-                .collect::<Vec<_>>()
-        };
-        // Commits one document and returns the new head version.
-        let commit = |id: &str, text: &str| {
-            store
-                .upsert(Document::new(id, SourceFormat::Text, text))
-                .expect("upsert");
-            let snapshot = store.snapshot().expect("snapshot");
-            snapshot.resolve("default").expect("default").1
-        };
-        let first = commit("lunch", "Lunch is served at noon.");
+        let path = dir.path().join("s.folio");
+        let writer = options().create(true).open(&path).expect("store");
+        let written = commit(&writer, "lunch", "Lunch is served at noon.");
+        assert!(
+            written.segments()[0].lexical().get().is_some(),
+            "kept by the writer"
+        );
+
+        let reader = options().read_only(true).open(&path).expect("reader");
+        let first = reader
+            .snapshot()
+            .expect("snapshot")
+            .resolve("default")
+            .expect("default")
+            .1;
         assert!(first.segments()[0].lexical().get().is_none());
-        assert_eq!(search("lunch"), ["lunch"]);
-        let built = first.segments()[0]
+        assert_eq!(search(&reader, "lunch")[0].0, "lunch");
+        let loaded = first.segments()[0]
             .lexical()
             .get()
-            .expect("built by the search");
+            .expect("read by the search");
         assert!(first.lexical_stats().get().is_some());
 
-        let second = commit("hotel", "Hotel limits for travel.");
+        commit(&writer, "hotel", "Hotel limits for travel.");
+        let second = reader
+            .snapshot()
+            .expect("snapshot")
+            .resolve("default")
+            .expect("default")
+            .1;
         assert!(Arc::ptr_eq(&first.segments()[0], &second.segments()[0]));
         assert!(second.segments()[1].lexical().get().is_none());
         assert!(second.lexical_stats().get().is_none());
         // Equal lengths and document frequencies: a tie, the smaller child first.
-        assert_eq!(search("hotel lunch"), ["lunch", "hotel"]);
-        let again = second.segments()[0].lexical().get().expect("still built");
-        assert!(std::ptr::eq(built, again), "built again");
+        let found: Vec<String> = search(&reader, "hotel lunch")
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
+        assert_eq!(found, ["lunch", "hotel"]);
+        let again = second.segments()[0].lexical().get().expect("still loaded");
+        assert!(std::ptr::eq(loaded, again), "read again");
         assert!(second.segments()[1].lexical().get().is_some());
+    }
+
+    /// A search answers from the stored postings, not from the texts: with the text
+    /// replaced under it (same length, so spans still fit), the old words still find the
+    /// document (which shows its new text) and the new ones find nothing.
+    #[test]
+    fn lexical_answers_come_from_the_stored_postings() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.folio");
+        let before = {
+            let store = options().create(true).open(&path).expect("store");
+            commit(&store, "lunch", "Lunch is served at noon.");
+            search(&store, "served lunch")
+        };
+        assert_eq!(
+            before,
+            [("lunch".to_string(), "Lunch is served at noon.".to_string())]
+        );
+        overwrite_text(&path, 1, "Zebra xx zzzzzz zz zzzz.");
+        for read_only in [true, false] {
+            let store = options().read_only(read_only).open(&path).expect("reopen");
+            assert_eq!(
+                search(&store, "served lunch"),
+                [("lunch".to_string(), "Zebra xx zzzzzz zz zzzz.".to_string())]
+            );
+            assert!(search(&store, "zebra").is_empty());
+        }
     }
 }

@@ -191,8 +191,9 @@ impl Snapshot<'_> {
     /// The best `k` children in `visible` for the text `query` by BM25, over every segment
     /// of `view`, a version this snapshot resolved: best first (ties by child number), only
     /// children holding a query term, `N` and document frequencies counted in `visible`
-    /// (see [`crate::index::lexical`]). A segment's postings are built from its children's
-    /// texts by the first search that needs them and kept by the handle.
+    /// (see [`crate::index::lexical`]). The query is analysed in the index's language. A
+    /// segment's postings are read from the file by the first search that needs them and
+    /// kept by the handle.
     pub fn search_lexical(
         &self,
         view: &VersionView,
@@ -200,20 +201,22 @@ impl Snapshot<'_> {
         visible: &RoaringBitmap,
         k: usize,
     ) -> Result<ChildSearch, StorageError> {
-        super::lexical::search_lexical(&self.txn, view, query, visible, k)
+        let language = self.state_of(view)?.record().lexical;
+        super::lexical::search_lexical(&self.txn, view, language, query, visible, k)
     }
 
     /// The children `access` may see in `view`: what the version showed them, less what
     /// has been revoked or deleted since (see `current.rs`).
     pub fn visible(&self, view: &VersionView, access: &Access) -> Result<RoaringBitmap, ReadError> {
-        let state = self
-            .indexes
+        Ok(self.state_of(view)?.visible(&self.txn, view, access)?)
+    }
+
+    /// The index `view`, a version this snapshot resolved, belongs to.
+    fn state_of(&self, view: &VersionView) -> Result<&Arc<IndexState>, StorageError> {
+        self.indexes
             .values()
             .find(|s| s.id() == view.index_id())
-            .ok_or_else(|| {
-                StorageError::corrupt(format!("index id {} is gone", view.index_id()))
-            })?;
-        Ok(state.visible(&self.txn, view, access)?)
+            .ok_or_else(|| StorageError::corrupt(format!("index id {} is gone", view.index_id())))
     }
 
     /// The children of `state` that `filter` matches, in any of its versions (so

@@ -953,7 +953,7 @@ impl IndexPlan {
         let mut segments = self.state.head().segments().to_vec();
         if let Some(built) = self.segment.take() {
             let segment = Segment::new(self.record.next_segment, built.with_base(self.base)?);
-            segments.push(Arc::new(segment).write(txn, index, self.record.vectors)?);
+            segments.push(Arc::new(segment).write(txn, &self.record)?);
             self.record.next_segment += 1;
         }
         {

@@ -353,7 +353,7 @@ impl Merge {
             .collect();
         if let Some(built) = segment {
             let segment = Segment::new(record.next_segment, built.with_base(base)?);
-            segments.push(Arc::new(segment).write(&txn, id, record.vectors)?);
+            segments.push(Arc::new(segment).write(&txn, &record)?);
             record.next_segment += 1;
         }
         record.next_child = end;

@@ -133,6 +133,7 @@ impl Writer<'_> {
             let mut segments = txn.open_table(SEGMENTS)?;
             let mut vectors = txn.open_table(SEGMENT_VECTORS)?;
             let mut graphs = txn.open_table(SEGMENT_GRAPHS)?;
+            let mut postings = txn.open_table(SEGMENT_POSTINGS)?;
             let mut children = txn.open_table(CHILDREN)?;
             let mut parents = txn.open_table(PARENTS)?;
             let mut doc_chunks = txn.open_table(DOC_CHUNKS)?;
@@ -146,7 +147,8 @@ impl Writer<'_> {
                     segments.remove((id, *s))?;
                     let blocks = (id, *s, 0u32)..=(id, *s, u32::MAX);
                     vectors.retain_in(blocks.clone(), |_, _| false)?;
-                    graphs.retain_in(blocks, |_, _| false)?;
+                    graphs.retain_in(blocks.clone(), |_, _| false)?;
+                    postings.retain_in(blocks, |_, _| false)?;
                 }
                 for c in &g.children {
                     children.remove((id, *c))?;

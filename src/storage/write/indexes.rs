@@ -9,6 +9,7 @@ use crate::chunk::ChunkSpec;
 use crate::document::Document;
 use crate::embed::TruncationReport;
 use crate::embed::{identity_of, EmbedderIdentity};
+use crate::index::lexical::LexicalLanguage;
 use crate::index::Metric;
 use crate::limits::{check, InvalidParameter, DIMENSION, EF_CONSTRUCTION, GRAPH_M, RESCORE};
 use crate::progress::{NoProgress, Progress};
@@ -56,6 +57,8 @@ pub struct IndexConfig {
     pub graph: GraphParams,
     /// Where it keeps its vectors while serving.
     pub vectors: VectorStorage,
+    /// The language its lexical leg analyses texts and queries in.
+    pub lexical: LexicalLanguage,
 }
 
 impl IndexConfig {
@@ -106,6 +109,8 @@ pub struct IndexInfo {
     pub created_ms: u64,
     /// Where it keeps its f32 vectors: resident, or compressed with its re-score width.
     pub vectors: VectorStorage,
+    /// The language its lexical leg analyses texts and queries in.
+    pub lexical_language: LexicalLanguage,
 }
 
 impl Writer<'_> {
@@ -161,6 +166,7 @@ impl Writer<'_> {
                 next_segment: 0,
                 created_ms: now_ms(),
                 vectors: config.vectors,
+                lexical: config.lexical,
             };
             let empty = Arc::new(IndexState::empty(
                 name,
@@ -297,6 +303,8 @@ impl Writer<'_> {
             .retain_in((id, 0u32, 0u32)..=(id, u32::MAX, u32::MAX), |_, _| false)?;
         txn.open_table(SEGMENT_GRAPHS)?
             .retain_in((id, 0u32, 0u32)..=(id, u32::MAX, u32::MAX), |_, _| false)?;
+        txn.open_table(SEGMENT_POSTINGS)?
+            .retain_in((id, 0u32, 0u32)..=(id, u32::MAX, u32::MAX), |_, _| false)?;
         txn.open_table(VERSIONS)?
             .retain_in((id, 0u64)..=(id, u64::MAX), |_, _| false)?;
         txn.open_table(ACL)?
@@ -355,6 +363,7 @@ impl Writer<'_> {
                 versions: count,
                 created_ms: record.created_ms,
                 vectors: record.vectors,
+                lexical_language: record.lexical,
             });
         }
         Ok(out)

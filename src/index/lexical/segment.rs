@@ -44,6 +44,24 @@ pub(super) struct TermPostings {
     /// bound every child's score for the term (MaxScore's upper bound).
     pub(super) max_frequency: u32,
     pub(super) min_length: u32,
+    /// `children` as an array (derived when built or decoded): a search walks and seeks a
+    /// term's postings by position, beside `frequencies`.
+    pub(super) ids: Vec<u32>,
+    /// The bounds of each run of [`BLOCK`] postings (derived too): a search skips a run of
+    /// children whose blocks' bounds cannot lift any of them into the top `k`.
+    pub(super) blocks: Vec<BlockBound>,
+}
+
+/// Postings per block of [`TermPostings::blocks`]: small enough that a block's bound is
+/// tight, large enough that checking it costs little beside scoring its children.
+pub(super) const BLOCK: usize = 64;
+
+/// One block's largest frequency and shortest length: they bound its children's scores
+/// for the term, as [`TermPostings::max_frequency`] and `min_length` bound all of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct BlockBound {
+    pub(super) max_frequency: u32,
+    pub(super) min_length: u32,
 }
 
 /// Where each child of a segment is in its order: an array indexed by child number when
@@ -77,14 +95,6 @@ impl Positions {
             positions[(child - first) as usize] = position as u32;
         }
         Positions::Table { first, positions }
-    }
-}
-
-impl TermPostings {
-    /// The term's frequency in `child`, which must be one of its children.
-    pub(super) fn frequency_of(&self, child: u32) -> u32 {
-        let position = (self.children.rank(child) as usize).saturating_sub(1);
-        self.frequencies.get(position).copied().unwrap_or(0)
     }
 }
 
@@ -145,17 +155,24 @@ impl LexicalSegment {
             .into_iter()
             .map(|(term, mut holders, frequencies)| {
                 holders.optimize();
-                let min_length = holders
-                    .iter()
-                    .map(|child| segment.length_of(child))
-                    .min()
-                    .unwrap_or(0);
+                let ids: Vec<u32> = holders.iter().collect();
+                let lengths: Vec<u32> = ids.iter().map(|&child| segment.length_of(child)).collect();
+                let blocks = lengths
+                    .chunks(BLOCK)
+                    .zip(frequencies.chunks(BLOCK))
+                    .map(|(lengths, frequencies)| BlockBound {
+                        max_frequency: frequencies.iter().copied().max().unwrap_or(0),
+                        min_length: lengths.iter().copied().min().unwrap_or(0),
+                    })
+                    .collect();
                 TermPostings {
                     term,
                     max_frequency: frequencies.iter().copied().max().unwrap_or(0),
-                    min_length,
+                    min_length: lengths.iter().copied().min().unwrap_or(0),
                     children: holders,
                     frequencies,
+                    ids,
+                    blocks,
                 }
             })
             .collect();

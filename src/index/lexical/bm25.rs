@@ -136,6 +136,17 @@ fn term_score(idf: f64, frequency: u32, length: u32, average_length: f64) -> f64
     idf * (frequency * (K1 + 1.0)) / (frequency + K1 * norm)
 }
 
+/// The part of a term's score that depends on the child, `tf / (tf + K1 * norm)`: the
+/// score is `idf * (K1 + 1)` times it. At a mean length `average_length` above the
+/// `reference` a saturation was computed at, it is at most that saturation times
+/// `average_length / reference` (the length's share of the denominator shrinks by that
+/// ratio, the rest by less); below, at most that saturation.
+pub(super) fn saturation(frequency: u32, length: u32, average_length: f64) -> f64 {
+    let frequency = f64::from(frequency);
+    let norm = 1.0 - B + B * f64::from(length) / average_length;
+    frequency / (frequency + K1 * norm)
+}
+
 /// Whether a child whose score is at most `bound` cannot enter a top list whose entry
 /// score is `threshold`.
 fn cannot_enter(bound: f64, threshold: f32) -> bool {
@@ -213,6 +224,8 @@ struct Cursor<'a> {
     /// The next visible posting: an index into `positions`, or into the postings.
     at: usize,
     len: usize,
+    /// A saturation bound (the segment's, a block's) times this bounds a score.
+    scale: f64,
     /// No child's score for the term exceeds this.
     bound: f64,
 }
@@ -248,6 +261,11 @@ impl Cursor<'_> {
         });
     }
 
+    /// The bound of the term's scores in the block holding `position`.
+    fn block_bound(&self, position: usize) -> f64 {
+        self.scale * self.postings.blocks[position / BLOCK]
+    }
+
     /// The last child of the block holding `position`: every posting of the block up
     /// to it is bounded by the block's bound.
     fn block_end(&self, position: usize) -> u32 {
@@ -269,12 +287,6 @@ impl Scorer<'_> {
         term_score(self.idf[term], frequency, length, self.average_length)
     }
 
-    /// The bound of `cursor`'s scores in the block holding `position`.
-    fn block_bound(&self, cursor: &Cursor<'_>, position: usize) -> f64 {
-        let block = cursor.postings.blocks[position / BLOCK];
-        self.score(cursor.term, block.max_frequency, block.min_length)
-    }
-
     /// Block-max MaxScore, document at a time: the terms sorted by bound; the lowest ones
     /// whose bounds sum below the current `k`-th score are non-essential (a child holding
     /// only them cannot enter), so only the essential terms' children are candidates, and
@@ -284,19 +296,23 @@ impl Scorer<'_> {
     /// cannot enter, the walk jumps past it. A child's score is summed in query-term
     /// order, whatever path found it.
     fn max_score(&self, lists: &[Option<VisiblePostings<'_>>], top: &mut TopK) {
+        // Saturation bounds were computed at the segment's mean length (see `saturation`).
+        let stretch = (self.average_length / self.segment.reference_length).max(1.0);
         let mut cursors: Vec<Cursor<'_>> = lists
             .iter()
             .enumerate()
             .filter_map(|(term, list)| {
                 let list = list.as_ref()?;
                 let postings = list.postings;
+                let scale = self.idf[term] * (K1 + 1.0) * stretch;
                 Some(Cursor {
                     term,
                     postings,
                     positions: list.positions.as_deref(),
                     at: 0,
                     len: list.len(),
-                    bound: self.score(term, postings.max_frequency, postings.min_length),
+                    scale,
+                    bound: scale * postings.max_saturation,
                 })
             })
             .collect();
@@ -324,7 +340,7 @@ impl Scorer<'_> {
             let (mut block_bounds, mut blocks_end) = (bounds_below[essential], u32::MAX);
             for cursor in &cursors[essential..] {
                 if let Some(position) = cursor.position() {
-                    block_bounds += self.block_bound(cursor, position);
+                    block_bounds += cursor.block_bound(position);
                     blocks_end = blocks_end.min(cursor.block_end(position));
                 }
             }

@@ -7,13 +7,9 @@
 use roaring::RoaringBitmap;
 
 use super::analyzer::Analyzer;
+use super::saturation::{B, K1};
 use super::segment::{LexicalSegment, TermPostings, BLOCK};
 use crate::index::exact::{Neighbor, TopK};
-
-/// BM25's term-frequency saturation: Lucene's default.
-pub const K1: f64 = 1.2;
-/// BM25's length normalisation (0: none, 1: full): Lucene's default.
-pub const B: f64 = 0.75;
 
 /// Slack on MaxScore's bounds: a child is skipped only when its bound, raised by this
 /// relative amount, is still below the `k`-th score, so rounding (sums taken in another
@@ -134,17 +130,6 @@ fn term_score(idf: f64, frequency: u32, length: u32, average_length: f64) -> f64
     let frequency = f64::from(frequency);
     let norm = 1.0 - B + B * f64::from(length) / average_length;
     idf * (frequency * (K1 + 1.0)) / (frequency + K1 * norm)
-}
-
-/// The part of a term's score that depends on the child, `tf / (tf + K1 * norm)`: the
-/// score is `idf * (K1 + 1)` times it. At a mean length `average_length` above the
-/// `reference` a saturation was computed at, it is at most that saturation times
-/// `average_length / reference` (the length's share of the denominator shrinks by that
-/// ratio, the rest by less); below, at most that saturation.
-pub(super) fn saturation(frequency: u32, length: u32, average_length: f64) -> f64 {
-    let frequency = f64::from(frequency);
-    let norm = 1.0 - B + B * f64::from(length) / average_length;
-    frequency / (frequency + K1 * norm)
 }
 
 /// Whether a child whose score is at most `bound` cannot enter a top list whose entry

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use roaring::RoaringBitmap;
 
 use super::analyzer::Analyzer;
-use super::bm25::saturation;
+use super::saturation::saturation;
 
 /// Why children could not be built into a [`LexicalSegment`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

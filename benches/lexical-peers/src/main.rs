@@ -95,11 +95,14 @@ fn quantile(samples: &mut [Duration], q: f64) -> Duration {
 /// median pass is reported.
 const PASSES: usize = 7;
 
+/// A search path's queries per second and its answers, one per query.
+type Measured<T> = (f64, Vec<T>);
+
 /// One pass of `search` over every query: its queries per second and answers.
 fn pass<T>(
     queries: &[Query],
     search: &mut impl FnMut(&str) -> Result<T, Failure>,
-) -> Result<(f64, Vec<T>), Failure> {
+) -> Result<Measured<T>, Failure> {
     let started = Instant::now();
     let answers = queries
         .iter()
@@ -120,7 +123,7 @@ fn median(mut rates: Vec<f64>) -> f64 {
 fn timed<T>(
     queries: &[Query],
     mut search: impl FnMut(&str) -> Result<T, Failure>,
-) -> Result<(f64, Vec<T>), Failure> {
+) -> Result<Measured<T>, Failure> {
     let (_, answers) = pass(queries, &mut search)?;
     let rates = (0..PASSES)
         .map(|_| pass(queries, &mut search).map(|(rate, _)| rate))
@@ -134,7 +137,7 @@ fn duel<A, B>(
     queries: &[Query],
     mut first: impl FnMut(&str) -> Result<A, Failure>,
     mut second: impl FnMut(&str) -> Result<B, Failure>,
-) -> Result<((f64, Vec<A>), (f64, Vec<B>)), Failure> {
+) -> Result<(Measured<A>, Measured<B>), Failure> {
     let (_, first_answers) = pass(queries, &mut first)?;
     let (_, second_answers) = pass(queries, &mut second)?;
     let (mut first_rates, mut second_rates) = (Vec::new(), Vec::new());

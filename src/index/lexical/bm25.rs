@@ -1,20 +1,15 @@
 //! BM25 over a version's lexical segments: the exact top `k` of the caller's visible
-//! children, found by MaxScore (terms whose score bound cannot lift a child into the top
-//! `k` are probed, not walked). What the statistics count is decided in the folder's
+//! children, found by block-max MaxScore (terms whose score bound cannot lift a child into
+//! the top `k` are probed, not walked; runs of children whose blocks' bounds cannot are
+//! jumped). What the statistics count is decided in the folder's
 //! documentation ([`super`]).
-
-use std::iter::{Peekable, Zip};
 
 use roaring::RoaringBitmap;
 
 use super::analyzer::Analyzer;
-use super::segment::{LexicalSegment, TermPostings};
+use super::saturation::{B, K1};
+use super::segment::{LexicalSegment, TermPostings, BLOCK};
 use crate::index::exact::{Neighbor, TopK};
-
-/// BM25's term-frequency saturation: Lucene's default.
-pub const K1: f64 = 1.2;
-/// BM25's length normalisation (0: none, 1: full): Lucene's default.
-pub const B: f64 = 0.75;
 
 /// Slack on MaxScore's bounds: a child is skipped only when its bound, raised by this
 /// relative amount, is still below the `k`-th score, so rounding (sums taken in another
@@ -81,16 +76,19 @@ pub fn search(
     if k == 0 || terms.is_empty() {
         return Vec::new();
     }
-    // Per segment, each query term's postings and its visible children.
-    let visible_postings: Vec<Vec<Option<(&TermPostings, RoaringBitmap)>>> = segments
+    // Per segment, each query term's visible postings.
+    let lists: Vec<Vec<Option<VisiblePostings<'_>>>> = segments
         .iter()
         .map(|segment| {
-            let visible_holders = |postings: &TermPostings| &postings.children & visible;
+            // A segment whose children are all visible (the common case: no ACL narrows
+            // it) is walked as stored, with no intersection to allocate.
+            let all_visible = segment.children.is_subset(visible);
             terms
                 .iter()
                 .map(|term| {
                     let postings = segment.postings(term)?;
-                    Some((postings, visible_holders(postings))).filter(|(_, v)| !v.is_empty())
+                    let list = VisiblePostings::of(postings, visible, all_visible);
+                    Some(list).filter(|list| list.len() > 0)
                 })
                 .collect()
         })
@@ -101,22 +99,22 @@ pub fn search(
         .sum();
     let idf: Vec<f64> = (0..terms.len())
         .map(|term| {
-            let holders: u64 = visible_postings
+            let holders: usize = lists
                 .iter()
                 .filter_map(|lists| lists[term].as_ref())
-                .map(|(_, holders)| holders.len())
+                .map(VisiblePostings::len)
                 .sum();
             idf(visible_children as f64, holders as f64)
         })
         .collect();
     let mut top = TopK::new(k);
-    for (segment, lists) in segments.iter().zip(&visible_postings) {
+    for (segment, lists) in segments.iter().zip(&lists) {
         let scorer = Scorer {
             segment,
             idf: &idf,
             average_length: stats.average_length,
         };
-        scorer.max_score(lists, visible, &mut top);
+        scorer.max_score(lists, &mut top);
     }
     top.into_sorted()
 }
@@ -140,67 +138,124 @@ fn cannot_enter(bound: f64, threshold: f32) -> bool {
     ((bound * (1.0 + BOUND_SLACK)) as f32) < threshold
 }
 
-/// A query term's visible children in one segment, walked in order.
+/// A term's postings in one segment that the caller may see.
+struct VisiblePostings<'a> {
+    postings: &'a TermPostings,
+    /// The positions (in `postings`) of the visible ones, ascending; `None` when every
+    /// posting is visible.
+    positions: Option<Vec<u32>>,
+}
+
+impl<'a> VisiblePostings<'a> {
+    fn of(postings: &'a TermPostings, visible: &RoaringBitmap, all_visible: bool) -> Self {
+        if all_visible {
+            return VisiblePostings {
+                postings,
+                positions: None,
+            };
+        }
+        // The intersection runs container by container; each visible child's position is
+        // then found by a forward search in the term's array.
+        let holders = &postings.children & visible;
+        let mut positions = Vec::with_capacity(holders.len() as usize);
+        let mut from = 0;
+        for child in &holders {
+            from = first_at_least(postings.ids.len(), from, child, |at| postings.ids[at]);
+            positions.push(from as u32);
+        }
+        VisiblePostings {
+            postings,
+            positions: Some(positions),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.positions
+            .as_ref()
+            .map_or(self.postings.ids.len(), Vec::len)
+    }
+}
+
+/// The first index in `from..len` whose value (`value_at`, ascending) is at least
+/// `target`, or `len`: a galloping search from `from`, so a walk that seeks forward costs
+/// the logarithm of each jump.
+fn first_at_least(len: usize, from: usize, target: u32, value_at: impl Fn(usize) -> u32) -> usize {
+    let mut low = from;
+    let mut step = 1;
+    // Invariant: every index below `low` holds a value below `target`.
+    while low + step <= len && value_at(low + step - 1) < target {
+        low += step;
+        step *= 2;
+    }
+    let mut high = (low + step).min(len);
+    // Binary search in `low..high`, whose end holds a value >= target (or is `len`).
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if value_at(middle) < target {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    low
+}
+
+/// A query term's visible postings in one segment, walked in child order.
 struct Cursor<'a> {
     /// The term's index in the query's sorted terms.
     term: usize,
     postings: &'a TermPostings,
-    holders: &'a RoaringBitmap,
+    positions: Option<&'a [u32]>,
+    /// The next visible posting: an index into `positions`, or into the postings.
+    at: usize,
+    len: usize,
+    /// A saturation bound (the segment's, a block's) times this bounds a score.
+    scale: f64,
     /// No child's score for the term exceeds this.
     bound: f64,
-    next: Peekable<Walk<'a>>,
 }
 
-/// A term's visible children in one segment with their frequencies, in order.
-enum Walk<'a> {
-    /// Most of the term's children are visible: its children walked beside their
-    /// frequencies, the visible ones kept.
-    Postings {
-        children: Zip<roaring::bitmap::Iter<'a>, std::slice::Iter<'a, u32>>,
-        visible: &'a RoaringBitmap,
-    },
-    /// Few are: the visible ones walked, each one's frequency found by its rank.
-    Holders {
-        holders: roaring::bitmap::Iter<'a>,
-        postings: &'a TermPostings,
-    },
-}
-
-impl<'a> Walk<'a> {
-    fn new(
-        postings: &'a TermPostings,
-        holders: &'a RoaringBitmap,
-        visible: &'a RoaringBitmap,
-    ) -> Self {
-        // A rank costs up to a dense container's popcounts; a step of the walk, one bit test.
-        if holders.len() * 4 >= postings.children.len() {
-            Walk::Postings {
-                children: postings.children.iter().zip(postings.frequencies.iter()),
-                visible,
-            }
-        } else {
-            Walk::Holders {
-                holders: holders.iter(),
-                postings,
-            }
+impl Cursor<'_> {
+    /// The position in the postings of the visible posting at `at`.
+    fn position_of(&self, at: usize) -> usize {
+        match self.positions {
+            Some(positions) => positions[at] as usize,
+            None => at,
         }
     }
-}
 
-impl Iterator for Walk<'_> {
-    /// A child and the term's frequency in it.
-    type Item = (u32, u32);
+    /// The current posting's position in the postings, if the walk is not over.
+    fn position(&self) -> Option<usize> {
+        (self.at < self.len).then(|| self.position_of(self.at))
+    }
 
-    fn next(&mut self) -> Option<(u32, u32)> {
-        match self {
-            Walk::Postings { children, visible } => children
-                .find(|&(child, _)| visible.contains(child))
-                .map(|(child, &frequency)| (child, frequency)),
-            Walk::Holders { holders, postings } => {
-                let child = holders.next()?;
-                Some((child, postings.frequency_of(child)))
-            }
-        }
+    fn child(&self) -> Option<u32> {
+        self.position().map(|position| self.postings.ids[position])
+    }
+
+    /// The term's frequency in `child`, when the current posting is `child`'s.
+    fn frequency_at(&self, child: u32) -> Option<u32> {
+        let position = self.position()?;
+        (self.postings.ids[position] == child).then(|| self.postings.frequencies[position])
+    }
+
+    /// Moves to the first visible posting whose child is at least `child`.
+    fn seek(&mut self, child: u32) {
+        self.at = first_at_least(self.len, self.at, child, |at| {
+            self.postings.ids[self.position_of(at)]
+        });
+    }
+
+    /// The bound of the term's scores in the block holding `position`.
+    fn block_bound(&self, position: usize) -> f64 {
+        self.scale * self.postings.blocks[position / BLOCK]
+    }
+
+    /// The last child of the block holding `position`: every posting of the block up
+    /// to it is bounded by the block's bound.
+    fn block_end(&self, position: usize) -> u32 {
+        let end = ((position / BLOCK + 1) * BLOCK).min(self.postings.ids.len());
+        self.postings.ids[end - 1]
     }
 }
 
@@ -213,43 +268,36 @@ struct Scorer<'a> {
 }
 
 impl Scorer<'_> {
-    fn score(&self, cursor: &Cursor<'_>, frequency: u32, length: u32) -> f64 {
-        term_score(
-            self.idf[cursor.term],
-            frequency,
-            length,
-            self.average_length,
-        )
+    fn score(&self, term: usize, frequency: u32, length: u32) -> f64 {
+        term_score(self.idf[term], frequency, length, self.average_length)
     }
 
-    /// MaxScore, document at a time: the terms sorted by bound; the lowest ones whose
-    /// bounds sum below the current `k`-th score are non-essential (a child holding only
-    /// them cannot enter), so only the essential terms' children are candidates, and the
-    /// others are probed for a candidate while its bound can still reach the top `k`.
-    /// A child's score is summed in query-term order, whatever path found it.
-    fn max_score(
-        &self,
-        lists: &[Option<(&TermPostings, RoaringBitmap)>],
-        visible: &RoaringBitmap,
-        top: &mut TopK,
-    ) {
+    /// Block-max MaxScore, document at a time: the terms sorted by bound; the lowest ones
+    /// whose bounds sum below the current `k`-th score are non-essential (a child holding
+    /// only them cannot enter), so only the essential terms' children are candidates, and
+    /// the others are sought for a candidate while its bound can still reach the top `k`.
+    /// Before a candidate is scored, the essential terms' current blocks bound every child
+    /// up to the first of their ends: when that bound (with the non-essential terms')
+    /// cannot enter, the walk jumps past it. A child's score is summed in query-term
+    /// order, whatever path found it.
+    fn max_score(&self, lists: &[Option<VisiblePostings<'_>>], top: &mut TopK) {
+        // Saturation bounds were computed at the segment's mean length (see `saturation`).
+        let stretch = (self.average_length / self.segment.reference_length).max(1.0);
         let mut cursors: Vec<Cursor<'_>> = lists
             .iter()
             .enumerate()
             .filter_map(|(term, list)| {
-                let (postings, holders) = list.as_ref()?;
-                let bound = term_score(
-                    self.idf[term],
-                    postings.max_frequency,
-                    postings.min_length,
-                    self.average_length,
-                );
+                let list = list.as_ref()?;
+                let postings = list.postings;
+                let scale = self.idf[term] * (K1 + 1.0) * stretch;
                 Some(Cursor {
                     term,
                     postings,
-                    holders,
-                    bound,
-                    next: Walk::new(postings, holders, visible).peekable(),
+                    positions: list.positions.as_deref(),
+                    at: 0,
+                    len: list.len(),
+                    scale,
+                    bound: scale * postings.max_saturation,
                 })
             })
             .collect();
@@ -270,30 +318,47 @@ impl Scorer<'_> {
             {
                 essential += 1;
             }
-            let candidate = cursors[essential..]
-                .iter_mut()
-                .filter_map(|cursor| cursor.next.peek().map(|&(child, _)| child))
-                .min();
+            let candidate = cursors[essential..].iter().filter_map(Cursor::child).min();
             let Some(child) = candidate else { break };
+            // Every essential cursor is at `child` or after it, inside a block ending at
+            // or after it: up to the first block end, their blocks bound them.
+            let (mut block_bounds, mut blocks_end) = (bounds_below[essential], u32::MAX);
+            for cursor in &cursors[essential..] {
+                if let Some(position) = cursor.position() {
+                    block_bounds += cursor.block_bound(position);
+                    blocks_end = blocks_end.min(cursor.block_end(position));
+                }
+            }
+            if cannot_enter(block_bounds, threshold) {
+                let Some(past) = blocks_end.checked_add(1) else {
+                    break;
+                };
+                for cursor in &mut cursors[essential..] {
+                    cursor.seek(past);
+                }
+                continue;
+            }
             let length = self.segment.length_of(child);
             contributions.fill(0.0);
             let mut partial = 0.0;
             for cursor in &mut cursors[essential..] {
-                if let Some((_, frequency)) = cursor.next.next_if(|&(at, _)| at == child) {
-                    let score = self.score(cursor, frequency, length);
+                if let Some(frequency) = cursor.frequency_at(child) {
+                    let score = self.score(cursor.term, frequency, length);
                     contributions[cursor.term] = score;
                     partial += score;
+                    cursor.at += 1;
                 }
             }
             let mut reachable = true;
-            for (at, cursor) in cursors[..essential].iter().enumerate().rev() {
+            for at in (0..essential).rev() {
                 if cannot_enter(partial + bounds_below[at + 1], threshold) {
                     reachable = false;
                     break;
                 }
-                if cursor.holders.contains(child) {
-                    let frequency = cursor.postings.frequency_of(child);
-                    let score = self.score(cursor, frequency, length);
+                let cursor = &mut cursors[at];
+                cursor.seek(child);
+                if let Some(frequency) = cursor.frequency_at(child) {
+                    let score = self.score(cursor.term, frequency, length);
                     contributions[cursor.term] = score;
                     partial += score;
                 }

@@ -23,12 +23,14 @@ mod analyzer;
 mod bm25;
 mod codec;
 mod language;
+mod saturation;
 mod segment;
 
 pub use analyzer::{Analyzer, MAX_TERM_BYTES};
-pub use bm25::{search, CorpusStats, B, K1};
+pub use bm25::{search, CorpusStats};
 pub use codec::LexicalDecodeError;
 pub use language::LexicalLanguage;
+pub use saturation::{B, K1};
 pub use segment::{LexicalBuildError, LexicalSegment};
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use roaring::RoaringBitmap;
 
 use super::analyzer::Analyzer;
+use super::saturation::saturation;
 
 /// Why children could not be built into a [`LexicalSegment`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +28,9 @@ pub struct LexicalSegment {
     pub(super) lengths: Vec<u32>,
     /// Where each child is in `children`'s order (derived from `children`).
     positions: Positions,
+    /// The mean of `lengths` (1 when it is 0): the mean length the terms' saturation
+    /// bounds were computed with (derived).
+    pub(super) reference_length: f64,
     /// Sorted by term, bytewise; each term once.
     pub(super) terms: Vec<TermPostings>,
 }
@@ -39,12 +43,23 @@ pub(super) struct TermPostings {
     pub(super) children: RoaringBitmap,
     /// The term's frequency in each of `children`, in their order (each at least 1).
     pub(super) frequencies: Vec<u32>,
-    /// The largest of `frequencies` and the shortest length among `children`: a child's
-    /// BM25 term score rises with its frequency and falls with its length, so these two
-    /// bound every child's score for the term (MaxScore's upper bound).
+    /// The largest of `frequencies` (the codec's width for them).
     pub(super) max_frequency: u32,
-    pub(super) min_length: u32,
+    /// `children` as an array (derived when built or decoded): a search walks and seeks a
+    /// term's postings by position, beside `frequencies`.
+    pub(super) ids: Vec<u32>,
+    /// Per run of [`BLOCK`] postings, the largest [`saturation`] of its children at the
+    /// segment's `reference_length` (derived too): a child's score for the term is its IDF
+    /// times `K1 + 1` times its saturation, so these bound a block's scores, and a search
+    /// skips a run of children whose blocks cannot enter the top `k`.
+    pub(super) blocks: Vec<f64>,
+    /// The largest of `blocks`: the bound of every child's score (MaxScore's).
+    pub(super) max_saturation: f64,
 }
+
+/// Postings per block of [`TermPostings::blocks`]: small enough that a block's bound is
+/// tight, large enough that checking it costs little beside scoring its children.
+pub(super) const BLOCK: usize = 64;
 
 /// Where each child of a segment is in its order: an array indexed by child number when
 /// the children span few more numbers than they are (a segment is a run of child numbers,
@@ -77,14 +92,6 @@ impl Positions {
             positions[(child - first) as usize] = position as u32;
         }
         Positions::Table { first, positions }
-    }
-}
-
-impl TermPostings {
-    /// The term's frequency in `child`, which must be one of its children.
-    pub(super) fn frequency_of(&self, child: u32) -> u32 {
-        let position = (self.children.rank(child) as usize).saturating_sub(1);
-        self.frequencies.get(position).copied().unwrap_or(0)
     }
 }
 
@@ -135,27 +142,40 @@ impl LexicalSegment {
         terms: impl IntoIterator<Item = (Box<str>, RoaringBitmap, Vec<u32>)>,
     ) -> LexicalSegment {
         children.optimize();
+        let total: u64 = lengths.iter().map(|&length| u64::from(length)).sum();
+        let mean = total as f64 / lengths.len().max(1) as f64;
         let mut segment = LexicalSegment {
             positions: Positions::of(&children),
             children,
             lengths,
+            reference_length: if mean > 0.0 { mean } else { 1.0 },
             terms: Vec::new(),
         };
         segment.terms = terms
             .into_iter()
             .map(|(term, mut holders, frequencies)| {
                 holders.optimize();
-                let min_length = holders
+                let ids: Vec<u32> = holders.iter().collect();
+                let saturations: Vec<f64> = ids
                     .iter()
-                    .map(|child| segment.length_of(child))
-                    .min()
-                    .unwrap_or(0);
+                    .zip(&frequencies)
+                    .map(|(&child, &frequency)| {
+                        let length = segment.length_of(child);
+                        saturation(frequency, length, segment.reference_length)
+                    })
+                    .collect();
+                let blocks: Vec<f64> = saturations
+                    .chunks(BLOCK)
+                    .map(|block| block.iter().copied().fold(0.0, f64::max))
+                    .collect();
                 TermPostings {
                     term,
                     max_frequency: frequencies.iter().copied().max().unwrap_or(0),
-                    min_length,
+                    max_saturation: blocks.iter().copied().fold(0.0, f64::max),
                     children: holders,
                     frequencies,
+                    ids,
+                    blocks,
                 }
             })
             .collect();

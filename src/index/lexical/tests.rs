@@ -84,11 +84,19 @@ fn oracle(
 /// gaps (so a segment's children are not always contiguous, and now and then spread so
 /// wide that positions are found by rank), texts of up to 10 words.
 fn corpus() -> impl Strategy<Value = Corpus> {
+    corpus_sized(1..4, 0..30)
+}
+
+/// As [`corpus`], with `segments` segments of `children` children each.
+fn corpus_sized(
+    segments: std::ops::Range<usize>,
+    children: std::ops::Range<usize>,
+) -> impl Strategy<Value = Corpus> {
     let text = prop::collection::vec(prop::sample::select(&VOCABULARY[..]), 0..10)
         .prop_map(|words| words.join(" "));
     let gap = prop_oneof![8 => 1u32..4, 1 => 70_000u32..200_000];
     let child = (gap, text);
-    prop::collection::vec(prop::collection::vec(child, 0..30), 1..4).prop_map(|segments| {
+    prop::collection::vec(prop::collection::vec(child, children), segments).prop_map(|segments| {
         let mut next = 0u32;
         segments
             .into_iter()
@@ -127,6 +135,47 @@ fn language() -> impl Strategy<Value = LexicalLanguage> {
     ])
 }
 
+/// Searches `corpus` as the properties draw it and compares with the oracle: the same
+/// children in the same order, scores within rounding, only visible ones.
+fn check_against_oracle(
+    corpus: &Corpus,
+    language: LexicalLanguage,
+    mask: &[bool],
+    live_mask: &[bool],
+    shape: u8,
+    query: &[&str],
+    k: usize,
+) -> Result<(), TestCaseError> {
+    let analyzer = Analyzer::new(language);
+    let segments = built(corpus, &analyzer);
+    let segments: Vec<&LexicalSegment> = segments.iter().collect();
+    let visible = visible_set(corpus, mask, shape);
+    // The version's live children: visible ones and some the caller cannot see.
+    let live = &visible | &visible_set(corpus, live_mask, 2);
+    let stats = CorpusStats::of_live(&segments, &live);
+    let lengths: Vec<usize> = corpus
+        .iter()
+        .flatten()
+        .filter(|(child, _)| live.contains(*child))
+        .map(|(_, text)| analyzer.terms(text).len())
+        .collect();
+    let expected_average = lengths.iter().sum::<usize>() as f64 / lengths.len() as f64;
+    if expected_average > 0.0 {
+        prop_assert_eq!(stats.average_length(), expected_average);
+    }
+    let query = query.join(" ");
+    let found = search(&segments, &query, &analyzer, &visible, &stats, k);
+    let all = oracle(corpus, &analyzer, &query, &visible, stats.average_length());
+    prop_assert_eq!(found.len(), k.min(all.len()));
+    for (hit, want) in found.iter().zip(&all) {
+        prop_assert_eq!(hit.id, want.id, "found {:?}, oracle {:?}", found, all);
+        let tolerance = 1e-5 * want.score.abs();
+        prop_assert!((hit.score - want.score).abs() <= tolerance);
+        prop_assert!(visible.contains(hit.id));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -141,33 +190,7 @@ proptest! {
         // Small k fills the top list early, so MaxScore skips and probes.
         k in prop_oneof![1usize..4, 0usize..40],
     ) {
-        let analyzer = Analyzer::new(language);
-        let segments = built(&corpus, &analyzer);
-        let segments: Vec<&LexicalSegment> = segments.iter().collect();
-        let visible = visible_set(&corpus, &mask, shape);
-        // The version's live children: visible ones and some the caller cannot see.
-        let live = &visible | &visible_set(&corpus, &live_mask, 2);
-        let stats = CorpusStats::of_live(&segments, &live);
-        let lengths: Vec<usize> = corpus
-            .iter()
-            .flatten()
-            .filter(|(child, _)| live.contains(*child))
-            .map(|(_, text)| analyzer.terms(text).len())
-            .collect();
-        let expected_average = lengths.iter().sum::<usize>() as f64 / lengths.len() as f64;
-        if expected_average > 0.0 {
-            prop_assert_eq!(stats.average_length(), expected_average);
-        }
-        let query = query.join(" ");
-        let found = search(&segments, &query, &analyzer, &visible, &stats, k);
-        let all = oracle(&corpus, &analyzer, &query, &visible, stats.average_length());
-        prop_assert_eq!(found.len(), k.min(all.len()));
-        for (hit, want) in found.iter().zip(&all) {
-            prop_assert_eq!(hit.id, want.id, "found {:?}, oracle {:?}", found, all);
-            let tolerance = 1e-5 * want.score.abs();
-            prop_assert!((hit.score - want.score).abs() <= tolerance);
-            prop_assert!(visible.contains(hit.id));
-        }
+        check_against_oracle(&corpus, language, &mask, &live_mask, shape, &query, k)?;
     }
 
     /// Children the caller cannot see change no score: the same search over segments
@@ -195,6 +218,24 @@ proptest! {
         });
         let [whole, alone] = &mut results;
         prop_assert_eq!(whole, alone);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Segments of hundreds of children: a frequent term's postings span several blocks,
+    /// so the walk jumps blocks whose bounds cannot enter and seeks across them.
+    #[test]
+    fn search_across_blocks_is_the_oracles_top_k(
+        corpus in corpus_sized(1..3, 150..400),
+        mask in prop::collection::vec(any::<bool>(), 1..20),
+        live_mask in prop::collection::vec(any::<bool>(), 1..20),
+        shape in 0u8..5,
+        query in prop::collection::vec(prop::sample::select(&VOCABULARY[..]), 1..4),
+        k in 1usize..12,
+    ) {
+        check_against_oracle(&corpus, LexicalLanguage::English, &mask, &live_mask, shape, &query, k)?;
     }
 }
 

@@ -110,18 +110,35 @@ impl Hybrid {
 /// least `wanted`), and fuses anew: a deeper leg may change the fused order, which the
 /// collector handles by grouping again.
 pub(crate) struct Fused<'a> {
-    pub(crate) dense: &'a mut dyn Rank,
-    pub(crate) lexical: &'a mut dyn Rank,
-    pub(crate) hybrid: Hybrid,
+    dense: &'a mut dyn Rank,
+    lexical: &'a mut dyn Rank,
+    hybrid: Hybrid,
+    /// Microseconds spent fusing (the legs' own time is theirs), over every call.
+    pub(crate) micros: u64,
+}
+
+impl<'a> Fused<'a> {
+    pub(crate) fn new(dense: &'a mut dyn Rank, lexical: &'a mut dyn Rank, hybrid: Hybrid) -> Self {
+        Fused {
+            dense,
+            lexical,
+            hybrid,
+            micros: 0,
+        }
+    }
 }
 
 impl Rank for Fused<'_> {
     fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
         let dense = self.dense.rank(self.hybrid.dense_depth.max(wanted))?;
         let lexical = self.lexical.rank(self.hybrid.lexical_depth.max(wanted))?;
-        let mut neighbors = fuse(self.hybrid.fusion, &dense.neighbors, &lexical.neighbors);
-        neighbors.sort_by(Neighbor::rank);
-        neighbors.truncate(wanted);
+        let fusion = self.hybrid.fusion;
+        let neighbors = super::timed(&mut self.micros, || {
+            let mut neighbors = fuse(fusion, &dense.neighbors, &lexical.neighbors);
+            neighbors.sort_by(Neighbor::rank);
+            neighbors.truncate(wanted);
+            neighbors
+        });
         Ok(ChildSearch { neighbors, ..dense })
     }
 }
@@ -203,11 +220,7 @@ mod tests {
         let mut dense = Fixed(list(&[(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]), Vec::new());
         let mut lexical = Fixed(list(&[(4, 9.0), (5, 3.0)]), Vec::new());
         let hybrid = Hybrid::default().dense_depth(1).lexical_depth(1);
-        let mut fused = Fused {
-            dense: &mut dense,
-            lexical: &mut lexical,
-            hybrid,
-        };
+        let mut fused = Fused::new(&mut dense, &mut lexical, hybrid);
         let first = fused.rank(2).unwrap().neighbors;
         let second = fused.rank(4).unwrap().neighbors;
         assert_eq!((dense.1, lexical.1), (vec![2, 4], vec![2, 4]));

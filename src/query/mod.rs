@@ -156,6 +156,10 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 pub struct SearchRequest {
     /// The query: a text the index's embedder embeds, or a vector.
     pub query: Query,
+    /// A text query's vector, already embedded by the index's embedder: the dense leg
+    /// searches with it instead of embedding the text, the lexical leg reads the text
+    /// (see [`SearchRequest::with_query_vector`]). `None` by default.
+    pub query_vector: Option<Vec<f32>>,
     /// Who asks: the documents they may see are the only ones searched ([`Access::public`] by default).
     pub access: Access,
     /// Reading units to return: the answer holds `min(k, distinct visible units)` (fewer
@@ -217,6 +221,7 @@ impl SearchRequest {
     fn new(query: Query) -> Self {
         SearchRequest {
             query,
+            query_vector: None,
             access: Access::public(),
             k: DEFAULT_K,
             children: None,
@@ -231,6 +236,23 @@ impl SearchRequest {
             filter: None,
             mode: DEFAULT_MODE,
         }
+    }
+
+    /// Gives a text query its vector, embedded beforehand by the index's embedder (checked
+    /// for dimension), so that a caller asking one question in several modes embeds it once.
+    /// Refused beside a vector query.
+    ///
+    /// ```
+    /// use folio::query::{Hybrid, SearchMode, SearchRequest};
+    ///
+    /// let request = SearchRequest::text("refund a card payment")
+    ///     .with_query_vector(vec![0.6, 0.8])
+    ///     .mode(SearchMode::Hybrid(Hybrid::default()));
+    /// assert_eq!(request.query_vector.as_deref(), Some(&[0.6, 0.8][..]));
+    /// ```
+    pub fn with_query_vector(mut self, vector: Vec<f32>) -> Self {
+        self.query_vector = Some(vector);
+        self
     }
 
     /// Ranks children by `mode` (see the field of that name).
@@ -416,6 +438,25 @@ pub struct SearchStats {
     pub duplicates_dropped: usize,
     /// Time the search took, in microseconds.
     pub micros: u64,
+    /// Where that time went, stage by stage.
+    pub stage_micros: StageTimes,
+}
+
+/// Microseconds a search spent in each stage; a stage the mode does not run is 0. The legs
+/// are timed over every time the collector asked them (it asks again, deeper, when the
+/// children fall short), so `dense + lexical + fuse + assemble` is the collection's time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StageTimes {
+    /// Embedding a text query (0 for a vector, or a text given its vector).
+    pub embed: u64,
+    /// The dense leg: the segments searched by vector.
+    pub dense: u64,
+    /// The lexical leg: BM25 over the postings.
+    pub lexical: u64,
+    /// Fusing the two legs' lists.
+    pub fuse: u64,
+    /// Grouping the children into units, expansion, near-duplicates and the budget.
+    pub assemble: u64,
 }
 
 /// The answer to a [`SearchRequest`]: which index version answered, and the units.
@@ -492,12 +533,15 @@ fn search_from(
     if let Some(filter) = &request.filter {
         visible &= &*snapshot.matching(&state, filter)?;
     }
+    // Resolving the target and computing the visible set are in the total, in no stage.
+    let before_collect = started.elapsed().as_micros() as u64;
     let chunks = units::SnapshotChunks::new(snapshot, &state);
     let seen = visible.len();
+    let mut stages = StageTimes::default();
     let collected = match (source, request.mode) {
         (Some(source), SearchMode::Dense) => {
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut through = rank::Through {
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut through = rank::Timed::new(rank::Through {
                 source,
                 chunks: &chunks,
                 index: state.name(),
@@ -506,34 +550,44 @@ fn search_from(
                 query: query.as_slice(),
                 access: &request.access,
                 visible: &visible,
-            };
-            collect(&mut through, &chunks, request, seen)?
+            });
+            let collected = collect(&mut through, &chunks, request, seen)?;
+            stages.dense = through.micros;
+            collected
         }
         (Some(_), mode) => {
             let allowed = "dense (a child source ranks by vector)";
             return Err(InvalidParameter::new("mode", mode.name(), allowed).into());
         }
         (None, SearchMode::Dense) => {
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
-            collect(&mut dense, &chunks, request, seen)?
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut dense = rank::Timed::new(dense_leg(snapshot, &view, &query, &visible, request));
+            let collected = collect(&mut dense, &chunks, request, seen)?;
+            stages.dense = dense.micros;
+            collected
         }
         (None, SearchMode::Lexical) => {
-            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
-            collect(&mut lexical, &chunks, request, seen)?
+            let mut lexical = rank::Timed::new(lexical_leg(snapshot, &view, &visible, request)?);
+            let collected = collect(&mut lexical, &chunks, request, seen)?;
+            stages.lexical = lexical.micros;
+            collected
         }
         (None, SearchMode::Hybrid(hybrid)) => {
-            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
-            let mut fused = fusion::Fused {
-                dense: &mut dense,
-                lexical: &mut lexical,
-                hybrid,
-            };
-            collect(&mut fused, &chunks, request, seen)?
+            let mut lexical = rank::Timed::new(lexical_leg(snapshot, &view, &visible, request)?);
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut dense = rank::Timed::new(dense_leg(snapshot, &view, &query, &visible, request));
+            let mut fused = fusion::Fused::new(&mut dense, &mut lexical, hybrid);
+            let collected = collect(&mut fused, &chunks, request, seen)?;
+            stages.fuse = fused.micros;
+            stages.dense = dense.micros;
+            stages.lexical = lexical.micros;
+            collected
         }
     };
+    let collecting = started.elapsed().as_micros() as u64;
+    stages.assemble = collecting
+        .saturating_sub(stages.embed + stages.dense + stages.lexical + stages.fuse)
+        .saturating_sub(before_collect);
     let search = collected.search;
     Ok(SearchResponse {
         index: state.name().to_string(),
@@ -548,10 +602,19 @@ fn search_from(
             link_lists: search.lists,
             visible: visible.len(),
             duplicates_dropped: collected.duplicates,
-            micros: started.elapsed().as_micros() as u64,
+            micros: collecting,
+            stage_micros: stages,
         },
         request_id: None,
     })
+}
+
+/// Runs `stage`, adding the microseconds it took to `micros`.
+fn timed<T>(micros: &mut u64, stage: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let out = stage();
+    *micros += started.elapsed().as_micros() as u64;
+    out
 }
 
 /// The dense leg: the version's own segments searched by vector.
@@ -594,33 +657,42 @@ fn lexical_leg<'a>(
     }
 }
 
+/// The request's query vector, checked; the time spent embedding a text is added to
+/// `embed_micros`.
 fn query_vector(
     handle: &dyn Handle,
     state: &IndexState,
-    query: &Query,
-) -> Result<QueryVector, ReadError> {
+    request: &SearchRequest,
+    embed_micros: &mut u64,
+) -> Result<QueryVector, QueryError> {
     let identity = state.embedder();
     let dim = identity.dimension as usize;
-    let vector = match query {
-        Query::Vector(v) => v.clone(),
-        Query::Text(text) => {
+    let vector = match (&request.query, &request.query_vector) {
+        (Query::Vector(_), Some(_)) => {
+            let allowed = "none beside a vector query (give the vector as the query)";
+            return Err(InvalidParameter::new("query_vector", "a vector", allowed).into());
+        }
+        (Query::Vector(v), None) | (Query::Text(_), Some(v)) => v.clone(),
+        (Query::Text(text), None) => {
             let embedder = handle.embedder(&identity.name).ok_or_else(|| {
                 ReadError::EmbedderNotRegistered {
                     index: state.name().to_string(),
                     embedder: identity.name.clone(),
                 }
             })?;
-            embedder.embed_queries(&[text.as_str()])?
+            timed(embed_micros, || embedder.embed_queries(&[text.as_str()]))
+                .map_err(ReadError::from)?
         }
     };
     if vector.len() != dim {
         return Err(ReadError::DimensionMismatch {
             expected: dim,
             found: vector.len(),
-        });
+        }
+        .into());
     }
-    validate(&vector, dim)?;
-    QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector)
+    validate(&vector, dim).map_err(ReadError::from)?;
+    QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector.into())
 }
 
 /// What routes `request` through an alias: its route key, else its query.

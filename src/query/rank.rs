@@ -25,6 +25,25 @@ pub trait Rank {
     fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError>;
 }
 
+/// A ranker whose time is counted: `micros` adds up every call (a stage of
+/// [`super::StageTimes`]).
+pub(crate) struct Timed<R> {
+    inner: R,
+    pub(crate) micros: u64,
+}
+
+impl<R: Rank> Timed<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Timed { inner, micros: 0 }
+    }
+}
+
+impl<R: Rank> Rank for Timed<R> {
+    fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+        super::timed(&mut self.micros, || self.inner.rank(wanted))
+    }
+}
+
 /// The version's own segments, searched by the planner (an exact scan or a graph walk per
 /// segment) among the visible children.
 pub(crate) struct Segments<'a> {

@@ -420,3 +420,85 @@ fn the_filter_narrows_the_lexical_leg_before_scoring() {
     assert_eq!(hybrid.len(), 2);
     assert!(!hybrid.contains(&"best".to_string()), "{hybrid:?}");
 }
+
+/// A text query given its vector beforehand answers as the text alone in every mode (the
+/// dense leg takes the vector, the lexical leg the text), and skips the embedding; a
+/// vector of another dimension, or one beside a vector query, is refused with a typed
+/// error.
+#[test]
+fn a_text_query_with_its_vector_answers_as_the_text_alone() {
+    use folio::embed::{Embedder, HashEmbedder};
+    let (_dir, store) = temp_store(small_options());
+    let mut batch = store.batch();
+    for (id, text) in [
+        ("a", "apple kernel"),
+        ("b", "cherry invoice"),
+        ("c", "apple pie"),
+    ] {
+        batch.upsert(doc(id, text));
+    }
+    batch.commit().unwrap();
+    let query = "apple invoice";
+    let vector = HashEmbedder::new(8)
+        .unwrap()
+        .embed_queries(&[query])
+        .unwrap();
+    let hybrid = SearchMode::Hybrid(Hybrid::default());
+    for mode in [SearchMode::Dense, SearchMode::Lexical, hybrid] {
+        let alone = store
+            .search(&SearchRequest::text(query).mode(mode))
+            .unwrap();
+        let given = SearchRequest::text(query)
+            .with_query_vector(vector.clone())
+            .mode(mode);
+        let given = store.search(&given).unwrap();
+        assert_eq!(units(&given), units(&alone), "{mode:?}");
+        assert_eq!(given.stats.stage_micros.embed, 0, "{mode:?}");
+    }
+    let short = SearchRequest::text(query).with_query_vector(vec![0.5; 4]);
+    let error = store.search(&short.mode(hybrid)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            folio::QueryError::Read(folio::ReadError::DimensionMismatch {
+                expected: 8,
+                found: 4
+            })
+        ),
+        "{error:?}"
+    );
+    let twice = SearchRequest::vector(vector.clone()).with_query_vector(vector);
+    let error = store.search(&twice).unwrap_err();
+    assert!(
+        matches!(&error, folio::QueryError::Read(folio::ReadError::InvalidParameter(p)) if p.name == "query_vector"),
+        "{error:?}"
+    );
+}
+
+/// Each mode times only the stages it runs, and the stages add up to no more than the
+/// search.
+#[test]
+fn stage_times_name_the_stages_each_mode_runs() {
+    let (_dir, store) = temp_store(small_options());
+    store.upsert(doc("a", "apple kernel")).unwrap();
+    let stages = |mode| {
+        let response = store
+            .search(&SearchRequest::text("apple").mode(mode))
+            .unwrap();
+        let s = response.stats.stage_micros;
+        assert!(
+            s.embed + s.dense + s.lexical + s.fuse + s.assemble <= response.stats.micros,
+            "{mode:?}: {s:?} over {}",
+            response.stats.micros
+        );
+        s
+    };
+    let dense = stages(SearchMode::Dense);
+    assert_eq!((dense.lexical, dense.fuse), (0, 0), "{dense:?}");
+    let lexical = stages(SearchMode::Lexical);
+    assert_eq!(
+        (lexical.embed, lexical.dense, lexical.fuse),
+        (0, 0, 0),
+        "{lexical:?}"
+    );
+}

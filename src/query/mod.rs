@@ -148,8 +148,8 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 /// | expansion | `Parent` | [`DEFAULT_EXPAND`] |
 /// | near-duplicate threshold | 0.9 | [`DEFAULT_DEDUP_THRESHOLD`] |
 /// | ranking mode | `Dense` | [`DEFAULT_MODE`] |
-/// | hybrid: reciprocal rank fusion's `k` | 60 | [`DEFAULT_RRF_K`] |
-/// | hybrid: weighted fusion's dense weight | 0.5 | [`DEFAULT_DENSE_WEIGHT`] |
+/// | hybrid: the default fusion, weighted: its dense weight | 0.7 | [`DEFAULT_DENSE_WEIGHT`] |
+/// | hybrid: reciprocal rank fusion's `k` (when chosen without one) | 60 | [`DEFAULT_RRF_K`] |
 /// | hybrid: children the dense leg ranks (at least those wanted) | 100 | [`DEFAULT_DENSE_DEPTH`] |
 /// | hybrid: children the lexical leg ranks (at least those wanted) | 100 | [`DEFAULT_LEXICAL_DEPTH`] |
 #[derive(Debug, Clone)]

@@ -139,7 +139,7 @@ impl Rank for Fused<'_> {
         let dense = self.dense.rank(self.hybrid.dense_depth.max(wanted))?;
         let lexical = self.lexical.rank(self.hybrid.lexical_depth.max(wanted))?;
         let fusion = self.hybrid.fusion;
-        let neighbors = super::timed(&mut self.micros, || {
+        let neighbors = super::timed("fuse", &mut self.micros, || {
             let mut neighbors = fuse(fusion, &dense.neighbors, &lexical.neighbors);
             neighbors.sort_by(Neighbor::rank);
             neighbors.truncate(wanted);

@@ -514,6 +514,7 @@ fn search_from(
     request: &SearchRequest,
     source: Option<&mut dyn ChildSource>,
 ) -> Result<SearchResponse, QueryError> {
+    let _span = tracing::debug_span!("folio.search", mode = request.mode.name()).entered();
     let started = Instant::now();
     request.expand.validate()?;
     if let Some(threshold) = request.dedup {
@@ -541,16 +542,19 @@ fn search_from(
     let collected = match (source, request.mode) {
         (Some(source), SearchMode::Dense) => {
             let query = query_vector(handle, &state, request, &mut stages.embed)?;
-            let mut through = rank::Timed::new(rank::Through {
-                source,
-                chunks: &chunks,
-                index: state.name(),
-                version: view.version(),
-                metric: state.embedder().metric,
-                query: query.as_slice(),
-                access: &request.access,
-                visible: &visible,
-            });
+            let mut through = rank::Timed::new(
+                "dense",
+                rank::Through {
+                    source,
+                    chunks: &chunks,
+                    index: state.name(),
+                    version: view.version(),
+                    metric: state.embedder().metric,
+                    query: query.as_slice(),
+                    access: &request.access,
+                    visible: &visible,
+                },
+            );
             let collected = collect(&mut through, &chunks, request, seen)?;
             stages.dense = through.micros;
             collected
@@ -561,21 +565,29 @@ fn search_from(
         }
         (None, SearchMode::Dense) => {
             let query = query_vector(handle, &state, request, &mut stages.embed)?;
-            let mut dense = rank::Timed::new(dense_leg(snapshot, &view, &query, &visible, request));
+            let mut dense = rank::Timed::new(
+                "dense",
+                dense_leg(snapshot, &view, &query, &visible, request),
+            );
             let collected = collect(&mut dense, &chunks, request, seen)?;
             stages.dense = dense.micros;
             collected
         }
         (None, SearchMode::Lexical) => {
-            let mut lexical = rank::Timed::new(lexical_leg(snapshot, &view, &visible, request)?);
+            let mut lexical =
+                rank::Timed::new("lexical", lexical_leg(snapshot, &view, &visible, request)?);
             let collected = collect(&mut lexical, &chunks, request, seen)?;
             stages.lexical = lexical.micros;
             collected
         }
         (None, SearchMode::Hybrid(hybrid)) => {
-            let mut lexical = rank::Timed::new(lexical_leg(snapshot, &view, &visible, request)?);
+            let mut lexical =
+                rank::Timed::new("lexical", lexical_leg(snapshot, &view, &visible, request)?);
             let query = query_vector(handle, &state, request, &mut stages.embed)?;
-            let mut dense = rank::Timed::new(dense_leg(snapshot, &view, &query, &visible, request));
+            let mut dense = rank::Timed::new(
+                "dense",
+                dense_leg(snapshot, &view, &query, &visible, request),
+            );
             let mut fused = fusion::Fused::new(&mut dense, &mut lexical, hybrid);
             let collected = collect(&mut fused, &chunks, request, seen)?;
             stages.fuse = fused.micros;
@@ -609,8 +621,10 @@ fn search_from(
     })
 }
 
-/// Runs `stage`, adding the microseconds it took to `micros`.
-fn timed<T>(micros: &mut u64, stage: impl FnOnce() -> T) -> T {
+/// Runs `stage` inside a `folio.search.stage` tracing span named `name` (for applications'
+/// subscribers), adding the microseconds it took to `micros`.
+fn timed<T>(name: &'static str, micros: &mut u64, stage: impl FnOnce() -> T) -> T {
+    let _span = tracing::debug_span!("folio.search.stage", stage = name).entered();
     let started = Instant::now();
     let out = stage();
     *micros += started.elapsed().as_micros() as u64;
@@ -680,8 +694,10 @@ fn query_vector(
                     embedder: identity.name.clone(),
                 }
             })?;
-            timed(embed_micros, || embedder.embed_queries(&[text.as_str()]))
-                .map_err(ReadError::from)?
+            timed("embed", embed_micros, || {
+                embedder.embed_queries(&[text.as_str()])
+            })
+            .map_err(ReadError::from)?
         }
     };
     if vector.len() != dim {

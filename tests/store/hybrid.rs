@@ -502,3 +502,67 @@ fn stage_times_name_the_stages_each_mode_runs() {
         "{lexical:?}"
     );
 }
+
+/// The names of the spans a search opens, for an application's subscriber.
+#[derive(Default)]
+struct SpanNames(std::sync::Mutex<Vec<String>>);
+
+impl tracing::Subscriber for SpanNames {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        /// Records the `stage` field of a stage's span.
+        struct Stage<'a>(&'a mut String);
+        impl tracing::field::Visit for Stage<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "stage" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "stage" {
+                    *self.0 = value.to_string();
+                }
+            }
+        }
+        let mut name = span.metadata().name().to_string();
+        let mut stage = String::new();
+        span.record(&mut Stage(&mut stage));
+        if !stage.is_empty() {
+            name = format!("{name}:{stage}");
+        }
+        let mut names = self.0.lock().unwrap();
+        names.push(name);
+        tracing::span::Id::from_u64(names.len() as u64)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A hybrid search opens a span for the search and one per stage it runs, which an
+/// application's subscriber sees (the library installs none).
+#[test]
+fn a_hybrid_search_opens_a_tracing_span_per_stage() {
+    let (_dir, store) = temp_store(small_options());
+    store.upsert(doc("a", "apple kernel")).unwrap();
+    let names = std::sync::Arc::new(SpanNames::default());
+    let request = SearchRequest::text("apple").mode(SearchMode::Hybrid(Hybrid::default()));
+    tracing::subscriber::with_default(names.clone(), || store.search(&request).unwrap());
+    let names = names.0.lock().unwrap();
+    for expected in [
+        "folio.search",
+        "folio.search.stage:embed",
+        "folio.search.stage:dense",
+        "folio.search.stage:lexical",
+        "folio.search.stage:fuse",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+}

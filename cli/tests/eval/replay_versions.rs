@@ -359,6 +359,66 @@ fn the_command_prints_the_library_report() {
     );
 }
 
+/// `--mode` asks every target by that plan, as the library's `VersionReplay::mode`; two
+/// plans are refused (replaying strategies compares plans).
+#[test]
+fn the_command_asks_every_version_by_the_plan_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.folio");
+    let store = build(&path);
+    let queries = questions(dir.path());
+    let report = |mode| {
+        let mut replay = VersionReplay::new(["kb@stable", "next"]);
+        replay.k = 2;
+        replay.mode = mode;
+        let set = QuestionSet::read(&queries, None).unwrap();
+        serde_json::to_value(replay.run(&store, set).unwrap()).unwrap()
+    };
+    let (lexical, dense) = (
+        report(folio::query::SearchMode::Lexical),
+        report(folio::query::SearchMode::Dense),
+    );
+    drop(store);
+    let args = [
+        "replay",
+        path.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--target",
+        "kb@stable",
+        "--target",
+        "next",
+        "--k",
+        "2",
+        "--json",
+    ];
+    let json = crate::folio(&[&args[..], &["--mode", "lexical"]].concat());
+    assert!(json.status.success(), "{}", cli::stderr(&json));
+    let printed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    // Every question's units at every target (the rest holds latencies).
+    let units = |report: &serde_json::Value| {
+        let questions = report["questions"].as_array().unwrap();
+        questions
+            .iter()
+            .flat_map(|q| q["targets"].as_array().unwrap().iter())
+            .map(|t| t["units"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(units(&printed), units(&lexical));
+    assert_ne!(
+        units(&lexical),
+        units(&dense),
+        "the plans must answer differently here"
+    );
+    let two = crate::folio(&[&args[..], &["--mode", "dense", "--mode", "lexical"]].concat());
+    assert!(!two.status.success());
+    assert!(
+        cli::stderr(&two).contains("at most one --mode"),
+        "{}",
+        cli::stderr(&two)
+    );
+}
+
 // ---- property: access at every version ----
 
 const PRINCIPALS: [&str; 3] = ["a", "b", "c"];

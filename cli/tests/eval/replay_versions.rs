@@ -303,6 +303,22 @@ fn a_gold_span_of_a_revision_that_is_gone_is_reported_not_scored() {
     assert!(folio_eval::version_report::tables(&after).contains("1 gold spans left out"));
 }
 
+/// `folio replay STORE` of `kb@stable` against `next` at k = 2.
+fn stable_against_next<'a>(path: &'a Path, queries: &'a Path) -> [&'a str; 10] {
+    [
+        "replay",
+        path.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--target",
+        "kb@stable",
+        "--target",
+        "next",
+        "--k",
+        "2",
+    ]
+}
+
 #[test]
 fn the_command_prints_the_library_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -315,18 +331,7 @@ fn the_command_prints_the_library_report() {
         .run(&store, QuestionSet::read(&queries, None).unwrap())
         .unwrap();
     drop(store);
-    let args = [
-        "replay",
-        path.to_str().unwrap(),
-        "--queries",
-        queries.to_str().unwrap(),
-        "--target",
-        "kb@stable",
-        "--target",
-        "next",
-        "--k",
-        "2",
-    ];
+    let args = stable_against_next(&path, &queries);
     let json = crate::folio(&[&args[..], &["--json"]].concat());
     assert!(json.status.success(), "{}", cli::stderr(&json));
     let printed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -379,19 +384,7 @@ fn the_command_asks_every_version_by_the_plan_given() {
         report(folio::query::SearchMode::Dense),
     );
     drop(store);
-    let args = [
-        "replay",
-        path.to_str().unwrap(),
-        "--queries",
-        queries.to_str().unwrap(),
-        "--target",
-        "kb@stable",
-        "--target",
-        "next",
-        "--k",
-        "2",
-        "--json",
-    ];
+    let args = [&stable_against_next(&path, &queries)[..], &["--json"]].concat();
     let json = crate::folio(&[&args[..], &["--mode", "lexical"]].concat());
     assert!(json.status.success(), "{}", cli::stderr(&json));
     let printed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();

@@ -357,15 +357,15 @@ impl RerankArgs {
 /// The settings of `folio search --mode hybrid`.
 #[derive(Debug, clap::Args)]
 struct HybridArgs {
-    /// With --mode hybrid: how the legs are fused, rrf (reciprocal rank fusion, the
-    /// default) or weighted (each leg's scores min-max normalised, then weighted).
+    /// With --mode hybrid: how the legs are fused, rrf (reciprocal rank fusion) or weighted
+    /// (each leg's scores min-max normalised, then weighted: the default, dense weight 0.7).
     #[arg(long, value_enum)]
     fusion: Option<FusionArg>,
-    /// With --fusion rrf: the k of 1/(k + rank) (default 60).
+    /// With --fusion rrf (implied when alone): the k of 1/(k + rank) (default 60).
     #[arg(long, value_name = "N")]
     rrf_k: Option<u32>,
     /// With --fusion weighted: the dense leg's weight W in 0..=1, the lexical leg's 1 - W
-    /// (default 0.5).
+    /// (default 0.7).
     #[arg(long, value_name = "W")]
     dense_weight: Option<f32>,
     /// With --mode hybrid: children the dense leg ranks (default 100, at least those
@@ -397,17 +397,17 @@ impl HybridArgs {
             ModeArg::Dense => return Ok(SearchMode::Dense),
             ModeArg::Lexical => return Ok(SearchMode::Lexical),
         };
-        let hybrid = match (
-            self.fusion.unwrap_or(FusionArg::Rrf),
-            self.rrf_k,
-            self.dense_weight,
-        ) {
-            (FusionArg::Rrf, k, None) => hybrid.rrf(k.unwrap_or(DEFAULT_RRF_K)),
-            (FusionArg::Weighted, None, w) => hybrid.weighted(w.unwrap_or(DEFAULT_DENSE_WEIGHT)),
-            (FusionArg::Rrf, _, Some(_)) => {
+        let hybrid = match (self.fusion, self.rrf_k, self.dense_weight) {
+            // No fusion setting: the library's default fusion.
+            (None, None, None) => hybrid,
+            (Some(FusionArg::Rrf) | None, k, None) => hybrid.rrf(k.unwrap_or(DEFAULT_RRF_K)),
+            (Some(FusionArg::Weighted), None, w) => {
+                hybrid.weighted(w.unwrap_or(DEFAULT_DENSE_WEIGHT))
+            }
+            (Some(FusionArg::Rrf) | None, _, Some(_)) => {
                 return Err("--dense-weight needs --fusion weighted".to_string())
             }
-            (FusionArg::Weighted, Some(_), _) => {
+            (Some(FusionArg::Weighted), Some(_), _) => {
                 return Err("--rrf-k needs --fusion rrf".to_string())
             }
         };

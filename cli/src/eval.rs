@@ -10,12 +10,12 @@ use clap::Args;
 use crate::output::{err, CliResult};
 use crate::progress::Bar;
 use folio::embed::{Embedder, HashEmbedder};
-use folio::query::Expand;
+use folio::query::{Expand, SearchMode};
 use folio_eval::replay::{self, Label, Side};
 use folio_eval::{
-    ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
-    BuiltIndex, Corpus, EmbedSetup, EvalError, Question, QuestionSet, Settings, Strategy,
-    VersionReplay, Workspace,
+    against_dense, ask_all, build_index, embed_questions, read_questions, report, score_strategy,
+    Answer, BuiltIndex, Corpus, EmbedSetup, EvalError, Plan, Question, QuestionSet, Settings,
+    Strategy, VersionReplay, Workspace,
 };
 use folio_eval::{trace, version_report};
 
@@ -35,6 +35,11 @@ pub(crate) struct Common {
     /// external:FILE; `NAME=SPEC` sets the label.
     #[arg(long = "strategy", value_parser = parse_strategy)]
     strategies: Vec<Strategy>,
+    /// How every strategy is asked (repeatable; dense when none): dense, lexical, hybrid
+    /// (the library's default fusion), hybrid:rrf:K, hybrid:weighted:W, either fusion
+    /// followed by :DENSE_DEPTH:LEXICAL_DEPTH; `NAME=PLAN` sets the label.
+    #[arg(long = "mode", value_parser = parse_plan)]
+    plans: Vec<Plan>,
     /// Dimension of the built-in hash embedder, the same for every strategy (without
     /// --embedder).
     #[arg(long, default_value_t = 2048)]
@@ -116,12 +121,21 @@ fn parse_strategy(s: &str) -> Result<Strategy, String> {
     Strategy::parse(s).map_err(|e| e.to_string())
 }
 
-/// The loaded data and every strategy built and asked.
+fn parse_plan(s: &str) -> Result<Plan, String> {
+    Plan::parse(s).map_err(|e| e.to_string())
+}
+
+/// The loaded data and every strategy built and asked by every plan.
 struct Run {
     corpus: Corpus,
     questions: Vec<Question>,
     settings: Settings,
-    results: Vec<(BuiltIndex, Vec<Answer>)>,
+    plans: Vec<Plan>,
+    /// Per strategy, its index and its answers by each plan, in the order of `plans`.
+    results: Vec<(BuiltIndex, Vec<Vec<Answer>>)>,
+    /// Milliseconds embedding the questions took, per question (in batches, before any
+    /// search).
+    embed_millis: f64,
     // Keeps a temporary store directory alive while the stores are open.
     _workspace: Workspace,
 }
@@ -142,7 +156,17 @@ impl Common {
         Ok(settings)
     }
 
-    /// Reads the data, builds every strategy and asks every question, with a progress bar.
+    /// The plans asked: `--mode`, dense when none.
+    fn plans(&self) -> Vec<Plan> {
+        if self.plans.is_empty() {
+            vec![Plan::dense()]
+        } else {
+            self.plans.clone()
+        }
+    }
+
+    /// Reads the data, builds every strategy and asks every question by every plan, with a
+    /// progress bar.
     fn run(&self) -> Result<Run, String> {
         let docs = self
             .docs
@@ -164,7 +188,11 @@ impl Common {
         );
         let workspace = Workspace::new(self.store_dir.as_deref()).map_err(err)?;
         let bar = Bar::new();
+        let embedding = Instant::now();
         embed_questions(&mut questions, embedder.as_ref(), &bar).map_err(err)?;
+        let embed_millis =
+            embedding.elapsed().as_secs_f64() * 1000.0 / questions.len().max(1) as f64;
+        let plans = self.plans();
         let mut results = Vec::new();
         for (n, strategy) in self.strategies.iter().enumerate() {
             let strategy = &match self.tokens {
@@ -179,23 +207,30 @@ impl Common {
             for line in built.tokens.iter().flat_map(crate::common::report_lines) {
                 bar.suspend(|| eprintln!("{line}"));
             }
-            let started = Instant::now();
-            let answers = ask_all(&built, &corpus, &questions, &settings, &bar).map_err(err)?;
-            bar.println(&format!(
-                "{strategy}: {} chunks built in {:.1} s, {} questions asked in {:.1} s",
-                built.children(),
-                built.build_secs,
-                questions.len(),
-                started.elapsed().as_secs_f64()
-            ));
-            results.push((built, answers));
+            let mut per_plan = Vec::with_capacity(plans.len());
+            for plan in &plans {
+                let started = Instant::now();
+                let answers =
+                    ask_all(&built, &corpus, &questions, plan, &settings, &bar).map_err(err)?;
+                bar.println(&format!(
+                    "{strategy} {plan}: {} chunks built in {:.1} s, {} questions asked in {:.1} s",
+                    built.children(),
+                    built.build_secs,
+                    questions.len(),
+                    started.elapsed().as_secs_f64()
+                ));
+                per_plan.push(answers);
+            }
+            results.push((built, per_plan));
         }
         bar.finish();
         Ok(Run {
             corpus,
             questions,
             settings,
+            plans,
             results,
+            embed_millis,
             _workspace: workspace,
         })
     }
@@ -204,30 +239,37 @@ impl Common {
 pub(crate) fn eval(args: EvalArgs) -> CliResult {
     let started = Instant::now();
     let run = args.common.run()?;
+    let (corpus, questions, settings) = (&run.corpus, &run.questions, &run.settings);
     let reports = run
-        .results
-        .iter()
-        .map(|(built, answers)| {
-            score_strategy(built, &run.corpus, &run.questions, answers, &run.settings)
+        .asked()
+        .map(|(built, plan, answers)| {
+            score_strategy(built, plan, corpus, questions, answers, settings)
         })
         .collect::<Result<Vec<_>, EvalError>>()
         .map_err(err)?;
     let ks = &run.settings.ks;
-    print!("{}", report::terminal(&reports, ks));
+    let comparisons = match run.plans.iter().find(|p| p.mode == SearchMode::Dense) {
+        Some(dense) => against_dense(&reports, &dense.label),
+        None => Vec::new(),
+    };
+    print!("{}", report::terminal(&reports, ks, &comparisons));
     if let Some(path) = &args.csv {
         write(path, &report::csv(&reports, ks))?;
     }
     if let Some(path) = &args.md {
         let context = describe(&args.common, &run);
-        write(path, &report::markdown(&reports, ks, &context))?;
+        write(
+            path,
+            &report::markdown(&reports, ks, &comparisons, &context),
+        )?;
     }
     if let Some(path) = &args.plot {
         folio_eval::plot::write_png(&reports, run.settings.k(), path).map_err(err)?;
     }
     if let Some(path) = &args.jsonl {
         let mut out = String::new();
-        for (built, answers) in &run.results {
-            let lines = trace::traces(built, &run.corpus, &run.questions, answers, &run.settings);
+        for (built, plan, answers) in run.asked() {
+            let lines = trace::traces(built, plan, corpus, questions, answers, settings);
             for line in lines {
                 out += &serde_json::to_string(&line).map_err(err)?;
                 out.push('\n');
@@ -239,16 +281,30 @@ pub(crate) fn eval(args: EvalArgs) -> CliResult {
     Ok(())
 }
 
+impl Run {
+    /// Every strategy with every plan and its answers, strategy by strategy.
+    fn asked(&self) -> impl Iterator<Item = (&BuiltIndex, &Plan, &[Answer])> {
+        self.results.iter().flat_map(move |(built, per_plan)| {
+            self.plans
+                .iter()
+                .zip(per_plan)
+                .map(move |(plan, answers)| (built, plan, answers.as_slice()))
+        })
+    }
+}
+
 /// The settings line of the Markdown report.
 fn describe(common: &Common, run: &Run) -> String {
     format!(
-        "Documents `{}` ({}), questions `{}` ({}); embedder {}; k = {:?}; token budget {} ({}); \
-         exact search, ACL off, near-duplicate removal off.",
+        "Documents `{}` ({}), questions `{}` ({}); embedder {} ({:.2} ms a question, in \
+         batches); k = {:?}; token budget {} ({}); exact search, ACL off, near-duplicate \
+         removal off.",
         common.docs.as_deref().unwrap_or(Path::new("")).display(),
         run.corpus.len(),
         common.queries.display(),
         run.questions.len(),
         run.settings.embedder,
+        run.embed_millis,
         run.settings.ks,
         run.settings
             .token_budget
@@ -264,25 +320,35 @@ pub(crate) fn replay(args: ReplayArgs) -> CliResult {
     if let Some(store) = &args.store {
         return replay_versions(&args, store);
     }
-    if args.common.strategies.len() < 2 {
-        return Err("replay compares strategies: give at least two --strategy".into());
+    if args.common.strategies.len() * args.common.plans().len() < 2 {
+        return Err(
+            "replay compares strategies or plans: give at least two --strategy or --mode".into(),
+        );
     }
     let run = args.common.run()?;
-    let (base, others) = run
-        .results
+    // One plan: sides are named by their strategy alone, as before plans existed.
+    let named = run.plans.len() > 1;
+    let labels: Vec<String> = run
+        .asked()
+        .map(|(built, plan, _)| match named {
+            true => format!("{} {plan}", built.strategy.label),
+            false => built.strategy.label.clone(),
+        })
+        .collect();
+    let sides: Vec<Side> = run
+        .asked()
+        .zip(&labels)
+        .map(|((built, _, answers), label)| Side {
+            label,
+            ..Side::of(built, answers)
+        })
+        .collect();
+    let (base, others) = sides
         .split_first()
-        .ok_or("replay needs at least two strategies")?;
+        .ok_or("replay needs at least two strategies or plans")?;
     let differences: Vec<_> = others
         .iter()
-        .flat_map(|other| {
-            replay::compare(
-                &side(base),
-                &side(other),
-                &run.corpus,
-                &run.questions,
-                &run.settings,
-            )
-        })
+        .flat_map(|other| replay::compare(base, other, &run.corpus, &run.questions, &run.settings))
         .collect();
     print_label_table(&differences, run.questions.len());
     if let Some(path) = &args.jsonl {
@@ -312,6 +378,11 @@ fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
     replay.budget_tokens = common.budget_tokens.clone();
     replay.expand = args.expand;
     replay.unrestricted = args.unrestricted;
+    replay.mode = match common.plans.as_slice() {
+        [] => SearchMode::Dense,
+        [plan] => plan.mode,
+        _ => return Err("a replay between versions asks every target one way: give at most one --mode (to compare plans, replay strategies)".into()),
+    };
     let set = QuestionSet::read(&common.queries, common.limit).map_err(err)?;
     let report = replay.run(&store, set).map_err(err)?;
     if args.json {
@@ -328,10 +399,6 @@ fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
         write(path, &out)?;
     }
     Ok(())
-}
-
-fn side((index, answers): &(BuiltIndex, Vec<Answer>)) -> Side<'_> {
-    Side::of(index, answers)
 }
 
 fn print_label_table(differences: &[replay::Difference], questions: usize) {

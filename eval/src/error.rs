@@ -10,6 +10,9 @@ pub enum EvalError {
     /// A strategy spec was refused.
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// A plan spec was refused.
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
     /// A file that could not be read, or a JSON Lines record that is not valid.
     #[error(transparent)]
     Read(#[from] folio::input::InputError),

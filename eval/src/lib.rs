@@ -11,6 +11,7 @@ pub mod build;
 pub mod data;
 mod error;
 pub mod metrics;
+pub mod plan;
 #[cfg(feature = "plot")]
 pub mod plot;
 pub mod replay;
@@ -28,14 +29,15 @@ pub use data::{
     QuestionSet, RequestOrigin,
 };
 pub use error::EvalError;
+pub use plan::{Plan, PlanError};
 pub use run::{ask_all, embed_questions, Answer, Settings, Unit};
-pub use score::{score_strategy, Scores, StrategyReport};
+pub use score::{against_dense, score_strategy, AgainstDense, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};
 pub use version_report::VersionReport;
 pub use versions::VersionReplay;
 
 /// Builds every strategy over `corpus` in turn, asks it every question and scores the
-/// answers: the reports `folio eval` prints, in the order of `strategies`. Each strategy's
+/// answers by dense search: the reports `folio eval` prints, in the order of `strategies`. Each strategy's
 /// store is closed before the next is built. Questions without a vector get one first
 /// ([`embed_questions`]).
 pub fn evaluate(
@@ -54,8 +56,9 @@ pub fn evaluate(
         .enumerate()
         .map(|(n, strategy)| {
             let built = build_index(n, strategy, corpus, setup, workspace, progress)?;
-            let answers = ask_all(&built, corpus, questions, settings, progress)?;
-            score_strategy(&built, corpus, questions, &answers, settings)
+            let plan = Plan::dense();
+            let answers = ask_all(&built, corpus, questions, &plan, settings, progress)?;
+            score_strategy(&built, &plan, corpus, questions, &answers, settings)
         })
         .collect()
 }

@@ -86,6 +86,57 @@ pub fn reciprocal_rank(ranked: &[Span], gold: &[Span], k: usize) -> f64 {
     first_hit(ranked, gold, k).map_or(0.0, |r| 1.0 / (r + 1) as f64)
 }
 
+/// Recall@k: the share of the gold spans that one of the top-k units holds whole (the
+/// relevance of [`hit_at`], counted per span); 0 without gold spans.
+pub fn recall_at(ranked: &[Span], gold: &[Span], k: usize) -> f64 {
+    if gold.is_empty() {
+        return 0.0;
+    }
+    let top = top_k(ranked, k);
+    let held = gold
+        .iter()
+        .filter(|g| top.iter().any(|unit| unit.contains(g)))
+        .count();
+    held as f64 / gold.len() as f64
+}
+
+/// nDCG@k with binary relevance judged per gold span: a unit is relevant to a span when it
+/// holds it whole (as [`hit_at`]); each span gains `1 / log2(1 + r)` at the rank `r` of the
+/// first top-k unit holding it (0 when none does), and the gains are averaged over the
+/// spans. The ideal answer holds every span in its first unit (score 1); with one gold span
+/// this is the usual binary nDCG with one relevant item. A later unit holding a span already
+/// held adds nothing, so near-copies of one piece of evidence are not rewarded. 0 without
+/// gold spans.
+pub fn ndcg_at(ranked: &[Span], gold: &[Span], k: usize) -> f64 {
+    if gold.is_empty() {
+        return 0.0;
+    }
+    let top = top_k(ranked, k);
+    let gains: f64 = gold
+        .iter()
+        .filter_map(|g| top.iter().position(|unit| unit.contains(g)))
+        .map(|rank| 1.0 / ((rank + 2) as f64).log2())
+        .sum();
+    gains / gold.len() as f64
+}
+
+/// The exact two-sided binomial sign test: the probability, under "either side is as likely
+/// to win" (p = 1/2), of a split of `wins + losses` at least as uneven as this one. Ties
+/// (questions where the two agree) are left out by the caller. 1 when there is no
+/// difference at all.
+pub fn sign_test(wins: usize, losses: usize) -> f64 {
+    let n = wins + losses;
+    let fewer = wins.min(losses);
+    // ln C(n, i) - n ln 2, built term by term: 2^-n underflows past n = 1074.
+    let mut log_term = -(n as f64) * std::f64::consts::LN_2;
+    let mut tail = 0.0;
+    for i in 0..=fewer {
+        tail += log_term.exp();
+        log_term += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    }
+    (2.0 * tail).min(1.0)
+}
+
 /// Whether every gold span lies whole inside one of the top-k units: the stricter "full@k"
 /// of `CHUNK_ANCHORS.md`, where evidence split over two adjacent units does not count.
 /// False without gold spans.
@@ -392,4 +443,52 @@ fn intersection_len(a: &[(usize, usize)], b: &[(usize, usize)]) -> usize {
 fn inside_union(merged: &[(usize, usize)], (start, end): (usize, usize)) -> bool {
     let n = merged.partition_point(|&(s, _)| s <= start);
     n > 0 && merged[n - 1].1 >= end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(ranges: &[(usize, usize)]) -> Vec<Span<'static>> {
+        ranges.iter().map(|&(s, e)| Span::new("d", s, e)).collect()
+    }
+
+    #[test]
+    fn ndcg_gains_each_span_at_its_first_holder() {
+        let ranked = spans(&[(0, 10), (20, 30), (40, 50), (20, 35)]);
+        // One span, held by the second unit: the binary nDCG of one relevant item at rank 2;
+        // the fourth unit holds it again and adds nothing.
+        let one = spans(&[(22, 25)]);
+        assert!((ndcg_at(&ranked, &one, 10) - 1.0 / 3f64.log2()).abs() < 1e-12);
+        // Held by the first unit: perfect; outside the cut-off: nothing.
+        assert_eq!(ndcg_at(&ranked, &spans(&[(1, 2)]), 10), 1.0);
+        assert_eq!(ndcg_at(&ranked, &spans(&[(41, 42)]), 2), 0.0);
+        // Two spans: one at rank 1, one nowhere (it crosses a boundary).
+        let two = spans(&[(1, 2), (8, 22)]);
+        assert_eq!(ndcg_at(&ranked, &two, 10), 0.5);
+        assert_eq!(ndcg_at(&ranked, &[], 10), 0.0);
+    }
+
+    #[test]
+    fn recall_counts_the_spans_held_whole_within_k() {
+        let ranked = spans(&[(0, 10), (20, 30), (40, 50)]);
+        let gold = spans(&[(1, 2), (41, 45), (28, 33)]);
+        assert!((recall_at(&ranked, &gold, 3) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((recall_at(&ranked, &gold, 1) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(recall_at(&ranked, &[], 3), 0.0);
+    }
+
+    #[test]
+    fn the_sign_test_is_the_exact_binomial_tail() {
+        assert_eq!(sign_test(0, 0), 1.0);
+        assert_eq!(sign_test(3, 3), 1.0);
+        // 0 wins, 5 losses: 2 * (1/32).
+        assert!((sign_test(0, 5) - 0.0625).abs() < 1e-12);
+        // 1 against 9: 2 * (1 + 10) / 1024.
+        assert!((sign_test(9, 1) - 22.0 / 1024.0).abs() < 1e-12);
+        // Large n stays finite: 600 against 400 is far from even.
+        let p = sign_test(600, 400);
+        assert!(p > 0.0 && p < 1e-9, "{p}");
+        assert!(sign_test(510, 490) > 0.5);
+    }
 }

@@ -2,18 +2,20 @@
 
 use std::fmt::Write as _;
 
-use crate::score::{Scores, StrategyReport};
+use crate::score::{AgainstDense, Scores, StrategyReport, STAGES};
 
 /// The group name of a strategy's overall row in CSV.
 pub const ALL: &str = "all";
 
-/// The CSV columns after `strategy` and `group`; `hit_at_K` repeats for each k.
+/// The CSV columns after `strategy`, `plan` and `group`; `hit_at_K` repeats for each k.
 fn metric_columns(ks: &[usize]) -> Vec<String> {
     let mut columns = vec!["questions".to_string()];
     columns.extend(ks.iter().map(|k| format!("hit_at_{k}")));
+    columns.push("mrr".into());
+    columns.push("ndcg_at_10".into());
+    columns.push(format!("recall_at_{}", ks.iter().max().unwrap_or(&5)));
     columns.extend(
         [
-            "mrr",
             "full",
             "partial",
             "noise",
@@ -28,13 +30,14 @@ fn metric_columns(ks: &[usize]) -> Vec<String> {
             "avg_chars",
             "p50_ms",
             "p95_ms",
-            "chunks_per_doc",
-            "index_bytes",
-            "vector_bytes",
-            "build_s",
         ]
         .map(String::from),
     );
+    for stage in STAGES {
+        columns.push(format!("{stage}_p50_ms"));
+        columns.push(format!("{stage}_p95_ms"));
+    }
+    columns.extend(["chunks_per_doc", "index_bytes", "vector_bytes", "build_s"].map(String::from));
     columns
 }
 
@@ -43,6 +46,8 @@ fn fractions(s: &Scores) -> Vec<f64> {
     let mut values: Vec<f64> = s.hit_at.iter().map(|&(_, h)| h).collect();
     values.extend([
         s.mrr,
+        s.ndcg,
+        s.recall,
         s.full,
         s.partial,
         s.noise,
@@ -95,6 +100,9 @@ fn metric_cells(s: &Scores) -> Vec<Cell> {
     cells.extend(fractions(s).into_iter().map(|x| number(x, 4)));
     cells.extend([s.avg_input_tokens, s.avg_chars].map(|x| number(x, 1)));
     cells.extend([s.p50_ms, s.p95_ms].map(|x| number(x, 3)));
+    for (p50, p95) in s.stage_ms {
+        cells.extend([p50, p95].map(|x| number(x, 3)));
+    }
     cells
 }
 
@@ -112,17 +120,18 @@ fn cost_cells(report: Option<&StrategyReport>) -> Vec<Cell> {
 }
 
 /// The rows of `folio eval --csv`, with their column names: one `group = all` row per
-/// strategy, then one row per strategy and group.
+/// strategy and plan, then one row per strategy, plan and group.
 pub fn rows(reports: &[StrategyReport], ks: &[usize]) -> (Vec<String>, Vec<Vec<Cell>>) {
-    let mut header = vec!["strategy".to_string(), "group".to_string()];
+    let mut header = vec![
+        "strategy".to_string(),
+        "plan".to_string(),
+        "group".to_string(),
+    ];
     header.extend(metric_columns(ks));
-    let mut rows: Vec<Vec<Cell>> = reports
-        .iter()
-        .map(|r| row(&r.strategy, ALL, &r.all, Some(r)))
-        .collect();
+    let mut rows: Vec<Vec<Cell>> = reports.iter().map(|r| row(r, ALL, &r.all, true)).collect();
     for r in reports {
         for (group, scores) in &r.groups {
-            rows.push(row(&r.strategy, group, scores, None));
+            rows.push(row(r, group, scores, false));
         }
     }
     (header, rows)
@@ -138,13 +147,15 @@ pub fn csv(reports: &[StrategyReport], ks: &[usize]) -> String {
     out
 }
 
-fn row(strategy: &str, group: &str, s: &Scores, cost: Option<&StrategyReport>) -> Vec<Cell> {
+/// One CSV row of `report`: its overall scores with its costs, or a group's without.
+fn row(report: &StrategyReport, group: &str, s: &Scores, with_cost: bool) -> Vec<Cell> {
     let mut row = vec![
-        Cell::Text(strategy.to_string()),
+        Cell::Text(report.strategy.clone()),
+        Cell::Text(report.plan.clone()),
         Cell::Text(group.to_string()),
     ];
     row.extend(metric_cells(s));
-    row.extend(cost_cells(cost));
+    row.extend(cost_cells(with_cost.then_some(report)));
     row
 }
 
@@ -164,11 +175,13 @@ pub fn csv_field(s: &str) -> String {
 
 /// The main table: one row per strategy, the figures a reader compares.
 fn summary(reports: &[StrategyReport], ks: &[usize], markdown: bool) -> String {
-    let mut header: Vec<String> = vec!["strategy".into()];
+    let mut header: Vec<String> = vec!["strategy".into(), "plan".into()];
     header.extend(ks.iter().map(|k| format!("Hit@{k}")));
     header.extend(
         [
             "MRR@10",
+            "nDCG@10",
+            "R@k",
             "full",
             "partial",
             "noise",
@@ -193,7 +206,7 @@ fn summary(reports: &[StrategyReport], ks: &[usize], markdown: bool) -> String {
         .iter()
         .map(|r| {
             let s = &r.all;
-            let mut row = vec![r.strategy.clone()];
+            let mut row = vec![r.strategy.clone(), r.plan.clone()];
             row.extend(fractions(s).into_iter().map(|x| format!("{x:.3}")));
             row.extend([
                 format!("{:.0}", s.avg_input_tokens),
@@ -217,8 +230,8 @@ fn by_group(reports: &[StrategyReport], k: usize, markdown: bool) -> String {
     };
     let mut header = vec!["group".to_string(), "questions".to_string()];
     for r in reports {
-        header.push(format!("{} Hit@{k}", r.strategy));
-        header.push(format!("{} full", r.strategy));
+        header.push(format!("{} {} Hit@{k}", r.strategy, r.plan));
+        header.push(format!("{} {} full", r.strategy, r.plan));
     }
     let rows: Vec<Vec<String>> = first
         .groups
@@ -238,11 +251,54 @@ fn by_group(reports: &[StrategyReport], k: usize, markdown: bool) -> String {
     table(&header, &rows, markdown)
 }
 
+/// Per strategy and plan: each search stage's p50 / p95 in milliseconds.
+fn stages(reports: &[StrategyReport], markdown: bool) -> String {
+    let mut header = vec!["strategy".to_string(), "plan".to_string()];
+    header.extend(STAGES.iter().map(|s| format!("{s} p50/p95 ms")));
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.strategy.clone(), r.plan.clone()];
+            row.extend(
+                r.all
+                    .stage_ms
+                    .iter()
+                    .map(|(p50, p95)| format!("{p50:.2} / {p95:.2}")),
+            );
+            row
+        })
+        .collect();
+    table(&header, &rows, markdown)
+}
+
+/// Each plan beside dense on the same strategy: wins, losses and the sign test's p for
+/// Hit@1, Hit@k and full@k.
+fn against(comparisons: &[AgainstDense], k: usize, markdown: bool) -> String {
+    let mut header = vec!["strategy".to_string(), "plan".to_string()];
+    for metric in ["Hit@1".to_string(), format!("Hit@{k}"), format!("full@{k}")] {
+        header.push(format!("{metric} +/-"));
+        header.push(format!("{metric} p"));
+    }
+    let rows: Vec<Vec<String>> = comparisons
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.strategy.clone(), c.plan.clone()];
+            for (wins, losses, p) in c.paired {
+                row.push(format!("+{wins} / -{losses}"));
+                row.push(format!("{p:.3}"));
+            }
+            row
+        })
+        .collect();
+    table(&header, &rows, markdown)
+}
+
 /// More groups than this are left to the CSV and Markdown files on the terminal.
 const TERMINAL_GROUPS: usize = 30;
 
-/// The terminal report: the summary, then the per-group table.
-pub fn terminal(reports: &[StrategyReport], ks: &[usize]) -> String {
+/// The terminal report: the summary, the stages, each plan against dense (when more than
+/// one plan was asked), then the per-group table.
+pub fn terminal(reports: &[StrategyReport], ks: &[usize], comparisons: &[AgainstDense]) -> String {
     let k = ks.iter().copied().max().unwrap_or(5);
     let groups = reports.first().map_or(0, |r| r.groups.len());
     let per_group = if groups > TERMINAL_GROUPS {
@@ -250,15 +306,32 @@ pub fn terminal(reports: &[StrategyReport], ks: &[usize]) -> String {
     } else {
         by_group(reports, k, false)
     };
-    format!("{}\nper group:\n{per_group}", summary(reports, ks, false))
+    let mut out = summary(reports, ks, false);
+    out += &format!("\nstages:\n{}", stages(reports, false));
+    if !comparisons.is_empty() {
+        out += &format!("\nagainst dense:\n{}", against(comparisons, k, false));
+    }
+    out + &format!("\nper group:\n{per_group}")
 }
 
-/// A Markdown report: what was run, the summary and the per-group table.
-pub fn markdown(reports: &[StrategyReport], ks: &[usize], context: &str) -> String {
+/// A Markdown report: what was run, the summary, the stages, each plan against dense and
+/// the per-group table.
+pub fn markdown(
+    reports: &[StrategyReport],
+    ks: &[usize],
+    comparisons: &[AgainstDense],
+    context: &str,
+) -> String {
     let k = ks.iter().copied().max().unwrap_or(5);
     let mut out = String::from("# folio eval\n\n");
     let _ = writeln!(out, "{context}\n");
     out += &summary(reports, ks, true);
+    out += "\n## Stages\n\n";
+    out += &stages(reports, true);
+    if !comparisons.is_empty() {
+        out += "\n## Against dense (paired sign test)\n\n";
+        out += &against(comparisons, k, true);
+    }
     out += "\n## Per group\n\n";
     out += &by_group(reports, k, true);
     out +=

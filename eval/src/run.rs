@@ -7,8 +7,9 @@ use std::time::Instant;
 use crate::build::BuiltIndex;
 use crate::data::{Corpus, Question};
 use crate::error::EvalError;
+use crate::plan::Plan;
 use folio::embed::{embed_by_length, Embedder, TokenCounter};
-use folio::query::SearchRequest;
+use folio::query::{SearchMode, SearchRequest, StageTimes};
 use folio::store::{Access, Progress};
 
 /// The settings every strategy shares.
@@ -87,6 +88,8 @@ pub struct Unit {
     pub end: usize,
     /// Tokens of its text (see [`Settings::budget_tokens`]).
     pub tokens: usize,
+    /// Its score, as the plan's last stage gave it (see [`folio::query::SearchMode`]).
+    pub score: f32,
     /// Byte spans of the matched children inside it.
     pub children: Vec<(usize, usize)>,
 }
@@ -98,24 +101,27 @@ pub struct Answer {
     pub units: Vec<Unit>,
     /// Milliseconds the search took.
     pub millis: f64,
+    /// Where the library says that time went (embedding is 0: questions come embedded).
+    pub stages: StageTimes,
 }
 
-/// Asks every question of `index`, in order, one at a time (so latencies are not skewed by
-/// concurrent searches); ACL off, near-duplicate removal off.
+/// Asks every question of `index` by `plan`, in order, one at a time (so latencies are not
+/// skewed by concurrent searches); ACL off, near-duplicate removal off.
 pub fn ask_all(
     index: &BuiltIndex,
     corpus: &Corpus,
     questions: &[Question],
+    plan: &Plan,
     settings: &Settings,
     progress: &dyn Progress,
 ) -> Result<Vec<Answer>, EvalError> {
     progress.stage(
-        &format!("questions [{}]", index.strategy),
+        &format!("questions [{} {plan}]", index.strategy),
         questions.len() as u64,
     );
     let mut answers = Vec::with_capacity(questions.len());
     for question in questions {
-        answers.push(ask(index, corpus, question, settings)?);
+        answers.push(ask(index, corpus, question, plan, settings)?);
         progress.advance(1);
     }
     Ok(answers)
@@ -157,13 +163,18 @@ fn ask(
     index: &BuiltIndex,
     corpus: &Corpus,
     question: &Question,
+    plan: &Plan,
     settings: &Settings,
 ) -> Result<Answer, EvalError> {
-    let request = match &question.vector {
-        Some(vector) => SearchRequest::vector(vector.clone()),
-        None => SearchRequest::text(question.text.as_str()),
+    // The lexical leg needs the words, the dense leg the vector embedded once for every plan.
+    let text = SearchRequest::text(question.text.as_str());
+    let request = match (&question.vector, plan.mode) {
+        (Some(vector), SearchMode::Dense) => SearchRequest::vector(vector.clone()),
+        (Some(vector), SearchMode::Hybrid(_)) => text.with_query_vector(vector.clone()),
+        (None, _) | (Some(_), SearchMode::Lexical) => text,
     };
     let mut request = request
+        .mode(plan.mode)
         .access(Access::Unrestricted)
         .k(settings.search_k())
         .expand(index.strategy.expand());
@@ -174,6 +185,7 @@ fn ask(
     let started = Instant::now();
     let response = index.store.search(&request)?;
     let millis = started.elapsed().as_secs_f64() * 1000.0;
+    let stages = response.stats.stage_micros;
     let units = response
         .results
         .into_iter()
@@ -189,9 +201,14 @@ fn ask(
                 start: hit.start,
                 end: hit.end,
                 tokens: hit.tokens,
+                score: hit.score,
                 children: hit.children.iter().map(|c| (c.start, c.end)).collect(),
             })
         })
         .collect::<Result<_, EvalError>>()?;
-    Ok(Answer { units, millis })
+    Ok(Answer {
+        units,
+        millis,
+        stages,
+    })
 }

@@ -7,6 +7,7 @@ use crate::build::BuiltIndex;
 use crate::data::{Corpus, Question};
 use crate::error::EvalError;
 use crate::metrics::{self, Completeness, Span};
+use crate::plan::Plan;
 use crate::run::{Answer, Settings, MRR_K};
 use folio::chunk::Chunked;
 
@@ -17,6 +18,10 @@ pub struct QuestionScore {
     pub hits: Vec<bool>,
     /// Reciprocal rank of the first hit within the top 10.
     pub rr: f64,
+    /// nDCG@10 ([`metrics::ndcg_at`]).
+    pub ndcg: f64,
+    /// Recall@k, at the largest k ([`metrics::recall_at`]).
+    pub recall: f64,
     /// How much of the evidence the top-k units hold.
     pub completeness: Completeness,
     /// Every gold span inside one single top-k unit (the anchors' stricter "full@k").
@@ -31,6 +36,8 @@ pub struct QuestionScore {
     pub chars: usize,
     /// Milliseconds the search took.
     pub millis: f64,
+    /// Milliseconds of each stage the library timed, in the order of [`STAGES`].
+    pub stage_millis: [f64; STAGES.len()],
     /// Gold spans of the question.
     pub spans: usize,
     /// Gold spans that no single child (resp. parent) chunk holds whole.
@@ -38,6 +45,10 @@ pub struct QuestionScore {
     /// Gold spans that no single parent chunk holds whole.
     pub parent_splits: usize,
 }
+
+/// The search stages timed per question (embedding is left out: the harness embeds every
+/// question once, in batches, before any search).
+pub const STAGES: [&str; 4] = ["dense", "lexical", "fuse", "assemble"];
 
 /// The top-k units of an answer as metric spans.
 pub fn unit_spans<'c>(answer: &Answer, corpus: &'c Corpus, k: usize) -> Vec<Span<'c>> {
@@ -116,6 +127,8 @@ pub fn score_question(
             .map(|&k| metrics::hit_at(&ranked, &gold, k))
             .collect(),
         rr: metrics::reciprocal_rank(&ranked, &gold, MRR_K),
+        ndcg: metrics::ndcg_at(&ranked, &gold, MRR_K),
+        recall: metrics::recall_at(&ranked, &gold, k),
         completeness: metrics::completeness_at(top, &gold, k),
         every_span_hit: metrics::every_span_hit_at(top, &gold, k),
         utilisation: metrics::context_utilisation(top, &gold, k, |id| corpus.text(id))?,
@@ -123,6 +136,10 @@ pub fn score_question(
         tokens: answer.units.iter().take(k).map(|u| u.tokens).sum(),
         chars: top_chars.iter().map(Span::len).sum(),
         millis: answer.millis,
+        stage_millis: {
+            let t = answer.stages;
+            [t.dense, t.lexical, t.fuse, t.assemble].map(|micros| micros as f64 / 1000.0)
+        },
         spans: gold.len(),
         child_splits: count_splits(index, corpus, &gold, false),
         parent_splits: count_splits(index, corpus, &gold, true),
@@ -138,6 +155,10 @@ pub struct Scores {
     pub hit_at: Vec<(usize, f64)>,
     /// Mean reciprocal rank of the first hit within the top 10.
     pub mrr: f64,
+    /// Mean nDCG@10.
+    pub ndcg: f64,
+    /// Mean Recall@k, at the largest k.
+    pub recall: f64,
     /// Share of questions whose top k hold all the evidence.
     pub full: f64,
     /// Share whose top k hold some of it.
@@ -166,6 +187,8 @@ pub struct Scores {
     pub p50_ms: f64,
     /// 95th percentile search time, ms.
     pub p95_ms: f64,
+    /// `(p50, p95)` of each stage of [`STAGES`], ms.
+    pub stage_ms: [(f64, f64); STAGES.len()],
 }
 
 impl Scores {
@@ -187,6 +210,8 @@ impl Scores {
                 .map(|(i, &k)| (k, mean(&|s| f64::from(u8::from(s.hits[i])))))
                 .collect(),
             mrr: mean(&|s| s.rr),
+            ndcg: mean(&|s| s.ndcg),
+            recall: mean(&|s| s.recall),
             full: share(Completeness::Full),
             partial: share(Completeness::Partial),
             noise: share(Completeness::Noise),
@@ -201,6 +226,11 @@ impl Scores {
             avg_chars: mean(&|s| s.chars as f64),
             p50_ms: metrics::percentile(&millis, 50.0).unwrap_or(0.0),
             p95_ms: metrics::percentile(&millis, 95.0).unwrap_or(0.0),
+            stage_ms: std::array::from_fn(|i| {
+                let stage: Vec<f64> = scores.iter().map(|s| s.stage_millis[i]).collect();
+                let at = |p| metrics::percentile(&stage, p).unwrap_or(0.0);
+                (at(50.0), at(95.0))
+            }),
         }
     }
 }
@@ -210,6 +240,8 @@ impl Scores {
 pub struct StrategyReport {
     /// The strategy's label.
     pub strategy: String,
+    /// The plan's label (how the index was asked).
+    pub plan: String,
     /// Over every question.
     pub all: Scores,
     /// Per bucket (or per first document), sorted by name.
@@ -226,11 +258,16 @@ pub struct StrategyReport {
     pub vector_bytes: u64,
     /// Seconds the build took.
     pub build_secs: f64,
+    /// Per question, in order: Hit@1, Hit@k and full evidence at the largest k (what the
+    /// sign test against another plan pairs).
+    #[serde(skip)]
+    pub outcomes: Vec<[bool; 3]>,
 }
 
-/// Scores every answer of one strategy (answers in question order).
+/// Scores every answer of one strategy asked by one plan (answers in question order).
 pub fn score_strategy(
     index: &BuiltIndex,
+    plan: &Plan,
     corpus: &Corpus,
     questions: &[Question],
     answers: &[Answer],
@@ -248,6 +285,7 @@ pub fn score_strategy(
     let all: Vec<&QuestionScore> = scores.iter().collect();
     Ok(StrategyReport {
         strategy: index.strategy.label.clone(),
+        plan: plan.label.clone(),
         all: Scores::of(&all, &settings.ks),
         groups: by_group
             .into_iter()
@@ -259,5 +297,56 @@ pub fn score_strategy(
         index_bytes: index.index_bytes,
         vector_bytes: (index.children() * settings.embed_dim * 4) as u64,
         build_secs: index.build_secs,
+        outcomes: scores
+            .iter()
+            .map(|s| {
+                let first = s.hits.first().copied().unwrap_or(false);
+                let last = s.hits.last().copied().unwrap_or(false);
+                [first, last, s.completeness == Completeness::Full]
+            })
+            .collect(),
     })
+}
+
+/// One plan beside the dense plan of the same strategy, question by question.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AgainstDense {
+    /// The strategy.
+    pub strategy: String,
+    /// The plan compared with dense.
+    pub plan: String,
+    /// For Hit@1, Hit@k (largest k) and full@k: questions the plan wins, loses, and the
+    /// sign test's two-sided p over those ([`metrics::sign_test`]).
+    pub paired: [(usize, usize, f64); 3],
+}
+
+/// Every non-dense plan of `reports` beside the dense plan of its strategy (none for a
+/// strategy asked without a dense plan); `dense` is the dense plan's label.
+pub fn against_dense(reports: &[StrategyReport], dense: &str) -> Vec<AgainstDense> {
+    reports
+        .iter()
+        .filter(|r| r.plan != dense)
+        .filter_map(|r| {
+            let base = reports
+                .iter()
+                .find(|b| b.strategy == r.strategy && b.plan == dense)?;
+            let paired =
+                std::array::from_fn(|m| {
+                    let (wins, losses) = r.outcomes.iter().zip(&base.outcomes).fold(
+                        (0, 0),
+                        |(w, l), (ours, theirs)| match (ours[m], theirs[m]) {
+                            (true, false) => (w + 1, l),
+                            (false, true) => (w, l + 1),
+                            _ => (w, l),
+                        },
+                    );
+                    (wins, losses, metrics::sign_test(wins, losses))
+                });
+            Some(AgainstDense {
+                strategy: r.strategy.clone(),
+                plan: r.plan.clone(),
+                paired,
+            })
+        })
+        .collect()
 }

@@ -1,4 +1,4 @@
-//! `folio eval --jsonl`: one line per strategy and question, with what a reader needs to
+//! `folio eval --jsonl`: one line per strategy, plan and question, with what a reader needs to
 //! see the question: its gold spans drawn over the text around them with the chunk
 //! boundaries, whether a boundary cuts each, and the units the top k returned. `folio ui`
 //! reads these lines back.
@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::build::BuiltIndex;
 use crate::data::{Corpus, Question};
 use crate::metrics;
+use crate::plan::Plan;
 use crate::run::{Answer, Settings};
 use crate::score::{chunk_spans, is_split, unit_spans};
 
@@ -17,17 +18,23 @@ use crate::score::{chunk_spans, is_split, unit_spans};
 const MARGIN: usize = 200;
 const MOST: usize = 2_000;
 
-/// One question asked of one strategy.
+/// One question asked of one strategy by one plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionTrace {
     /// The strategy's label.
     pub strategy: String,
+    /// The plan's label (`dense` in lines written before plans existed).
+    #[serde(default = "dense_label")]
+    pub plan: String,
     /// The question's id.
     pub query_id: String,
     /// The question.
     pub query: String,
     /// `(k, hit)` for each cut-off of Hit@k.
     pub hits: Vec<(usize, bool)>,
+    /// The rank (from 1) of the first top-k unit holding a gold span whole.
+    #[serde(default)]
+    pub hit_rank: Option<usize>,
     /// Its evidence.
     pub gold: Vec<GoldTrace>,
     /// The top-k units returned, best first.
@@ -78,13 +85,21 @@ pub struct UnitTrace {
     pub end: usize,
     /// Tokens of its text.
     pub tokens: usize,
+    /// Its score in the plan's last stage.
+    #[serde(default)]
+    pub score: f32,
     /// The matched children inside it.
     pub children: Vec<(usize, usize)>,
 }
 
-/// The lines of `index`'s answers, one per question.
+fn dense_label() -> String {
+    Plan::dense().label
+}
+
+/// The lines of `index`'s answers by `plan`, one per question.
 pub fn traces(
     index: &BuiltIndex,
+    plan: &Plan,
     corpus: &Corpus,
     questions: &[Question],
     answers: &[Answer],
@@ -104,6 +119,7 @@ pub fn traces(
                     start: u.start,
                     end: u.end,
                     tokens: u.tokens,
+                    score: u.score,
                     children: u.children.clone(),
                 })
                 .collect();
@@ -116,6 +132,7 @@ pub fn traces(
                 .collect();
             QuestionTrace {
                 strategy: index.strategy.to_string(),
+                plan: plan.label.clone(),
                 query_id: question.id.clone(),
                 query: question.text.clone(),
                 hits: settings
@@ -123,6 +140,7 @@ pub fn traces(
                     .iter()
                     .map(|&cut| (cut, metrics::hit_at(&ranked, &gold_spans, cut)))
                     .collect(),
+                hit_rank: metrics::first_hit(&ranked, &gold_spans, k).map(|rank| rank + 1),
                 gold,
                 units,
             }

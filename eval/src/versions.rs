@@ -14,7 +14,7 @@ use crate::version_report::{compare_versions, UnitKey, VersionAnswer, VersionRep
 use folio::chunk::Chunked;
 use folio::document::Document;
 use folio::embed::TokenCounter;
-use folio::query::{Expand, SearchRequest, SearchResponse};
+use folio::query::{Expand, SearchMode, SearchRequest, SearchResponse};
 use folio::store::{Access, Store};
 use folio::Filter;
 
@@ -37,6 +37,9 @@ pub struct VersionReplay {
     /// Ask questions that do not say who asked (no logged request, or its `principals`
     /// `null`) with [`Access::Unrestricted`]; without it they are refused.
     pub unrestricted: bool,
+    /// How every target is asked (dense by default); to compare plans on one version, replay
+    /// strategies instead ([`crate::replay`]).
+    pub mode: SearchMode,
 }
 
 impl VersionReplay {
@@ -49,6 +52,7 @@ impl VersionReplay {
             budget_tokens: None,
             expand: Expand::Parent,
             unrestricted: false,
+            mode: SearchMode::Dense,
         }
     }
 
@@ -147,6 +151,7 @@ impl VersionReplay {
         filter: Option<&Filter>,
     ) -> SearchRequest {
         let mut request = SearchRequest::text(question.text.as_str())
+            .mode(self.mode)
             .access(access.clone())
             .k(self.k)
             .expand(self.expand)
@@ -226,6 +231,7 @@ fn version_answer(response: SearchResponse, corpus: &Corpus) -> VersionAnswer {
             start: if current { hit.start } else { 0 },
             end: if current { hit.end } else { 0 },
             tokens: hit.tokens,
+            score: hit.score,
             children: if current {
                 hit.children.iter().map(|c| (c.start, c.end)).collect()
             } else {
@@ -239,6 +245,7 @@ fn version_answer(response: SearchResponse, corpus: &Corpus) -> VersionAnswer {
         answer: Answer {
             units,
             millis: response.stats.micros as f64 / 1000.0,
+            stages: response.stats.stage_micros,
         },
         units: keys,
     }

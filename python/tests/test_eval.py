@@ -73,7 +73,15 @@ def test_eval_returns_the_csv_rows_with_known_hits(data, tmp_path):
         assert groups[(s, "beta")]["questions"] == 1
         assert groups[(s, "beta")]["index_bytes"] is None
     # The same keys as the CSV's columns, in its order.
-    assert list(rows[0])[:6] == ["strategy", "group", "questions", "hit_at_1", "hit_at_5", "mrr"]
+    assert list(rows[0])[:7] == [
+        "strategy",
+        "plan",
+        "group",
+        "questions",
+        "hit_at_1",
+        "hit_at_5",
+        "mrr",
+    ]
     assert list(rows[0])[-4:] == ["chunks_per_doc", "index_bytes", "vector_bytes", "build_s"]
     assert len({tuple(r) for r in rows}) == 1
     assert sorted(p.name for p in (tmp_path / "stores").iterdir()) == [

@@ -152,14 +152,18 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 /// | expansion | `Parent` | [`DEFAULT_EXPAND`] |
 /// | near-duplicate threshold | 0.9 | [`DEFAULT_DEDUP_THRESHOLD`] |
 /// | ranking mode | `Dense` | [`DEFAULT_MODE`] |
-/// | hybrid: reciprocal rank fusion's `k` | 60 | [`DEFAULT_RRF_K`] |
-/// | hybrid: weighted fusion's dense weight | 0.5 | [`DEFAULT_DENSE_WEIGHT`] |
+/// | hybrid: the default fusion, weighted: its dense weight | 0.7 | [`DEFAULT_DENSE_WEIGHT`] |
+/// | hybrid: reciprocal rank fusion's `k` (when chosen without one) | 60 | [`DEFAULT_RRF_K`] |
 /// | hybrid: children the dense leg ranks (at least those wanted) | 100 | [`DEFAULT_DENSE_DEPTH`] |
 /// | hybrid: children the lexical leg ranks (at least those wanted) | 100 | [`DEFAULT_LEXICAL_DEPTH`] |
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query: a text the index's embedder embeds, or a vector.
     pub query: Query,
+    /// A text query's vector, already embedded by the index's embedder: the dense leg
+    /// searches with it instead of embedding the text, the lexical leg reads the text
+    /// (see [`SearchRequest::with_query_vector`]). `None` by default.
+    pub query_vector: Option<Vec<f32>>,
     /// Who asks: the documents they may see are the only ones searched ([`Access::public`] by default).
     pub access: Access,
     /// Reading units to return: the answer holds `min(k, distinct visible units)` (fewer
@@ -224,6 +228,7 @@ impl SearchRequest {
     fn new(query: Query) -> Self {
         SearchRequest {
             query,
+            query_vector: None,
             access: Access::public(),
             k: DEFAULT_K,
             children: None,
@@ -264,6 +269,23 @@ impl SearchRequest {
     /// ```
     pub fn rerank(mut self, rerank: Rerank) -> Self {
         self.rerank = Some(rerank);
+        self
+    }
+
+    /// Gives a text query its vector, embedded beforehand by the index's embedder (checked
+    /// for dimension), so that a caller asking one question in several modes embeds it once.
+    /// Refused beside a vector query.
+    ///
+    /// ```
+    /// use folio::query::{Hybrid, SearchMode, SearchRequest};
+    ///
+    /// let request = SearchRequest::text("refund a card payment")
+    ///     .with_query_vector(vec![0.6, 0.8])
+    ///     .mode(SearchMode::Hybrid(Hybrid::default()));
+    /// assert_eq!(request.query_vector.as_deref(), Some(&[0.6, 0.8][..]));
+    /// ```
+    pub fn with_query_vector(mut self, vector: Vec<f32>) -> Self {
+        self.query_vector = Some(vector);
         self
     }
 
@@ -474,6 +496,27 @@ pub struct SearchStats {
     pub duplicates_dropped: usize,
     /// Time the search took, in microseconds.
     pub micros: u64,
+    /// Where that time went, stage by stage.
+    pub stage_micros: StageTimes,
+}
+
+/// Microseconds a search spent in each stage; a stage the mode does not run is 0. The legs
+/// are timed over every time the collector asked them (it asks again, deeper, when the
+/// children fall short), so `dense + lexical + fuse + assemble` is the collection's time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StageTimes {
+    /// Embedding a text query (0 for a vector, or a text given its vector).
+    pub embed: u64,
+    /// The dense leg: the segments searched by vector.
+    pub dense: u64,
+    /// The lexical leg: BM25 over the postings.
+    pub lexical: u64,
+    /// Fusing the two legs' lists.
+    pub fuse: u64,
+    /// The reranker scoring the best units (0 without one).
+    pub rerank: u64,
+    /// Grouping the children into units, expansion, near-duplicates and the budget.
+    pub assemble: u64,
 }
 
 /// The answer to a [`SearchRequest`]: which index version answered, and the units.
@@ -534,6 +577,7 @@ fn search_from(
     request: &SearchRequest,
     source: Option<&mut dyn ChildSource>,
 ) -> Result<SearchResponse, QueryError> {
+    let _span = tracing::debug_span!("folio.search", mode = request.mode.name()).entered();
     let started = Instant::now();
     request.expand.validate()?;
     if let Some(threshold) = request.dedup {
@@ -583,22 +627,29 @@ fn search_from(
     if let Some(filter) = &request.filter {
         visible &= &*snapshot.matching(&state, filter)?;
     }
+    // Resolving the target and computing the visible set are in the total, in no stage.
+    let before_collect = started.elapsed().as_micros() as u64;
     let chunks = units::SnapshotChunks::new(snapshot, &state);
     let seen = visible.len();
-    let collected = match (source, request.mode) {
+    let mut stages = StageTimes::default();
+    let mut collected = match (source, request.mode) {
         (Some(source), SearchMode::Dense) => {
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut through = rank::Through {
-                source,
-                chunks: &chunks,
-                index: state.name(),
-                version: view.version(),
-                metric: state.embedder().metric,
-                query: query.as_slice(),
-                access: &request.access,
-                visible: &visible,
-            };
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut through = rank::Timed::new(
+                "dense",
+                rank::Through {
+                    source,
+                    chunks: &chunks,
+                    index: state.name(),
+                    version: view.version(),
+                    metric: state.embedder().metric,
+                    query: query.as_slice(),
+                    access: &request.access,
+                    visible: &visible,
+                },
+            );
             let mut collected = collect(&mut through, &chunks, gather, seen)?;
+            stages.dense = through.micros;
             stage_scores(&mut collected, |_, s| StageScores {
                 dense: Some(s),
                 ..StageScores::default()
@@ -610,9 +661,13 @@ fn search_from(
             return Err(InvalidParameter::new("mode", mode.name(), allowed).into());
         }
         (None, SearchMode::Dense) => {
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut dense = rank::Timed::new(
+                "dense",
+                dense_leg(snapshot, &view, &query, &visible, request),
+            );
             let mut collected = collect(&mut dense, &chunks, gather, seen)?;
+            stages.dense = dense.micros;
             stage_scores(&mut collected, |_, s| StageScores {
                 dense: Some(s),
                 ..StageScores::default()
@@ -620,8 +675,10 @@ fn search_from(
             collected
         }
         (None, SearchMode::Lexical) => {
-            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
+            let mut lexical =
+                rank::Timed::new("lexical", lexical_leg(snapshot, &view, &visible, request)?);
             let mut collected = collect(&mut lexical, &chunks, gather, seen)?;
+            stages.lexical = lexical.micros;
             stage_scores(&mut collected, |_, s| StageScores {
                 lexical: Some(s),
                 ..StageScores::default()
@@ -629,11 +686,16 @@ fn search_from(
             collected
         }
         (None, SearchMode::Hybrid(hybrid)) => {
-            let mut lexical = lexical_leg(snapshot, &view, &visible, request)?;
-            let query = query_vector(handle, &state, &request.query)?;
-            let mut dense = dense_leg(snapshot, &view, &query, &visible, request);
+            let mut lexical =
+                rank::Timed::new("lexical", lexical_leg(snapshot, &view, &visible, request)?);
+            let query = query_vector(handle, &state, request, &mut stages.embed)?;
+            let mut dense = rank::Timed::new(
+                "dense",
+                dense_leg(snapshot, &view, &query, &visible, request),
+            );
             let mut fused = fusion::Fused::new(&mut dense, &mut lexical, hybrid);
             let mut collected = collect(&mut fused, &chunks, gather, seen)?;
+            stages.fuse = fused.micros;
             stage_scores(&mut collected, |best, s| {
                 let (dense, lexical) = fused.leg_scores(best);
                 StageScores {
@@ -643,18 +705,33 @@ fn search_from(
                     rerank: None,
                 }
             });
+            stages.dense = dense.micros;
+            stages.lexical = lexical.micros;
             collected
         }
     };
+    if let Some((rerank, query)) = reranking {
+        collected.hits = timed("rerank", &mut stages.rerank, || {
+            rerank::rerank(
+                collected.hits,
+                &collected.best_children,
+                &chunks,
+                query,
+                rerank,
+                request,
+            )
+        })?;
+    }
+    let collecting = started.elapsed().as_micros() as u64;
+    stages.assemble = collecting
+        .saturating_sub(stages.embed + stages.dense + stages.lexical + stages.fuse + stages.rerank)
+        .saturating_sub(before_collect);
     let Collected {
-        mut hits,
-        best_children,
+        hits,
         duplicates,
         search,
+        ..
     } = collected;
-    if let Some((rerank, query)) = reranking {
-        hits = rerank::rerank(hits, &best_children, &chunks, query, rerank, request)?;
-    }
     Ok(SearchResponse {
         index: state.name().to_string(),
         version: view.version(),
@@ -669,7 +746,8 @@ fn search_from(
             link_lists: search.lists,
             visible: visible.len(),
             duplicates_dropped: duplicates,
-            micros: started.elapsed().as_micros() as u64,
+            micros: collecting,
+            stage_micros: stages,
         },
         request_id: None,
     })
@@ -681,6 +759,16 @@ fn stage_scores(collected: &mut Collected, of: impl Fn(u32, f32) -> StageScores)
     for (hit, &best) in collected.hits.iter_mut().zip(&collected.best_children) {
         hit.scores = of(best, hit.score);
     }
+}
+
+/// Runs `stage` inside a `folio.search.stage` tracing span named `name` (for applications'
+/// subscribers), adding the microseconds it took to `micros`.
+fn timed<T>(name: &'static str, micros: &mut u64, stage: impl FnOnce() -> T) -> T {
+    let _span = tracing::debug_span!("folio.search.stage", stage = name).entered();
+    let started = Instant::now();
+    let out = stage();
+    *micros += started.elapsed().as_micros() as u64;
+    out
 }
 
 /// The dense leg: the version's own segments searched by vector.
@@ -723,33 +811,44 @@ fn lexical_leg<'a>(
     }
 }
 
+/// The request's query vector, checked; the time spent embedding a text is added to
+/// `embed_micros`.
 fn query_vector(
     handle: &dyn Handle,
     state: &IndexState,
-    query: &Query,
-) -> Result<QueryVector, ReadError> {
+    request: &SearchRequest,
+    embed_micros: &mut u64,
+) -> Result<QueryVector, QueryError> {
     let identity = state.embedder();
     let dim = identity.dimension as usize;
-    let vector = match query {
-        Query::Vector(v) => v.clone(),
-        Query::Text(text) => {
+    let vector = match (&request.query, &request.query_vector) {
+        (Query::Vector(_), Some(_)) => {
+            let allowed = "none beside a vector query (give the vector as the query)";
+            return Err(InvalidParameter::new("query_vector", "a vector", allowed).into());
+        }
+        (Query::Vector(v), None) | (Query::Text(_), Some(v)) => v.clone(),
+        (Query::Text(text), None) => {
             let embedder = handle.embedder(&identity.name).ok_or_else(|| {
                 ReadError::EmbedderNotRegistered {
                     index: state.name().to_string(),
                     embedder: identity.name.clone(),
                 }
             })?;
-            embedder.embed_queries(&[text.as_str()])?
+            timed("embed", embed_micros, || {
+                embedder.embed_queries(&[text.as_str()])
+            })
+            .map_err(ReadError::from)?
         }
     };
     if vector.len() != dim {
         return Err(ReadError::DimensionMismatch {
             expected: dim,
             found: vector.len(),
-        });
+        }
+        .into());
     }
-    validate(&vector, dim)?;
-    QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector)
+    validate(&vector, dim).map_err(ReadError::from)?;
+    QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector.into())
 }
 
 /// What routes `request` through an alias: its route key, else its query.

@@ -25,6 +25,30 @@ pub trait Rank {
     fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError>;
 }
 
+/// A ranker whose time is counted: `micros` adds up every call (the stage `name` of
+/// [`super::StageTimes`]).
+pub(crate) struct Timed<R> {
+    inner: R,
+    name: &'static str,
+    pub(crate) micros: u64,
+}
+
+impl<R: Rank> Timed<R> {
+    pub(crate) fn new(name: &'static str, inner: R) -> Self {
+        Timed {
+            inner,
+            name,
+            micros: 0,
+        }
+    }
+}
+
+impl<R: Rank> Rank for Timed<R> {
+    fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+        super::timed(self.name, &mut self.micros, || self.inner.rank(wanted))
+    }
+}
+
 /// The version's own segments, searched by the planner (an exact scan or a graph walk per
 /// segment) among the visible children.
 pub(crate) struct Segments<'a> {

@@ -156,7 +156,12 @@ fn the_builders_start_from_the_constants() {
     assert_eq!(request.mode, DEFAULT_MODE);
     assert_eq!(DEFAULT_MODE, SearchMode::Dense);
     let hybrid = Hybrid::default();
-    assert_eq!(hybrid.fusion, Fusion::Rrf { k: DEFAULT_RRF_K });
+    assert_eq!(
+        hybrid.fusion,
+        Fusion::Weighted {
+            dense_weight: DEFAULT_DENSE_WEIGHT
+        }
+    );
     assert_eq!(
         (hybrid.dense_depth, hybrid.lexical_depth),
         (DEFAULT_DENSE_DEPTH, DEFAULT_LEXICAL_DEPTH)

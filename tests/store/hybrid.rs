@@ -571,7 +571,7 @@ fn the_request_log_records_each_search_mode() {
     let modes = [
         SearchMode::Dense,
         SearchMode::Lexical,
-        SearchMode::Hybrid(Hybrid::default()),
+        SearchMode::Hybrid(Hybrid::default().rrf(DEFAULT_RRF_K)),
         SearchMode::Hybrid(weighted),
     ];
     let mut ids = Vec::new();
@@ -664,4 +664,150 @@ fn merged_segments_answer_lexically_as_before_and_after_reopening() {
         .unwrap();
     let report = checked.check_integrity().unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+/// A text query given its vector beforehand answers as the text alone in every mode (the
+/// dense leg takes the vector, the lexical leg the text), and skips the embedding; a
+/// vector of another dimension, or one beside a vector query, is refused with a typed
+/// error.
+#[test]
+fn a_text_query_with_its_vector_answers_as_the_text_alone() {
+    use folio::embed::{Embedder, HashEmbedder};
+    let (_dir, store) = temp_store(small_options());
+    let mut batch = store.batch();
+    for (id, text) in [
+        ("a", "apple kernel"),
+        ("b", "cherry invoice"),
+        ("c", "apple pie"),
+    ] {
+        batch.upsert(doc(id, text));
+    }
+    batch.commit().unwrap();
+    let query = "apple invoice";
+    let vector = HashEmbedder::new(8)
+        .unwrap()
+        .embed_queries(&[query])
+        .unwrap();
+    let hybrid = SearchMode::Hybrid(Hybrid::default());
+    for mode in [SearchMode::Dense, SearchMode::Lexical, hybrid] {
+        let alone = store
+            .search(&SearchRequest::text(query).mode(mode))
+            .unwrap();
+        let given = SearchRequest::text(query)
+            .with_query_vector(vector.clone())
+            .mode(mode);
+        let given = store.search(&given).unwrap();
+        assert_eq!(units(&given), units(&alone), "{mode:?}");
+        assert_eq!(given.stats.stage_micros.embed, 0, "{mode:?}");
+    }
+    let short = SearchRequest::text(query).with_query_vector(vec![0.5; 4]);
+    let error = store.search(&short.mode(hybrid)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            folio::QueryError::Read(folio::ReadError::DimensionMismatch {
+                expected: 8,
+                found: 4
+            })
+        ),
+        "{error:?}"
+    );
+    let twice = SearchRequest::vector(vector.clone()).with_query_vector(vector);
+    let error = store.search(&twice).unwrap_err();
+    assert!(
+        matches!(&error, folio::QueryError::Read(folio::ReadError::InvalidParameter(p)) if p.name == "query_vector"),
+        "{error:?}"
+    );
+}
+
+/// Each mode times only the stages it runs, and the stages add up to no more than the
+/// search.
+#[test]
+fn stage_times_name_the_stages_each_mode_runs() {
+    let (_dir, store) = temp_store(small_options());
+    store.upsert(doc("a", "apple kernel")).unwrap();
+    let stages = |mode| {
+        let response = store
+            .search(&SearchRequest::text("apple").mode(mode))
+            .unwrap();
+        let s = response.stats.stage_micros;
+        assert!(
+            s.embed + s.dense + s.lexical + s.fuse + s.rerank + s.assemble <= response.stats.micros,
+            "{mode:?}: {s:?} over {}",
+            response.stats.micros
+        );
+        s
+    };
+    let dense = stages(SearchMode::Dense);
+    assert_eq!((dense.lexical, dense.fuse), (0, 0), "{dense:?}");
+    let lexical = stages(SearchMode::Lexical);
+    assert_eq!(
+        (lexical.embed, lexical.dense, lexical.fuse),
+        (0, 0, 0),
+        "{lexical:?}"
+    );
+}
+
+/// The names of the spans a search opens, for an application's subscriber.
+#[derive(Default)]
+struct SpanNames(std::sync::Mutex<Vec<String>>);
+
+impl tracing::Subscriber for SpanNames {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        /// Records the `stage` field of a stage's span.
+        struct Stage<'a>(&'a mut String);
+        impl tracing::field::Visit for Stage<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "stage" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "stage" {
+                    *self.0 = value.to_string();
+                }
+            }
+        }
+        let mut name = span.metadata().name().to_string();
+        let mut stage = String::new();
+        span.record(&mut Stage(&mut stage));
+        if !stage.is_empty() {
+            name = format!("{name}:{stage}");
+        }
+        let mut names = self.0.lock().unwrap();
+        names.push(name);
+        tracing::span::Id::from_u64(names.len() as u64)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A hybrid search opens a span for the search and one per stage it runs, which an
+/// application's subscriber sees (the library installs none).
+#[test]
+fn a_hybrid_search_opens_a_tracing_span_per_stage() {
+    let (_dir, store) = temp_store(small_options());
+    store.upsert(doc("a", "apple kernel")).unwrap();
+    let names = std::sync::Arc::new(SpanNames::default());
+    let request = SearchRequest::text("apple").mode(SearchMode::Hybrid(Hybrid::default()));
+    tracing::subscriber::with_default(names.clone(), || store.search(&request).unwrap());
+    let names = names.0.lock().unwrap();
+    for expected in [
+        "folio.search",
+        "folio.search.stage:embed",
+        "folio.search.stage:dense",
+        "folio.search.stage:lexical",
+        "folio.search.stage:fuse",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
 }

@@ -467,7 +467,13 @@ fn lexical_mode_finds_a_rare_word_and_hybrid_json_names_the_mode() {
     assert_ne!(first("dense")["results"][0]["doc_id"], "rare");
     assert_eq!(first("lexical")["results"][0]["doc_id"], "rare");
     let hybrid = first("hybrid");
-    assert_eq!(hybrid["mode"]["fusion"]["name"], "rrf");
+    // Without a fusion setting, the library's default fusion.
+    assert_eq!(hybrid["mode"]["fusion"]["name"], "weighted");
+    assert_eq!(
+        hybrid["mode"]["fusion"]["dense_weight"].as_f64(),
+        Some(0.7),
+        "the weight docs/cli.md names"
+    );
     assert_eq!(hybrid["results"].as_array().expect("results").len(), 1);
 
     let out = folio(&[

@@ -11,7 +11,8 @@ use folio_eval::replay::{self, Label, Side};
 use folio_eval::score::StrategyReport;
 use folio_eval::{
     ask_all, build_index, embed_questions, read_questions, report, score_strategy, Answer,
-    BuiltIndex, Corpus, EmbedSetup, EvalError, Settings, Strategy, StrategyKind, Unit, Workspace,
+    BuiltIndex, Corpus, EmbedSetup, EvalError, Plan, Question, Settings, Strategy, StrategyKind,
+    Unit, Workspace,
 };
 
 // Each segment is 39 characters and a space, so `fixed:40` windows are the segments.
@@ -85,7 +86,14 @@ fn evaluate(
 ) -> Result<StrategyReport, EvalError> {
     let (built, answers) = build_and_ask(spec, corpus, queries, settings)?;
     let questions = read_questions(queries, corpus, None)?;
-    score_strategy(&built, corpus, &questions, &answers, settings)
+    score_strategy(
+        &built,
+        &Plan::dense(),
+        corpus,
+        &questions,
+        &answers,
+        settings,
+    )
 }
 
 fn build_and_ask(
@@ -102,7 +110,14 @@ fn build_and_ask(
     };
     let built = build_index(0, &strategy, corpus, &setup, &workspace, &NoProgress)?;
     let questions = read_questions(queries, corpus, None)?;
-    let answers = ask_all(&built, corpus, &questions, settings, &NoProgress)?;
+    let answers = ask_all(
+        &built,
+        corpus,
+        &questions,
+        &Plan::dense(),
+        settings,
+        &NoProgress,
+    )?;
     Ok((built, answers))
 }
 
@@ -289,6 +304,7 @@ fn csv_has_the_fixed_columns_and_fractions() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     for column in [
         "strategy",
+        "plan",
         "group",
         "hit_at_1",
         "hit_at_3",
@@ -311,12 +327,17 @@ fn csv_has_the_fixed_columns_and_fractions() {
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     // One overall row, then one per document.
     assert_eq!(rows.len(), 3);
-    assert_eq!((rows[0][0], rows[0][1]), ("fixed:40", report::ALL));
+    assert_eq!(
+        (rows[0][0], rows[0][1], rows[0][2]),
+        ("fixed:40", "dense", report::ALL)
+    );
     for row in &rows {
         assert_eq!(row.len(), header.len());
         for name in [
             "hit_at_1",
             "mrr",
+            "ndcg_at_10",
+            "recall_at_5",
             "full",
             "noise",
             "boundary_split_rate",
@@ -553,10 +574,12 @@ fn answer(units: &[UnitSpec]) -> Vec<Answer> {
                 start,
                 end,
                 tokens: 0,
+                score: 0.0,
                 children: children.to_vec(),
             })
             .collect(),
         millis: 0.0,
+        stages: Default::default(),
     }]
 }
 
@@ -725,6 +748,50 @@ fn folio_eval_writes_csv_markdown_and_png() {
         "{jsonl}"
     );
 
+    // Plans: a row per strategy and plan, each plan set beside dense, a trace line per
+    // question, strategy and plan.
+    let (csv, md, jsonl) = (out("m.csv"), out("m.md"), out("m.jsonl"));
+    let plans = [
+        "--mode",
+        "dense",
+        "--mode",
+        "lexical",
+        "--mode",
+        "h=hybrid:rrf:10",
+    ];
+    let mut outputs = plans.to_vec();
+    outputs.extend(["--csv", &csv, "--md", &md, "--jsonl", &jsonl]);
+    let modes = run("eval", ["fixed:40", "s=structure:200"], &outputs);
+    assert!(modes.status.success(), "{modes:?}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let overall: Vec<String> = csv
+        .lines()
+        .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(" "))
+        .filter(|l| l.ends_with(" all"))
+        .collect();
+    let expected = ["fixed:40", "s"]
+        .iter()
+        .flat_map(|s| ["dense", "lexical", "h"].map(|p| format!("{s} {p} all")))
+        .collect::<Vec<_>>();
+    assert_eq!(overall, expected);
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("Against dense") && md.contains("| s | h |"),
+        "{md}"
+    );
+    let jsonl = std::fs::read_to_string(&jsonl).unwrap();
+    let lines = jsonl.lines().count();
+    for plan in ["dense", "lexical", "h"] {
+        let field = format!(r#""plan":"{plan}""#);
+        assert_eq!(
+            jsonl.lines().filter(|l| l.contains(&field)).count() * 3,
+            lines
+        );
+    }
+    let replay = run("replay", ["fixed:40", "fixed:200"], &["--mode", "sparse"]);
+    assert!(!replay.status.success());
+    assert!(String::from_utf8_lossy(&replay.stderr).contains("mode `sparse`"));
+
     let bad = folio(&[
         "eval",
         "--docs",
@@ -760,13 +827,24 @@ fn questions_embedded_once_search_as_their_text_would() {
             .map(|a| a.units.iter().map(|u| (u.doc, u.start, u.end)).collect())
             .collect()
     };
+    let ask = |questions: &[Question]| {
+        ask_all(
+            &built,
+            &corpus(),
+            questions,
+            &Plan::dense(),
+            &settings,
+            &NoProgress,
+        )
+        .unwrap()
+    };
     let mut questions = read_questions(&queries, &corpus(), None).unwrap();
-    let by_text = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    let by_text = ask(&questions);
     embed_questions(&mut questions, embedder.as_ref(), &NoProgress).unwrap();
     assert!(questions
         .iter()
         .all(|q| q.vector.as_ref().map(Vec::len) == Some(256)));
-    let by_vector = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    let by_vector = ask(&questions);
     assert_eq!(spans(&by_text), spans(&by_vector));
     // The vector is what is searched: give q1 q3's vector and it finds beta.
     questions[0].vector = questions[2].vector.clone();
@@ -775,7 +853,7 @@ fn questions_embedded_once_search_as_their_text_would() {
     embed_questions(&mut questions, embedder.as_ref(), &NoProgress).unwrap();
     assert_eq!(questions[0].vector, questions[2].vector);
     assert!(questions[1].vector.is_some());
-    let moved = ask_all(&built, &corpus(), &questions, &settings, &NoProgress).unwrap();
+    let moved = ask(&questions);
     assert_eq!(moved[0].units[0].doc, 1, "{:?}", spans(&moved));
     assert_eq!(by_text[0].units[0].doc, 0);
 }

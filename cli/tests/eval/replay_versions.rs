@@ -303,6 +303,22 @@ fn a_gold_span_of_a_revision_that_is_gone_is_reported_not_scored() {
     assert!(folio_eval::version_report::tables(&after).contains("1 gold spans left out"));
 }
 
+/// `folio replay STORE` of `kb@stable` against `next` at k = 2.
+fn stable_against_next<'a>(path: &'a Path, queries: &'a Path) -> [&'a str; 10] {
+    [
+        "replay",
+        path.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--target",
+        "kb@stable",
+        "--target",
+        "next",
+        "--k",
+        "2",
+    ]
+}
+
 #[test]
 fn the_command_prints_the_library_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -315,18 +331,7 @@ fn the_command_prints_the_library_report() {
         .run(&store, QuestionSet::read(&queries, None).unwrap())
         .unwrap();
     drop(store);
-    let args = [
-        "replay",
-        path.to_str().unwrap(),
-        "--queries",
-        queries.to_str().unwrap(),
-        "--target",
-        "kb@stable",
-        "--target",
-        "next",
-        "--k",
-        "2",
-    ];
+    let args = stable_against_next(&path, &queries);
     let json = crate::folio(&[&args[..], &["--json"]].concat());
     assert!(json.status.success(), "{}", cli::stderr(&json));
     let printed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -356,6 +361,54 @@ fn the_command_prints_the_library_report() {
     assert!(
         text.contains("kb@stable -> next") && text.contains("labels (worsened)"),
         "{text}"
+    );
+}
+
+/// `--mode` asks every target by that plan, as the library's `VersionReplay::mode`; two
+/// plans are refused (replaying strategies compares plans).
+#[test]
+fn the_command_asks_every_version_by_the_plan_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.folio");
+    let store = build(&path);
+    let queries = questions(dir.path());
+    let report = |mode| {
+        let mut replay = VersionReplay::new(["kb@stable", "next"]);
+        replay.k = 2;
+        replay.mode = mode;
+        let set = QuestionSet::read(&queries, None).unwrap();
+        serde_json::to_value(replay.run(&store, set).unwrap()).unwrap()
+    };
+    let (lexical, dense) = (
+        report(folio::query::SearchMode::Lexical),
+        report(folio::query::SearchMode::Dense),
+    );
+    drop(store);
+    let args = [&stable_against_next(&path, &queries)[..], &["--json"]].concat();
+    let json = crate::folio(&[&args[..], &["--mode", "lexical"]].concat());
+    assert!(json.status.success(), "{}", cli::stderr(&json));
+    let printed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    // Every question's units at every target (the rest holds latencies).
+    let units = |report: &serde_json::Value| {
+        let questions = report["questions"].as_array().unwrap();
+        questions
+            .iter()
+            .flat_map(|q| q["targets"].as_array().unwrap().iter())
+            .map(|t| t["units"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(units(&printed), units(&lexical));
+    assert_ne!(
+        units(&lexical),
+        units(&dense),
+        "the plans must answer differently here"
+    );
+    let two = crate::folio(&[&args[..], &["--mode", "dense", "--mode", "lexical"]].concat());
+    assert!(!two.status.success());
+    assert!(
+        cli::stderr(&two).contains("at most one --mode"),
+        "{}",
+        cli::stderr(&two)
     );
 }
 

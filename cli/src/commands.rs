@@ -16,10 +16,7 @@ use crate::output::{err, CliResult};
 use crate::output::{escape, preview, print_json, print_response, print_unavailable};
 use crate::{bench, demo, eval, external, ingest, log, output, versions};
 use folio::embed::TokenCounter;
-use folio::query::{
-    Evidence, Expand, Hybrid, Rerank, SearchMode, SearchRequest, DEFAULT_DENSE_DEPTH,
-    DEFAULT_DENSE_WEIGHT, DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
-};
+use folio::query::{Evidence, Expand, HybridSettings, Rerank, SearchMode, SearchRequest};
 use folio::store::{Access, Store};
 
 #[derive(Parser)]
@@ -310,11 +307,30 @@ enum ModeArg {
     Hybrid,
 }
 
+impl ModeArg {
+    fn name(self) -> &'static str {
+        match self {
+            ModeArg::Dense => "dense",
+            ModeArg::Lexical => "lexical",
+            ModeArg::Hybrid => "hybrid",
+        }
+    }
+}
+
 /// `folio search --fusion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum FusionArg {
     Rrf,
     Weighted,
+}
+
+impl FusionArg {
+    fn name(self) -> &'static str {
+        match self {
+            FusionArg::Rrf => "rrf",
+            FusionArg::Weighted => "weighted",
+        }
+    }
 }
 
 /// The rerank stage of `folio search`.
@@ -364,8 +380,8 @@ struct HybridArgs {
     /// With --fusion rrf (implied when alone): the k of 1/(k + rank) (default 60).
     #[arg(long, value_name = "N")]
     rrf_k: Option<u32>,
-    /// With --fusion weighted: the dense leg's weight W in 0..=1, the lexical leg's 1 - W
-    /// (default 0.7).
+    /// With --fusion weighted (implied when alone): the dense leg's weight W in 0..=1, the
+    /// lexical leg's 1 - W (default 0.7).
     #[arg(long, value_name = "W")]
     dense_weight: Option<f32>,
     /// With --mode hybrid: children the dense leg ranks (default 100, at least those
@@ -382,40 +398,22 @@ impl HybridArgs {
     /// The search mode; a hybrid setting given to another mode or fusion is refused, not
     /// ignored.
     fn mode(&self, mode: ModeArg) -> Result<SearchMode, String> {
-        let given = self.fusion.is_some()
-            || self.rrf_k.is_some()
-            || self.dense_weight.is_some()
-            || self.dense_depth.is_some()
-            || self.lexical_depth.is_some();
-        let hybrid = match mode {
-            ModeArg::Hybrid => Hybrid::default(),
-            _ if given => {
-                return Err("--fusion, --rrf-k, --dense-weight, --dense-depth and \
-                            --lexical-depth need --mode hybrid"
-                    .to_string())
-            }
-            ModeArg::Dense => return Ok(SearchMode::Dense),
-            ModeArg::Lexical => return Ok(SearchMode::Lexical),
+        let settings = HybridSettings {
+            fusion: self.fusion.map(|f| f.name().to_string()),
+            rrf_k: self.rrf_k,
+            dense_weight: self.dense_weight,
+            dense_depth: self.dense_depth,
+            lexical_depth: self.lexical_depth,
         };
-        let hybrid = match (self.fusion, self.rrf_k, self.dense_weight) {
-            // No fusion setting: the library's default fusion.
-            (None, None, None) => hybrid,
-            (Some(FusionArg::Rrf) | None, k, None) => hybrid.rrf(k.unwrap_or(DEFAULT_RRF_K)),
-            (Some(FusionArg::Weighted), None, w) => {
-                hybrid.weighted(w.unwrap_or(DEFAULT_DENSE_WEIGHT))
+        SearchMode::from_settings(mode.name(), &settings).map_err(|e| match e.name {
+            "mode" => "--fusion, --rrf-k, --dense-weight, --dense-depth and --lexical-depth \
+                       need --mode hybrid"
+                .to_string(),
+            "fusion" => {
+                "--rrf-k goes with --fusion rrf, --dense-weight with --fusion weighted".to_string()
             }
-            (Some(FusionArg::Rrf) | None, _, Some(_)) => {
-                return Err("--dense-weight needs --fusion weighted".to_string())
-            }
-            (Some(FusionArg::Weighted), Some(_), _) => {
-                return Err("--rrf-k needs --fusion rrf".to_string())
-            }
-        };
-        let hybrid = hybrid
-            .dense_depth(self.dense_depth.unwrap_or(DEFAULT_DENSE_DEPTH))
-            .lexical_depth(self.lexical_depth.unwrap_or(DEFAULT_LEXICAL_DEPTH));
-        hybrid.validate().map_err(err)?;
-        Ok(SearchMode::Hybrid(hybrid))
+            _ => err(e),
+        })
     }
 }
 

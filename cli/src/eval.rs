@@ -10,12 +10,12 @@ use clap::Args;
 use crate::output::{err, CliResult};
 use crate::progress::Bar;
 use folio::embed::{Embedder, HashEmbedder};
-use folio::query::{Expand, SearchMode};
+use folio::query::{Expand, SearchMode, DEFAULT_RERANK_TOP};
 use folio_eval::replay::{self, Label, Side};
 use folio_eval::{
     against_dense, ask_all, build_index, embed_questions, read_questions, report, score_strategy,
-    Answer, BuiltIndex, Corpus, EmbedSetup, EvalError, Plan, Question, QuestionSet, Settings,
-    Strategy, VersionReplay, Workspace,
+    Answer, BuiltIndex, Corpus, EmbedSetup, EvalError, Plan, PlanRerank, Question, QuestionSet,
+    Settings, Strategy, VersionReplay, Workspace,
 };
 use folio_eval::{trace, version_report};
 
@@ -40,6 +40,15 @@ pub(crate) struct Common {
     /// followed by :DENSE_DEPTH:LEXICAL_DEPTH; `NAME=PLAN` sets the label.
     #[arg(long = "mode", value_parser = parse_plan)]
     plans: Vec<Plan>,
+    /// Also asks every plan followed by this reranker (a row `PLAN+rerank` beside each):
+    /// bert:DIR, onnx:MODEL.onnx@DIR, cmd:"COMMAND", tei:URL, cohere:MODEL@URL or
+    /// jina:MODEL@URL, as `folio search --rerank` takes.
+    #[arg(long, value_name = "SPEC")]
+    rerank: Option<folio::embed::RerankerSpec>,
+    /// With --rerank: units the reranker scores per question (default 20, at least the
+    /// search's k).
+    #[arg(long, value_name = "N")]
+    rerank_top: Option<usize>,
     /// Dimension of the built-in hash embedder, the same for every strategy (without
     /// --embedder).
     #[arg(long, default_value_t = 2048)]
@@ -156,13 +165,43 @@ impl Common {
         Ok(settings)
     }
 
-    /// The plans asked: `--mode`, dense when none.
-    fn plans(&self) -> Vec<Plan> {
-        if self.plans.is_empty() {
+    /// The rerank stage of `--rerank`, its reranker loaded.
+    fn rerank_stage(&self) -> Result<Option<PlanRerank>, String> {
+        let Some(spec) = &self.rerank else {
+            if self.rerank_top.is_some() {
+                return Err("--rerank-top needs --rerank".into());
+            }
+            return Ok(None);
+        };
+        Ok(Some(PlanRerank {
+            reranker: spec.build().map_err(err)?,
+            top: self.rerank_top.unwrap_or(DEFAULT_RERANK_TOP),
+        }))
+    }
+
+    /// The plans asked: `--mode`, dense when none; with `--rerank` each followed by its
+    /// reranked twin.
+    fn plans(&self) -> Result<Vec<Plan>, String> {
+        let plans = if self.plans.is_empty() {
             vec![Plan::dense()]
         } else {
             self.plans.clone()
-        }
+        };
+        let Some(rerank) = self.rerank_stage()? else {
+            return Ok(plans);
+        };
+        Ok(plans
+            .into_iter()
+            .flat_map(|plan| {
+                let reranked = plan.reranked(rerank.clone());
+                [plan, reranked]
+            })
+            .collect())
+    }
+
+    /// How many plans [`Self::plans`] makes, without loading a reranker.
+    fn plan_count(&self) -> usize {
+        self.plans.len().max(1) * if self.rerank.is_some() { 2 } else { 1 }
     }
 
     /// Reads the data, builds every strategy and asks every question by every plan, with a
@@ -192,7 +231,7 @@ impl Common {
         embed_questions(&mut questions, embedder.as_ref(), &bar).map_err(err)?;
         let embed_millis =
             embedding.elapsed().as_secs_f64() * 1000.0 / questions.len().max(1) as f64;
-        let plans = self.plans();
+        let plans = self.plans()?;
         let mut results = Vec::new();
         for (n, strategy) in self.strategies.iter().enumerate() {
             let strategy = &match self.tokens {
@@ -320,7 +359,7 @@ pub(crate) fn replay(args: ReplayArgs) -> CliResult {
     if let Some(store) = &args.store {
         return replay_versions(&args, store);
     }
-    if args.common.strategies.len() * args.common.plans().len() < 2 {
+    if args.common.strategies.len() * args.common.plan_count() < 2 {
         return Err(
             "replay compares strategies or plans: give at least two --strategy or --mode".into(),
         );
@@ -383,6 +422,7 @@ fn replay_versions(args: &ReplayArgs, path: &Path) -> CliResult {
         [plan] => plan.mode,
         _ => return Err("a replay between versions asks every target one way: give at most one --mode (to compare plans, replay strategies)".into()),
     };
+    replay.rerank = common.rerank_stage()?;
     let set = QuestionSet::read(&common.queries, common.limit).map_err(err)?;
     let report = replay.run(&store, set).map_err(err)?;
     if args.json {

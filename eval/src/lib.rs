@@ -29,7 +29,7 @@ pub use data::{
     QuestionSet, RequestOrigin,
 };
 pub use error::EvalError;
-pub use plan::{Plan, PlanError};
+pub use plan::{Plan, PlanError, PlanRerank};
 pub use run::{ask_all, embed_questions, Answer, Settings, Unit};
 pub use score::{against_dense, score_strategy, AgainstDense, Scores, StrategyReport};
 pub use spec::{SpecError, Strategy, StrategyKind};

@@ -4,7 +4,10 @@
 //! dense then lexical); `NAME=PLAN` sets the label. A plan is a struct, not a bare mode, so
 //! that later stages (a reranker) join it as fields.
 
-use folio::query::{Hybrid, SearchMode};
+use std::sync::Arc;
+
+use folio::embed::Reranker;
+use folio::query::{Hybrid, Rerank, SearchMode};
 
 /// One way of asking an index, under evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,6 +16,38 @@ pub struct Plan {
     pub label: String,
     /// How children are ranked.
     pub mode: SearchMode,
+    /// The rerank stage after grouping, if any.
+    pub rerank: Option<PlanRerank>,
+}
+
+/// A plan's rerank stage: the reranker and how many units it scores.
+#[derive(Clone)]
+pub struct PlanRerank {
+    /// The reranker, loaded once for every plan and strategy.
+    pub reranker: Arc<dyn Reranker>,
+    /// Units it scores (see [`Rerank::top`]).
+    pub top: usize,
+}
+
+impl PlanRerank {
+    /// The search request's stage.
+    pub fn stage(&self) -> Rerank {
+        Rerank::new(self.reranker.clone()).top(self.top)
+    }
+}
+
+impl std::fmt::Debug for PlanRerank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (top {})", self.reranker.name(), self.top)
+    }
+}
+
+/// Two stages are the same when they name the same reranker and depth (a loaded model has
+/// no other identity).
+impl PartialEq for PlanRerank {
+    fn eq(&self, other: &Self) -> bool {
+        self.reranker.name() == other.reranker.name() && self.top == other.top
+    }
 }
 
 /// Why a plan spec was refused.
@@ -34,6 +69,16 @@ impl Plan {
         Plan {
             label: "dense".into(),
             mode: SearchMode::Dense,
+            rerank: None,
+        }
+    }
+
+    /// This plan followed by `rerank`, labelled `LABEL+rerank`.
+    pub fn reranked(&self, rerank: PlanRerank) -> Plan {
+        Plan {
+            label: format!("{}+rerank", self.label),
+            mode: self.mode,
+            rerank: Some(rerank),
         }
     }
 
@@ -76,6 +121,7 @@ impl Plan {
         Ok(Plan {
             label: label.to_string(),
             mode,
+            rerank: None,
         })
     }
 }

@@ -168,11 +168,18 @@ fn ask(
 ) -> Result<Answer, EvalError> {
     // The lexical leg needs the words, the dense leg the vector embedded once for every plan.
     let text = SearchRequest::text(question.text.as_str());
-    let request = match (&question.vector, plan.mode) {
-        (Some(vector), SearchMode::Dense) => SearchRequest::vector(vector.clone()),
-        (Some(vector), SearchMode::Hybrid(_)) => text.with_query_vector(vector.clone()),
-        (None, _) | (Some(_), SearchMode::Lexical) => text,
+    // A reranker reads the text too.
+    let request = match (&question.vector, plan.mode, &plan.rerank) {
+        (Some(vector), SearchMode::Dense, None) => SearchRequest::vector(vector.clone()),
+        (Some(vector), SearchMode::Dense | SearchMode::Hybrid(_), _) => {
+            text.with_query_vector(vector.clone())
+        }
+        (None, _, _) | (Some(_), SearchMode::Lexical, _) => text,
     };
+    let mut request = request;
+    if let Some(rerank) = &plan.rerank {
+        request = request.rerank(rerank.stage());
+    }
     let mut request = request
         .mode(plan.mode)
         .access(Access::Unrestricted)

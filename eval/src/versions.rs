@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::data::{Corpus, Question, QuestionSet};
 use crate::error::EvalError;
+use crate::plan::PlanRerank;
 use crate::replay::Cuts;
 use crate::run::{Answer, Unit};
 use crate::version_report::{compare_versions, UnitKey, VersionAnswer, VersionReport};
@@ -40,6 +41,8 @@ pub struct VersionReplay {
     /// How every target is asked (dense by default); to compare plans on one version, replay
     /// strategies instead ([`crate::replay`]).
     pub mode: SearchMode,
+    /// The rerank stage every target's answers go through, if any.
+    pub rerank: Option<PlanRerank>,
 }
 
 impl VersionReplay {
@@ -53,6 +56,7 @@ impl VersionReplay {
             expand: Expand::Parent,
             unrestricted: false,
             mode: SearchMode::Dense,
+            rerank: None,
         }
     }
 
@@ -160,6 +164,9 @@ impl VersionReplay {
         request.token_budget = self.token_budget;
         request.budget_tokens = self.budget_tokens.clone();
         request.route_key = question.origin.as_ref().and_then(|o| o.route_key.clone());
+        if let Some(rerank) = &self.rerank {
+            request = request.rerank(rerank.stage());
+        }
         match filter {
             Some(filter) => request.filter(filter.clone()),
             None => request,

@@ -3,7 +3,7 @@
 import os
 import pathlib
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,9 @@ class Hit:
     """One returned reading unit, with the index version that answered."""
 
     score: float
+    """The final ranking's score: the best child's, or the reranker's when one ran."""
+    scores: Dict[str, float]
+    """Each stage's score: "dense", "lexical", "fused", "rerank" (the stages that ran)."""
     text: str
     doc_id: str
     parent_id: str
@@ -69,6 +72,18 @@ class Hit:
     version: int
     metadata: Dict[str, Json]
 
+class Reranker:
+    """A reranker started or loaded once from a spec ("bert:DIR", "onnx:MODEL.onnx@DIR",
+    'cmd:"COMMAND"', "tei:URL", "cohere:MODEL@URL", "jina:MODEL@URL"), or a Python function
+    as one (`Reranker.from_function(name, fn)`, fn(query, texts) -> one float per text)."""
+
+    def __init__(self, spec: str) -> None: ...
+    @staticmethod
+    def from_function(name: str, function: Callable[[str, List[str]], Sequence[float]]) -> Reranker: ...
+    @property
+    def name(self) -> str: ...
+    def score(self, query: str, texts: Sequence[str]) -> List[float]: ...
+
 class SearchResult:
     """The hits of a search, best first; iterable, indexable and sized like a list."""
 
@@ -78,6 +93,10 @@ class SearchResult:
     visible: int
     request_id: Optional[int]
     micros: int
+    mode: str
+    """How children were ranked: "dense", "lexical" or "hybrid"."""
+    reranker: Optional[str]
+    """The reranker that reordered the hits, when one did."""
     def __len__(self) -> int: ...
     def __getitem__(self, i: int) -> Hit: ...
     def __iter__(self) -> Iterator[Hit]: ...
@@ -171,6 +190,16 @@ class Store:
         ef: Optional[int] = None,
         dedup: Optional[float] = 0.9,
         filter: Optional[str] = None,
+        query_vector: Optional[npt.NDArray[np.float32]] = None,
+        mode: Optional[str] = None,
+        fusion: Optional[str] = None,
+        rrf_k: Optional[int] = None,
+        dense_weight: Optional[float] = None,
+        dense_depth: Optional[int] = None,
+        lexical_depth: Optional[int] = None,
+        rerank: Optional[Union[Reranker, str]] = None,
+        rerank_top: Optional[int] = None,
+        rerank_window: Optional[int] = None,
     ) -> SearchResult: ...
     def document_ids(self) -> List[str]: ...
     def document(self, doc_id: str) -> Optional[Dict[str, Json]]: ...

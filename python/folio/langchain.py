@@ -12,9 +12,16 @@ search: `principals` (or a search's `principals=`) say who asks, and a document 
 by the index's spec, each chunk embedded (by `embedding`, or the store's embedder without
 one), and searches return parents, sections or windows (`expand`).
 
-Scores: `similarity_search_with_score` gives the cosine similarity (-1 to 1);
-relevance scores (`similarity_search_with_relevance_scores`, the `similarity_score_threshold`
-retriever) are `(1 + cosine) / 2`, in [0, 1].
+`mode` ranks by "dense" (the default), "lexical" (BM25 over the texts) or "hybrid" (both,
+fused); `rerank` (a `folio.Reranker` or a spec) reorders the best units; `search_options`
+holds any other `Store.search` setting (`fusion`, `dense_weight`, `rerank_top`, ...). A
+search's own keyword arguments override all three. With an `embedding`, a text query is
+searched as its text and its vector, so every mode works on the caller's vectors.
+
+Scores: `similarity_search_with_score` gives the final ranking's score: in dense mode the
+cosine similarity (-1 to 1), else the mode's or the reranker's (see `Hit.scores`); relevance
+scores (`similarity_search_with_relevance_scores`, the `similarity_score_threshold`
+retriever) are `(1 + cosine) / 2`, in [0, 1], and are meant for dense mode.
 """
 
 from __future__ import annotations
@@ -54,6 +61,9 @@ class FolioVectorStore(VectorStore):
         chunking: bool = False,
         expand: Any = "parent",
         folio_fields: bool = False,
+        mode: Optional[str] = None,
+        rerank: Any = None,
+        search_options: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.store = store
         self._embedding = embedding
@@ -63,6 +73,7 @@ class FolioVectorStore(VectorStore):
         self.chunking = chunking
         self.expand = expand
         self.folio_fields = folio_fields
+        self.search_options: Dict[str, Any] = {"mode": mode, "rerank": rerank, **(search_options or {})}
 
     @property
     def embeddings(self) -> Optional[Embeddings]:
@@ -163,15 +174,16 @@ class FolioVectorStore(VectorStore):
         self._ensure_index()
         if k <= 0:
             return []
+        options = {**self.search_options, **kwargs}
         result = self.store.search(
             query,
             k=k,
             principals=list(self.principals if principals is None else principals),
             expand=self.expand,
             target=self.index,
-            dedup=kwargs.pop("dedup", None),
+            dedup=options.pop("dedup", None),
             filter=to_folio_filter(filter),
-            **kwargs,
+            **options,
         )
         out = []
         for hit in result:
@@ -187,10 +199,11 @@ class FolioVectorStore(VectorStore):
             out.append((Document(id=hit.doc_id, page_content=hit.text, metadata=metadata), hit.score))
         return out
 
-    def _query(self, query: str) -> Any:
+    def _query_vector(self, query: str) -> Dict[str, Any]:
+        """The text query's vector by the caller's embedding, when there is one."""
         if self._embedding is None:
-            return query
-        return np.asarray(self._embedding.embed_query(query), dtype=np.float32)
+            return {}
+        return {"query_vector": np.asarray(self._embedding.embed_query(query), dtype=np.float32)}
 
     def similarity_search_with_score(
         self,
@@ -203,7 +216,7 @@ class FolioVectorStore(VectorStore):
     ) -> List[Tuple[Document, float]]:
         """The `k` best documents the principals may see that `filter` matches (a LangChain
         dict filter, or a folio filter string), with their cosine similarity."""
-        return self._search(self._query(query), k, filter, principals, **kwargs)
+        return self._search(query, k, filter, principals, **self._query_vector(query), **kwargs)
 
     def similarity_search(self, query: str, k: int = 4, filter: Optional[Any] = None, **kwargs: Any) -> List[Document]:
         return [doc for doc, _ in self.similarity_search_with_score(query, k, filter, **kwargs)]

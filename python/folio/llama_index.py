@@ -12,13 +12,22 @@ and queries go through folio's ACL-filtered search: `principals` (or a query's
 `chunking=True` uses folio's own chunking and small-to-big units instead: each node is a
 folio document that the store chunks and embeds with its own embedder, so queries go by text.
 
-Similarities are relevances in [0, 1]: `(1 + cosine) / 2`, the cosine of the query with the
-node's embedding (or, with `chunking=True`, with the best child's of the store's embedder).
+A query's `mode` picks folio's ranking: `DEFAULT` dense, `TEXT_SEARCH` and `SPARSE` BM25
+over the texts ("lexical"), `HYBRID` both fused by folio's weighted sum, the query's `alpha`
+(1 all vector, 0 all words) as the dense weight when given. A query with both its text and
+its embedding is searched as both, so every mode works on LlamaIndex's own vectors.
+`rerank` (a `folio.Reranker` or a spec) reorders the best units; `search_options` holds any
+other `Store.search` setting.
+
+Similarities are relevances in [0, 1]: in dense mode `(1 + cosine) / 2`, the cosine of the
+query with the node's embedding (or, with `chunking=True`, with the best child's of the
+store's embedder); in the other modes the fused score (in [0, 1] for the weighted sum), BM25
+or the reranker's score, mapped into [0, 1] by `x / (1 + |x|) / 2 + 0.5`.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 from llama_index.core.bridge.pydantic import PrivateAttr
@@ -30,6 +39,7 @@ from llama_index.core.vector_stores.types import (
     MetadataFilter,
     MetadataFilters,
     VectorStoreQuery,
+    VectorStoreQueryMode,
     VectorStoreQueryResult,
 )
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
@@ -52,14 +62,17 @@ class FolioVectorStore(BasePydanticVectorStore):
     principals: List[str] = []
     chunking: bool = False
     expand: Union[str, int] = "parent"
+    search_options: Dict[str, Any] = {}
     _store: Store = PrivateAttr()
+    _rerank: Any = PrivateAttr(default=None)
 
-    def __init__(self, store: Store, **kwargs: Any) -> None:
+    def __init__(self, store: Store, *, rerank: Any = None, **kwargs: Any) -> None:
         if kwargs.get("chunking"):
             kwargs.setdefault("index", "default")
             kwargs.setdefault("is_embedding_query", False)
         super().__init__(**kwargs)
         self._store = store
+        self._rerank = rerank
 
     @property
     def client(self) -> Store:
@@ -150,10 +163,11 @@ class FolioVectorStore(BasePydanticVectorStore):
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """The `similarity_top_k` best nodes the principals may see that the query's filters
         (and `doc_ids` / `node_ids`) match."""
-        if query.query_embedding is not None and not self.chunking:
-            q: Any = np.asarray(query.query_embedding, dtype=np.float32)
-        elif query.query_str is not None:
-            q = query.query_str
+        options: Dict[str, Any] = {"rerank": self._rerank, **self.search_options, **_mode_options(query)}
+        if query.query_str is not None:
+            q: Any = query.query_str
+            if query.query_embedding is not None and not self.chunking:
+                options["query_vector"] = np.asarray(query.query_embedding, dtype=np.float32)
         elif query.query_embedding is not None:
             q = np.asarray(query.query_embedding, dtype=np.float32)
         else:
@@ -168,15 +182,16 @@ class FolioVectorStore(BasePydanticVectorStore):
         if query.doc_ids:
             tests.append(member(REF_DOC_ID, list(query.doc_ids)))
         principals = kwargs.pop("principals", self.principals)
+        options.update(kwargs)
         result = self._store.search(
             q,
             k=query.similarity_top_k,
             principals=list(principals),
             expand=self.expand,
             target=self.index,
-            dedup=kwargs.pop("dedup", None),
+            dedup=options.pop("dedup", None),
             filter=" and ".join(f"({t})" for t in tests) or None,
-            **kwargs,
+            **options,
         )
         if self.chunking:
             nodes = [
@@ -196,9 +211,32 @@ class FolioVectorStore(BasePydanticVectorStore):
             nodes = [self._node(hit.doc_id, hit.text, hit.metadata) for hit in result]
         return VectorStoreQueryResult(
             nodes=nodes,
-            similarities=[relevance(hit.score) for hit in result],
+            similarities=[_similarity(result.mode, result.reranker, hit.score) for hit in result],
             ids=[hit.doc_id for hit in result],
         )
+
+
+def _mode_options(query: VectorStoreQuery) -> Dict[str, Any]:
+    """The search settings of a query's mode (see the module's notes)."""
+    if query.mode == VectorStoreQueryMode.DEFAULT:
+        return {}
+    if query.mode in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE):
+        return {"mode": "lexical"}
+    if query.mode == VectorStoreQueryMode.HYBRID:
+        if query.alpha is None:
+            return {"mode": "hybrid"}
+        return {"mode": "hybrid", "fusion": "weighted", "dense_weight": float(query.alpha)}
+    raise ValueError(f"folio answers the default, text_search, sparse and hybrid modes, not {query.mode.value}")
+
+
+def _similarity(mode: str, reranker: Optional[str], score: float) -> float:
+    """A hit's score as a relevance in [0, 1]: dense cosines as `(1 + cosine) / 2`, the
+    weighted fusion's as they are, others (RRF, BM25, a reranker's) squashed."""
+    if reranker is None and mode == "dense":
+        return relevance(score)
+    if reranker is None and mode == "hybrid" and 0.0 <= score <= 1.0:
+        return score
+    return score / (1.0 + abs(score)) / 2.0 + 0.5
 
 
 _OPERATORS = {

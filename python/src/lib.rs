@@ -6,6 +6,7 @@ mod batch;
 mod convert;
 mod errors;
 mod eval;
+mod rerank;
 mod results;
 mod store;
 
@@ -19,6 +20,7 @@ fn _folio(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::SearchResult>()?;
     m.add_class::<results::Hit>()?;
     m.add_class::<results::Span>()?;
+    m.add_class::<rerank::Reranker>()?;
     m.add_function(wrap_pyfunction!(eval::eval, m)?)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -7,11 +7,12 @@ use pyo3::types::PyString;
 
 use crate::errors;
 
-/// A reranker, started once from a spec, 'cmd:"COMMAND"' (a program on folio's pipe
-/// protocol; the wheel has no in-process models or HTTP client: specs that need them raise
-/// `InvalidArgument`), or made from a Python function with `Reranker.from_function(name,
-/// fn)` (for example a sentence-transformers `CrossEncoder`'s `predict`). Pass it to
-/// `Store.search(..., rerank=reranker)`; a spec string there starts one for that search.
+/// A reranker, started or loaded once from a spec as `folio search --rerank` takes it
+/// ("bert:DIR" a cross-encoder folder in-process, "onnx:MODEL.onnx@DIR", 'cmd:"COMMAND"',
+/// "tei:URL", "cohere:MODEL@URL", "jina:MODEL@URL"), or made from a Python function with
+/// `Reranker.from_function(name, fn)` (for example a sentence-transformers `CrossEncoder`'s
+/// `predict`). Pass it to `Store.search(..., rerank=reranker)`; a spec string there starts
+/// one for that search.
 #[pyclass(module = "folio", name = "Reranker", frozen)]
 pub struct Reranker {
     pub(crate) inner: Arc<dyn folio::embed::Reranker>,

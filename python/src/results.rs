@@ -34,9 +34,11 @@ impl Span {
 #[pyclass(module = "folio", name = "Hit", frozen)]
 #[derive(Clone)]
 pub struct Hit {
-    /// The best child's score.
+    /// The final ranking's score: the best child's, or the reranker's when one ran.
     #[pyo3(get)]
     pub score: f32,
+    /// Each stage's score (`dense`, `lexical`, `fused`, `rerank`: those that ran).
+    pub scores: folio::query::StageScores,
     /// The unit's text: a slice of the document's source text.
     #[pyo3(get)]
     pub text: String,
@@ -83,6 +85,14 @@ pub struct Hit {
 
 #[pymethods]
 impl Hit {
+    /// Each stage's score as a dict: "dense" (the metric's similarity), "lexical" (BM25,
+    /// at least 0), "fused" (the fusion's), "rerank" (the reranker's raw score); only the
+    /// stages that ran.
+    #[getter]
+    fn scores<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::to_py(py, &self.scores)
+    }
+
     /// The document's metadata: str, float, bool, list of str; dates as ISO 8601 text.
     #[getter]
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -114,6 +124,10 @@ pub struct SearchResult {
     pub request_id: Option<u64>,
     /// Time the search took in Rust, microseconds.
     pub micros: u64,
+    /// How children were ranked: "dense", "lexical" or "hybrid".
+    pub mode: String,
+    /// The reranker that reordered the hits, when one did.
+    pub reranker: Option<String>,
 }
 
 #[pymethods]
@@ -154,6 +168,7 @@ impl From<folio::SearchResponse> for SearchResult {
             .into_iter()
             .map(|h| Hit {
                 score: h.score,
+                scores: h.scores,
                 text: h.text,
                 doc_id: h.doc_id,
                 parent_id: h.parent_id,
@@ -186,6 +201,8 @@ impl From<folio::SearchResponse> for SearchResult {
             visible: response.stats.visible,
             request_id: response.request_id,
             micros: response.stats.micros,
+            mode: response.mode.name().to_string(),
+            reranker: response.reranker,
         }
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use folio::query::{Expand, DEFAULT_DEDUP_THRESHOLD, DEFAULT_K};
+use folio::query::{
+    Evidence, Expand, HybridSettings, Rerank, SearchMode, DEFAULT_DEDUP_THRESHOLD, DEFAULT_K,
+};
 use folio::{Access, SearchRequest};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
@@ -242,7 +244,16 @@ impl Store {
     /// near-duplicate threshold (None keeps every unit). `filter` narrows the search to
     /// chunks a metadata filter matches (`'team = "sre" and updated_at >= 2024-01-01'`,
     /// see `folio::filter`); the answer is still `min(k, visible and matching units)`.
-    #[pyo3(signature = (query, *, k=DEFAULT_K as i64, principals=None, unrestricted=false, expand=None, token_budget=None, budget_tokens=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None))]
+    /// `query_vector` is a text query's vector, embedded beforehand by the index's
+    /// embedder (the dense leg uses it, the lexical leg the text). `mode` ranks children
+    /// by "dense" (the default), "lexical" (BM25, a text query) or "hybrid" (both, fused:
+    /// `fusion` "rrf" with `rrf_k`, or "weighted" with `dense_weight`; each leg
+    /// `dense_depth` / `lexical_depth` deep; unset, the library's defaults). `rerank` (a
+    /// `folio.Reranker` or a spec string) reorders the best `rerank_top` units (20 by
+    /// default, at least `k`) by their texts, or with `rerank_window=n` by each unit's best
+    /// child and n neighbours each side, before the answer is cut to `k`. Each hit's
+    /// `scores` holds every stage's score.
+    #[pyo3(signature = (query, *, k=DEFAULT_K as i64, principals=None, unrestricted=false, expand=None, token_budget=None, budget_tokens=None, target=None, route_key=None, ef=None, dedup=Some(DEFAULT_DEDUP_THRESHOLD), filter=None, query_vector=None, mode=None, fusion=None, rrf_k=None, dense_weight=None, dense_depth=None, lexical_depth=None, rerank=None, rerank_top=None, rerank_window=None))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -259,6 +270,16 @@ impl Store {
         ef: Option<i64>,
         dedup: Option<f32>,
         filter: Option<&str>,
+        query_vector: Option<&Bound<'_, PyAny>>,
+        mode: Option<&str>,
+        fusion: Option<&str>,
+        rrf_k: Option<u32>,
+        dense_weight: Option<f32>,
+        dense_depth: Option<i64>,
+        lexical_depth: Option<i64>,
+        rerank: Option<&Bound<'_, PyAny>>,
+        rerank_top: Option<i64>,
+        rerank_window: Option<i64>,
     ) -> PyResult<SearchResult> {
         let store = self.get()?;
         let mut request = match query.cast::<PyString>() {
@@ -283,6 +304,38 @@ impl Store {
             let parsed =
                 folio::Filter::parse(filter).map_err(|e| invalid(format!("filter: {e}")))?;
             request = request.filter(parsed);
+        }
+        if let Some(vector) = query_vector {
+            request = request.with_query_vector(f32_array(vector, 1, "a query vector")?.0);
+        }
+        let settings = HybridSettings {
+            fusion: fusion.map(str::to_string),
+            rrf_k,
+            dense_weight,
+            dense_depth: dense_depth.map(|d| size("dense_depth", d)).transpose()?,
+            lexical_depth: lexical_depth
+                .map(|d| size("lexical_depth", d))
+                .transpose()?,
+        };
+        request = request.mode(
+            SearchMode::from_settings(mode.unwrap_or("dense"), &settings)
+                .map_err(|e| invalid(e.to_string()))?,
+        );
+        match rerank {
+            Some(reranker) => {
+                let mut stage = Rerank::new(crate::rerank::reranker(py, reranker)?);
+                if let Some(top) = rerank_top {
+                    stage = stage.top(size("rerank_top", top)?);
+                }
+                if let Some(n) = rerank_window {
+                    stage = stage.evidence(Evidence::Window(size("rerank_window", n)?));
+                }
+                request = request.rerank(stage);
+            }
+            None if rerank_top.is_some() || rerank_window.is_some() => {
+                return Err(invalid("rerank_top and rerank_window need rerank"));
+            }
+            None => {}
         }
         let response = run(py, &store, |s| s.search(&request))?;
         Ok(response.into())

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::rank::Rank;
 use super::QueryError;
+use super::SearchMode;
 use crate::index::{ChildSearch, Neighbor};
 use crate::limits::{check, InvalidParameter, DENSE_WEIGHT, LEG_DEPTH, RRF_K};
 
@@ -109,6 +110,80 @@ impl Hybrid {
         check("dense_depth", self.dense_depth, &LEG_DEPTH)?;
         check("lexical_depth", self.lexical_depth, &LEG_DEPTH)?;
         Ok(())
+    }
+}
+
+/// A hybrid search's settings as the command line and the bindings take them: each unset
+/// unless given (see [`SearchMode::from_settings`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HybridSettings {
+    /// `rrf` or `weighted`.
+    pub fusion: Option<String>,
+    /// RRF's `k`.
+    pub rrf_k: Option<u32>,
+    /// The weighted sum's dense weight.
+    pub dense_weight: Option<f32>,
+    /// Children the dense leg ranks.
+    pub dense_depth: Option<usize>,
+    /// Children the lexical leg ranks.
+    pub lexical_depth: Option<usize>,
+}
+
+impl SearchMode {
+    /// The mode named `name` (`dense`, `lexical` or `hybrid`); a hybrid one with `settings`,
+    /// the unset ones [`Hybrid::default`]'s (`rrf_k` alone means RRF, `dense_weight` alone
+    /// the weighted sum). A setting given to another mode, or to the other fusion, is
+    /// refused rather than ignored.
+    pub fn from_settings(
+        name: &str,
+        settings: &HybridSettings,
+    ) -> Result<SearchMode, InvalidParameter> {
+        let mode = match name {
+            "dense" => SearchMode::Dense,
+            "lexical" => SearchMode::Lexical,
+            "hybrid" => SearchMode::Hybrid(Hybrid::default()),
+            other => {
+                return Err(InvalidParameter::new(
+                    "mode",
+                    other,
+                    "dense, lexical or hybrid",
+                ))
+            }
+        };
+        let SearchMode::Hybrid(default) = mode else {
+            if *settings != HybridSettings::default() {
+                let allowed = "hybrid (fusion, rrf_k, dense_weight and the depths are hybrid's)";
+                return Err(InvalidParameter::new("mode", name, allowed));
+            }
+            return Ok(mode);
+        };
+        let hybrid = match (
+            settings.fusion.as_deref(),
+            settings.rrf_k,
+            settings.dense_weight,
+        ) {
+            (None, None, None) => default,
+            (Some("rrf") | None, k, None) => default.rrf(k.unwrap_or(DEFAULT_RRF_K)),
+            (Some("weighted") | None, None, w) => {
+                default.weighted(w.unwrap_or(DEFAULT_DENSE_WEIGHT))
+            }
+            (fusion @ (Some("rrf" | "weighted") | None), _, _) => {
+                let allowed = "rrf_k with rrf, dense_weight with weighted, not both";
+                return Err(InvalidParameter::new(
+                    "fusion",
+                    fusion.unwrap_or("unset"),
+                    allowed,
+                ));
+            }
+            (Some(other), _, _) => {
+                return Err(InvalidParameter::new("fusion", other, "rrf or weighted"))
+            }
+        };
+        let hybrid = hybrid
+            .dense_depth(settings.dense_depth.unwrap_or(DEFAULT_DENSE_DEPTH))
+            .lexical_depth(settings.lexical_depth.unwrap_or(DEFAULT_LEXICAL_DEPTH));
+        hybrid.validate()?;
+        Ok(SearchMode::Hybrid(hybrid))
     }
 }
 
@@ -277,5 +352,67 @@ mod tests {
             &[],
         );
         assert_eq!(single, list(&[(1, 0.25)]));
+    }
+
+    #[test]
+    fn settings_make_the_mode_and_refuse_what_they_would_ignore() {
+        let mode =
+            |name: &str, settings: HybridSettings| SearchMode::from_settings(name, &settings);
+        let none = HybridSettings::default;
+        assert_eq!(mode("dense", none()), Ok(SearchMode::Dense));
+        assert_eq!(mode("lexical", none()), Ok(SearchMode::Lexical));
+        assert_eq!(
+            mode("hybrid", none()),
+            Ok(SearchMode::Hybrid(Hybrid::default()))
+        );
+        let rrf = HybridSettings {
+            rrf_k: Some(10),
+            ..none()
+        };
+        assert_eq!(
+            mode("hybrid", rrf.clone()),
+            Ok(SearchMode::Hybrid(Hybrid::default().rrf(10)))
+        );
+        let weighted = HybridSettings {
+            fusion: Some("weighted".into()),
+            dense_weight: Some(0.25),
+            dense_depth: Some(30),
+            ..none()
+        };
+        let want = Hybrid::default().weighted(0.25).dense_depth(30);
+        assert_eq!(mode("hybrid", weighted), Ok(SearchMode::Hybrid(want)));
+        let named_rrf = HybridSettings {
+            fusion: Some("rrf".into()),
+            ..none()
+        };
+        let want = Hybrid::default().rrf(DEFAULT_RRF_K);
+        assert_eq!(mode("hybrid", named_rrf), Ok(SearchMode::Hybrid(want)));
+        let refused = |name: &str, settings: HybridSettings| {
+            mode(name, settings).map(|_| ()).map_err(|e| e.name)
+        };
+        assert_eq!(refused("lexical", rrf), Err("mode"));
+        assert_eq!(refused("sparse", none()), Err("mode"));
+        let both = HybridSettings {
+            rrf_k: Some(5),
+            dense_weight: Some(0.5),
+            ..none()
+        };
+        assert_eq!(refused("hybrid", both), Err("fusion"));
+        let crossed = HybridSettings {
+            fusion: Some("weighted".into()),
+            rrf_k: Some(5),
+            ..none()
+        };
+        assert_eq!(refused("hybrid", crossed), Err("fusion"));
+        let unknown = HybridSettings {
+            fusion: Some("max".into()),
+            ..none()
+        };
+        assert_eq!(refused("hybrid", unknown), Err("fusion"));
+        let heavy = HybridSettings {
+            dense_weight: Some(1.5),
+            ..none()
+        };
+        assert_eq!(refused("hybrid", heavy), Err("dense_weight"));
     }
 }

@@ -52,7 +52,8 @@ use roaring::RoaringBitmap;
 pub use collect::{collect, Collected};
 pub use error::QueryError;
 pub use fusion::{
-    Fusion, Hybrid, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT, DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
+    Fusion, Hybrid, HybridSettings, DEFAULT_DENSE_DEPTH, DEFAULT_DENSE_WEIGHT,
+    DEFAULT_LEXICAL_DEPTH, DEFAULT_RRF_K,
 };
 pub use rank::Rank;
 pub use rerank::{Evidence, Rerank, DEFAULT_RERANK_TOP};

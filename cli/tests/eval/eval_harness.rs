@@ -788,6 +788,62 @@ fn folio_eval_writes_csv_markdown_and_png() {
             lines
         );
     }
+    // A reranker adds a row PLAN+rerank beside each plan: here a command preferring the
+    // shortest texts, so each reranked row's units are ordered by length.
+    let script = write(
+        dir.path(),
+        "shortest.py",
+        "import json, struct, sys\n\
+         for line in sys.stdin:\n    \
+             texts = json.loads(line)[\"texts\"]\n    \
+             sys.stdout.buffer.write(struct.pack(\"<II\", len(texts), 1))\n    \
+             for t in texts:\n        \
+                 sys.stdout.buffer.write(struct.pack(\"<f\", -float(len(t))))\n    \
+             sys.stdout.buffer.flush()\n",
+    );
+    let (csv, jsonl) = (out("r2.csv"), out("r2.jsonl"));
+    let spec = format!("cmd:\"python3 {}\"", script.display());
+    let reranked = run(
+        "eval",
+        ["fixed:40", "s=structure:200"],
+        &[
+            "--mode",
+            "lexical",
+            "--rerank",
+            &spec,
+            "--rerank-top",
+            "10",
+            "--csv",
+            &csv,
+            "--jsonl",
+            &jsonl,
+        ],
+    );
+    assert!(reranked.status.success(), "{reranked:?}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    for row in [
+        "fixed:40,lexical,all",
+        "fixed:40,lexical+rerank,all",
+        "s,lexical+rerank,all",
+    ] {
+        assert!(csv.lines().any(|l| l.starts_with(row)), "{row} in {csv}");
+    }
+    let jsonl = std::fs::read_to_string(&jsonl).unwrap();
+    let traced: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["plan"] == "lexical+rerank")
+        .collect();
+    assert!(!traced.is_empty());
+    for line in traced {
+        let lengths: Vec<u64> = line["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["end"].as_u64().unwrap() - u["start"].as_u64().unwrap())
+            .collect();
+        assert!(lengths.windows(2).all(|w| w[0] <= w[1]), "{line}");
+    }
     let replay = run("replay", ["fixed:40", "fixed:200"], &["--mode", "sparse"]);
     assert!(!replay.status.success());
     assert!(String::from_utf8_lossy(&replay.stderr).contains("mode `sparse`"));

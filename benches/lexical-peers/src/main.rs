@@ -310,7 +310,7 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
         postings_through_store.as_secs_f64()
     );
 
-    println!("| visible | folio `Snapshot::search_lexical` QPS | folio `Store::search` lexical QPS | `Store::search` top 10 = core's |");
+    println!("| visible | folio `ChildIndex::search_lexical` QPS | folio `Store::search` lexical QPS | `Store::search` top 10 = core's |");
     println!("|---|---:|---:|---:|");
     for ((label, principal), ours) in LEVELS.into_iter().zip(&core_answers) {
         let snapshot = store.snapshot()?;
@@ -318,7 +318,7 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
         let store_visible =
             snapshot.visible(&view, &Access::Principals(vec![principal.to_string()]))?;
         let (snapshot_qps, _) = timed(&queries, |q| {
-            Ok(snapshot.search_lexical(&view, q, &store_visible, K)?)
+            Ok(snapshot.child_index().search_lexical(&view, q, &store_visible, K)?)
         })?;
         drop(snapshot);
         let (store_qps, through_store) = timed(&queries, |q| {

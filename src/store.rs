@@ -33,7 +33,7 @@ pub use crate::storage::read::check::{IntegrityReport, RedbCheck};
 pub use crate::storage::read::docs::{chunk_id, parent_id, ChunkInfo};
 pub use crate::storage::read::export::{Audience, Export, ExportedChild};
 pub use crate::storage::read::snapshot::{
-    ChildIndex, ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
+    ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
 };
 pub use crate::storage::read::state::{Access, IndexState, VersionView};
 pub use crate::storage::read::stats::{FileCompaction, IndexStats, StoreStats};

@@ -2,7 +2,7 @@
 //! builds the dataset's index **in a store** (one document per base vector, one ACL
 //! principal per filter), then sweeps the graph breadth `ef` per filter and measures
 //! recall@k and single-thread QPS through the store's children search
-//! (`ChildIndex::search_children`, that is `folio::index::search_segments`), the path every
+//! (`Snapshot::search_children`, that is `folio::index::search_segments`), the path every
 //! search takes. The records have the kit's `results.json` shape (peer `folio`), so
 //! `ann_peers.py --report-only --merge` puts folio beside faiss, hnswlib and usearch.
 

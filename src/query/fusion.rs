@@ -9,7 +9,6 @@
 //!   that did not rank the child gives 0), in `[0, 1]`.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use serde::Serialize;
 
@@ -192,31 +191,24 @@ impl SearchMode {
 /// least `wanted`), and fuses anew: a deeper leg may change the fused order, which the
 /// collector handles by grouping again.
 pub(crate) struct Fused<'a> {
-    dense: &'a mut (dyn Rank + Send),
-    lexical: &'a mut (dyn Rank + Send),
+    dense: &'a mut dyn Rank,
+    lexical: &'a mut dyn Rank,
     hybrid: Hybrid,
     /// Each child's score in the dense and in the lexical leg of the last ranking, where
     /// that leg ranked it: the stage scores hits carry.
     legs: HashMap<u32, (Option<f32>, Option<f32>)>,
     /// Microseconds spent fusing (the legs' own time is theirs), over every call.
     pub(crate) micros: u64,
-    /// Microseconds from starting the two legs to both having answered, over every call.
-    pub(crate) legs_micros: u64,
 }
 
 impl<'a> Fused<'a> {
-    pub(crate) fn new(
-        dense: &'a mut (dyn Rank + Send),
-        lexical: &'a mut (dyn Rank + Send),
-        hybrid: Hybrid,
-    ) -> Self {
+    pub(crate) fn new(dense: &'a mut dyn Rank, lexical: &'a mut dyn Rank, hybrid: Hybrid) -> Self {
         Fused {
             dense,
             lexical,
             hybrid,
             legs: HashMap::new(),
             micros: 0,
-            legs_micros: 0,
         }
     }
 
@@ -228,32 +220,8 @@ impl<'a> Fused<'a> {
 
 impl Rank for Fused<'_> {
     fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
-        // The legs are independent, so a hybrid search waits for the slower one, not both:
-        // the lexical leg goes to rayon's pool while this thread walks the dense one.
-        let (dense_depth, lexical_depth) = (
-            self.hybrid.dense_depth.max(wanted),
-            self.hybrid.lexical_depth.max(wanted),
-        );
-        let lexical_leg = &mut *self.lexical;
-        // Set by the spawned job, which the scope waits for.
-        let mut lexical = Ok(ChildSearch::default());
-        let started = Instant::now();
-        // The pool's thread carries this one's subscriber and span, so the lexical leg's
-        // span nests in the search's as the dense leg's does.
-        let (dispatch, search_span) = (
-            tracing::dispatcher::get_default(Clone::clone),
-            tracing::Span::current(),
-        );
-        let dense = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| {
-                lexical = tracing::dispatcher::with_default(&dispatch, || {
-                    search_span.in_scope(|| lexical_leg.rank(lexical_depth))
-                })
-            });
-            self.dense.rank(dense_depth)
-        });
-        self.legs_micros += started.elapsed().as_micros() as u64;
-        let (dense, lexical) = (dense?, lexical?);
+        let dense = self.dense.rank(self.hybrid.dense_depth.max(wanted))?;
+        let lexical = self.lexical.rank(self.hybrid.lexical_depth.max(wanted))?;
         let fusion = self.hybrid.fusion;
         let neighbors = super::timed("fuse", &mut self.micros, || {
             let mut neighbors = fuse(fusion, &dense.neighbors, &lexical.neighbors);

@@ -503,9 +503,7 @@ pub struct SearchStats {
 
 /// Microseconds a search spent in each stage; a stage the mode does not run is 0. The legs
 /// are timed over every time the collector asked them (it asks again, deeper, when the
-/// children fall short). A hybrid search runs its two legs at once, so there `dense` and
-/// `lexical` overlap; `assemble` is what the search took besides the embedding, the legs
-/// (as the clock on the wall saw them), the fusion and the reranker.
+/// children fall short), so `dense + lexical + fuse + assemble` is the collection's time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct StageTimes {
     /// Embedding a text query (0 for a vector, or a text given its vector).
@@ -635,8 +633,6 @@ fn search_from(
     let chunks = units::SnapshotChunks::new(snapshot, &state);
     let seen = visible.len();
     let mut stages = StageTimes::default();
-    // The legs' time on the wall clock, where it is not their sum (hybrid runs them at once).
-    let mut legs_wall = None;
     let mut collected = match (source, request.mode) {
         (Some(source), SearchMode::Dense) => {
             let query = query_vector(handle, &state, request, &mut stages.embed)?;
@@ -710,7 +706,6 @@ fn search_from(
                     rerank: None,
                 }
             });
-            legs_wall = Some(fused.legs_micros);
             stages.dense = dense.micros;
             stages.lexical = lexical.micros;
             collected
@@ -729,9 +724,8 @@ fn search_from(
         })?;
     }
     let collecting = started.elapsed().as_micros() as u64;
-    let legs = legs_wall.unwrap_or(stages.dense + stages.lexical);
     stages.assemble = collecting
-        .saturating_sub(stages.embed + legs + stages.fuse + stages.rerank)
+        .saturating_sub(stages.embed + stages.dense + stages.lexical + stages.fuse + stages.rerank)
         .saturating_sub(before_collect);
     let Collected {
         hits,
@@ -787,7 +781,7 @@ fn dense_leg<'a>(
     request: &SearchRequest,
 ) -> rank::Segments<'a> {
     rank::Segments {
-        index: snapshot.child_index(),
+        snapshot,
         view,
         query,
         visible,
@@ -805,7 +799,7 @@ fn lexical_leg<'a>(
 ) -> Result<lexical::Lexical<'a>, InvalidParameter> {
     match &request.query {
         Query::Text(query) => Ok(lexical::Lexical {
-            index: snapshot.child_index(),
+            snapshot,
             view,
             query,
             visible,

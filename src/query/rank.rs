@@ -12,7 +12,7 @@ use super::units::Chunks;
 use super::QueryError;
 use crate::index::{ChildSearch, Metric, Neighbor, QueryVector, SearchOptions, Strategy};
 use crate::storage::read::docs::chunk_id;
-use crate::storage::read::snapshot::ChildIndex;
+use crate::storage::read::snapshot::Snapshot;
 use crate::storage::read::state::VersionView;
 
 /// Ranks one version's visible children for one query.
@@ -52,7 +52,7 @@ impl<R: Rank> Rank for Timed<R> {
 /// The version's own segments, searched by the planner (an exact scan or a graph walk per
 /// segment) among the visible children.
 pub(crate) struct Segments<'a> {
-    pub(crate) index: ChildIndex<'a>,
+    pub(crate) snapshot: &'a Snapshot<'a>,
     pub(crate) view: &'a VersionView,
     pub(crate) query: &'a QueryVector,
     pub(crate) visible: &'a RoaringBitmap,
@@ -69,7 +69,7 @@ impl Rank for Segments<'_> {
             ef: self.ef,
             strategy: Strategy::Auto,
         };
-        Ok(self.index.search_children(
+        Ok(self.snapshot.search_children(
             self.view,
             self.query,
             options,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use folio::embed::{BertEmbedder, Embedder, HashEmbedder, Truncation};
 use folio::index::lexical::{search, Analyzer, CorpusStats, LexicalLanguage, LexicalSegment};
-use folio::query::{Hybrid, SearchMode, SearchRequest};
+use folio::query::{Hybrid, SearchMode, SearchRequest, StageTimes};
 use folio::store::{Access, Store};
 use roaring::RoaringBitmap;
 
@@ -310,7 +310,7 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
         postings_through_store.as_secs_f64()
     );
 
-    println!("| visible | folio `ChildIndex::search_lexical` QPS | folio `Store::search` lexical QPS | `Store::search` top 10 = core's |");
+    println!("| visible | folio `Snapshot::search_lexical` QPS | folio `Store::search` lexical QPS | `Store::search` top 10 = core's |");
     println!("|---|---:|---:|---:|");
     for ((label, principal), ours) in LEVELS.into_iter().zip(&core_answers) {
         let snapshot = store.snapshot()?;
@@ -318,7 +318,7 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
         let store_visible =
             snapshot.visible(&view, &Access::Principals(vec![principal.to_string()]))?;
         let (snapshot_qps, _) = timed(&queries, |q| {
-            Ok(snapshot.child_index().search_lexical(&view, q, &store_visible, K)?)
+            Ok(snapshot.search_lexical(&view, q, &store_visible, K)?)
         })?;
         drop(snapshot);
         let (store_qps, through_store) = timed(&queries, |q| {
@@ -345,17 +345,15 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
     // Hybrid beside dense through `Store::search`, as the principal seeing everything.
     let texts: Vec<String> = queries.iter().map(|q| q.query.clone()).collect();
     cache.fill(&texts)?;
-    println!("\n| query vector | mode | p50 ms | p95 ms | hybrid / dense (p50, p95) |");
+    println!("\n| query vector | mode | p50 ms | p95 ms | / dense (p50, p95) |");
     println!("|---|---|---:|---:|---:|");
+    let mut breakdowns = Vec::new();
     for (given, label) in [
         (false, "embedded by MiniLM per query"),
         (true, "given (embedded beforehand)"),
     ] {
         cache.serve_cached.store(given, Ordering::Relaxed);
-        let modes = [
-            ("dense", SearchMode::Dense),
-            ("hybrid", SearchMode::Hybrid(Hybrid::default())),
-        ];
+        let modes = modes_named();
         let request = |q: &str, mode: SearchMode| {
             SearchRequest::text(q)
                 .mode(mode)
@@ -367,31 +365,73 @@ fn bench(out: &Path, work: &Path, model: Option<&Path>) -> Result<(), Failure> {
                 store.search(&request(&query.query, mode))?;
             }
         }
-        // Each query in both modes, one after the other (the first mode alternating), so
-        // the load of a shared machine falls on both alike.
-        let mut latencies = [Vec::new(), Vec::new()];
+        // Each query in every mode, one after the other (the first mode rotating), so the
+        // load of a shared machine falls on all alike.
+        let mut latencies = modes.map(|_| Vec::new());
+        let mut stages = modes.map(|_| Vec::new());
         for (at, query) in queries.iter().enumerate() {
-            for turn in 0..2 {
-                let which = (at + turn) % 2;
+            for turn in 0..modes.len() {
+                let which = (at + turn) % modes.len();
                 let started = Instant::now();
-                store.search(&request(&query.query, modes[which].1))?;
+                let response = store.search(&request(&query.query, modes[which].1))?;
                 latencies[which].push(started.elapsed());
+                stages[which].push(response.stats.stage_micros);
             }
         }
-        let [dense, hybrid] = latencies
+        let quantiles = latencies
             .map(|mut samples| (quantile(&mut samples, 0.5), quantile(&mut samples, 0.95)));
-        println!(
-            "| {label} | dense | {:.2} | {:.2} | |",
-            millis(dense.0),
-            millis(dense.1)
-        );
-        println!(
-            "| {label} | hybrid | {:.2} | {:.2} | {:.2}x, {:.2}x |",
-            millis(hybrid.0),
-            millis(hybrid.1),
-            hybrid.0.as_secs_f64() / dense.0.as_secs_f64(),
-            hybrid.1.as_secs_f64() / dense.1.as_secs_f64()
-        );
+        let dense = quantiles[0];
+        for ((name, _), (p50, p95)) in modes.iter().zip(quantiles) {
+            let ratio = if *name == "dense" {
+                String::new()
+            } else {
+                format!(
+                    "{:.2}x, {:.2}x",
+                    p50.as_secs_f64() / dense.0.as_secs_f64(),
+                    p95.as_secs_f64() / dense.1.as_secs_f64()
+                )
+            };
+            println!(
+                "| {label} | {name} | {:.2} | {:.2} | {ratio} |",
+                millis(p50),
+                millis(p95)
+            );
+        }
+        breakdowns.push((label, stages));
+    }
+    // Where the time went: each stage's median over the 1,000 queries.
+    println!("\n| query vector | mode | embed | dense | lexical | fuse | assemble (µs, p50) |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (label, stages) in breakdowns {
+        for ((name, _), times) in modes_named().into_iter().zip(stages) {
+            let p50 = |of: fn(&StageTimes) -> u64| {
+                let mut values: Vec<u64> = times.iter().map(of).collect();
+                values.sort_unstable();
+                values[values.len() / 2]
+            };
+            println!(
+                "| {label} | {name} | {} | {} | {} | {} | {} |",
+                p50(|t| t.embed),
+                p50(|t| t.dense),
+                p50(|t| t.lexical),
+                p50(|t| t.fuse),
+                p50(|t| t.assemble)
+            );
+        }
     }
     Ok(())
+}
+
+/// The two modes the hybrid table compares, named.
+fn modes_named() -> [(&'static str, SearchMode); 3] {
+    let shallow = Hybrid {
+        dense_depth: 40,
+        lexical_depth: 40,
+        ..Hybrid::default()
+    };
+    [
+        ("dense", SearchMode::Dense),
+        ("hybrid (default)", SearchMode::Hybrid(Hybrid::default())),
+        ("hybrid, legs 40 deep", SearchMode::Hybrid(shallow)),
+    ]
 }

@@ -1,6 +1,6 @@
 //! folio on the same chunks: the pure BM25 core (`index::lexical`) on one segment of the
 //! corpus, and a store holding each chunk as a one-chunk document with its ACL (searched
-//! through `ChildIndex::search_lexical` and `Store::search`). The store's index embeds
+//! through `Snapshot::search_lexical` and `Store::search`). The store's index embeds
 //! queries with MiniLM; the chunks' vectors are given (see `QueryCache`).
 
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! The search sweep. Per filter the visible set is computed once, outside the timing (the
 //! peers gather theirs beforehand too); then per ef every query runs alone on this thread
-//! through [`folio::store::ChildIndex::search_children`] with a query prepared once, as a store search does.
+//! through [`Snapshot::search_children`] with a query prepared once, as a store search does.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -142,7 +142,7 @@ impl Queries<'_> {
         ef: usize,
     ) -> Result<(), AnnError> {
         for query in self.prepared.iter().take(WARM_UP) {
-            std::hint::black_box(self.reader.child_index().search_children(
+            std::hint::black_box(self.reader.search_children(
                 view,
                 query,
                 options(config, ef),
@@ -166,13 +166,9 @@ impl Queries<'_> {
         let mut tally = Tally::default();
         for (q, query) in self.prepared.iter().enumerate() {
             let started = Instant::now();
-            let found = self.reader.child_index().search_children(
-                view,
-                query,
-                options(config, ef),
-                None,
-                visible,
-            )?;
+            let found =
+                self.reader
+                    .search_children(view, query, options(config, ef), None, visible)?;
             tally.spent += started.elapsed();
             tally.add(&found.neighbors, self.filter.truth.row(q), config.k);
             for path in &found.paths {

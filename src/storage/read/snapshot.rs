@@ -173,13 +173,36 @@ impl Snapshot<'_> {
         Ok((state, view))
     }
 
-    /// The snapshot's children as the search legs see them: a handle that threads can
-    /// share, so a hybrid search runs its dense and lexical legs at once.
-    pub fn child_index(&self) -> ChildIndex<'_> {
-        ChildIndex {
-            txn: &self.txn,
-            indexes: &self.indexes,
-        }
+    /// The `options.k` best children in `visible` for `query` (prepared once for the
+    /// index's metric), over every segment of `view`, a version this snapshot resolved:
+    /// `options.ef` is the graph breadth (the planner's when `None`), `rescore` a compressed
+    /// segment's re-score width (its index's when `None`).
+    pub fn search_children(
+        &self,
+        view: &VersionView,
+        query: &QueryVector,
+        options: SearchOptions,
+        rescore: Option<usize>,
+        visible: &RoaringBitmap,
+    ) -> Result<ChildSearch, StorageError> {
+        view.search_children(&self.txn, query, options, rescore, visible)
+    }
+
+    /// The best `k` children in `visible` for the text `query` by BM25, over every segment
+    /// of `view`, a version this snapshot resolved: best first (ties by child number), only
+    /// children holding a query term, `N` and document frequencies counted in `visible`
+    /// (see [`crate::index::lexical`]). The query is analysed in the index's language. A
+    /// segment's postings are read from the file by the first search that needs them and
+    /// kept by the handle.
+    pub fn search_lexical(
+        &self,
+        view: &VersionView,
+        query: &str,
+        visible: &RoaringBitmap,
+        k: usize,
+    ) -> Result<ChildSearch, StorageError> {
+        let language = self.state_of(view)?.record().lexical;
+        super::lexical::search_lexical(&self.txn, view, language, query, visible, k)
     }
 
     /// The children `access` may see in `view`: what the version showed them, less what
@@ -190,7 +213,10 @@ impl Snapshot<'_> {
 
     /// The index `view`, a version this snapshot resolved, belongs to.
     fn state_of(&self, view: &VersionView) -> Result<&Arc<IndexState>, StorageError> {
-        state_of(&self.indexes, view)
+        self.indexes
+            .values()
+            .find(|s| s.id() == view.index_id())
+            .ok_or_else(|| StorageError::corrupt(format!("index id {} is gone", view.index_id())))
     }
 
     /// The children of `state` that `filter` matches, in any of its versions (so
@@ -294,59 +320,5 @@ impl Snapshot<'_> {
         });
         self.docs.borrow_mut().insert(rev, doc.clone());
         Ok(doc)
-    }
-}
-
-/// The index `view` belongs to among `indexes`.
-fn state_of<'i>(
-    indexes: &'i BTreeMap<String, Arc<IndexState>>,
-    view: &VersionView,
-) -> Result<&'i Arc<IndexState>, StorageError> {
-    indexes
-        .values()
-        .find(|s| s.id() == view.index_id())
-        .ok_or_else(|| StorageError::corrupt(format!("index id {} is gone", view.index_id())))
-}
-
-/// A [`Snapshot`]'s children as searchable indexes ([`Snapshot::child_index`]): the read
-/// transaction and index states alone, without the snapshot's single-threaded caches, so
-/// threads may share it.
-#[derive(Clone, Copy)]
-pub struct ChildIndex<'a> {
-    txn: &'a ReadTransaction,
-    indexes: &'a BTreeMap<String, Arc<IndexState>>,
-}
-
-impl ChildIndex<'_> {
-    /// The `options.k` best children in `visible` for `query` (prepared once for the
-    /// index's metric), over every segment of `view`, a version the snapshot resolved:
-    /// `options.ef` is the graph breadth (the planner's when `None`), `rescore` a compressed
-    /// segment's re-score width (its index's when `None`).
-    pub fn search_children(
-        &self,
-        view: &VersionView,
-        query: &QueryVector,
-        options: SearchOptions,
-        rescore: Option<usize>,
-        visible: &RoaringBitmap,
-    ) -> Result<ChildSearch, StorageError> {
-        view.search_children(self.txn, query, options, rescore, visible)
-    }
-
-    /// The best `k` children in `visible` for the text `query` by BM25, over every segment
-    /// of `view`, a version the snapshot resolved: best first (ties by child number), only
-    /// children holding a query term, `N` and document frequencies counted in `visible`
-    /// (see [`crate::index::lexical`]). The query is analysed in the index's language. A
-    /// segment's postings are read from the file by the first search that needs them and
-    /// kept by the handle.
-    pub fn search_lexical(
-        &self,
-        view: &VersionView,
-        query: &str,
-        visible: &RoaringBitmap,
-        k: usize,
-    ) -> Result<ChildSearch, StorageError> {
-        let language = state_of(self.indexes, view)?.record().lexical;
-        super::lexical::search_lexical(self.txn, view, language, query, visible, k)
     }
 }

@@ -153,3 +153,79 @@ fn versions_without_new_segments_are_served_by_the_collection_they_derive_from()
         5 * crate::remote::QUERIES.len() * 2
     );
 }
+
+/// A collection published before collections recorded their segments (no `folio.segments`)
+/// serves its own version only; publishing that version again records them, and then it
+/// serves the versions that derive from it without new segments too.
+#[test]
+fn a_collection_without_recorded_segments_serves_its_own_version_only() {
+    use milvus::v2::prelude::{ClientV2, ConnectConfig, DropCollectionPropertiesRequest};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("kb.folio"))
+        .unwrap();
+    let mut rng = Rng(5);
+    let mut batch = store.batch();
+    for i in 0..12 {
+        batch.upsert(document(&mut rng, i));
+    }
+    let v1 = batch.commit().unwrap().versions["default"];
+    let server = common::LiteServer::start();
+    let remote = Remote::connect(&server.uri()).unwrap();
+    let published = remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = ClientV2::new(&ConnectConfig::new().uri(server.uri()))
+            .await
+            .unwrap();
+        client
+            .drop_collection_properties(
+                DropCollectionPropertiesRequest::builder()
+                    .collection_name(&published.collection)
+                    .property_key("folio.segments")
+                    .build()
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+    });
+
+    let v2 = store.delete("doc-3").unwrap().versions["default"];
+    let own = remote
+        .collection_for(&store, "folio", "default", v1)
+        .unwrap();
+    assert_eq!(
+        (own.collection.as_str(), own.published),
+        (published.collection.as_str(), v1)
+    );
+    let refused = remote.collection_for(&store, "folio", "default", v2);
+    assert!(
+        matches!(refused, Err(Error::NotPublished { version, .. }) if version == v2),
+        "{refused:?}"
+    );
+
+    let again = remote
+        .publish(&store, &format!("default@{v1}"), &flat(), &NoProgress)
+        .unwrap();
+    assert_eq!(again.written, 0, "the rows were all there");
+    let served = remote
+        .collection_for(&store, "folio", "default", v2)
+        .unwrap();
+    assert_eq!(
+        (served.collection.as_str(), served.published),
+        (published.collection.as_str(), v1)
+    );
+    let request = SearchRequest::text("refund a card invoice")
+        .k(100)
+        .no_dedup();
+    let (through, _) = remote.search(&store, &request, "folio").unwrap();
+    let local = store.search(&request).unwrap();
+    assert_eq!(crate::remote::shape(&through), crate::remote::shape(&local));
+}

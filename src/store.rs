@@ -757,6 +757,18 @@ impl Versions<'_> {
         self.store.inner.catalog.versions(self.index)
     }
 
+    /// The ids of the segments version `version` of `index` ranks. A segment's children
+    /// never come back to life in a later version (a replaced, deleted or compacted child
+    /// is gone from it for good) and segment ids are never reused, so a later version whose
+    /// segments all belong to an earlier one holds a subset of that one's children: what
+    /// lets a copy of the earlier version elsewhere serve the later one.
+    pub fn segments(&self, version: u64) -> Result<Vec<u32>, ReadError> {
+        self.store
+            .inner
+            .catalog
+            .version_segments(self.index, version)
+    }
+
     /// Names version `version` of `index` `tag`. Tags are permanent names: tagging another
     /// version with a taken tag is refused (remove it first); the same version is a no-op.
     pub fn tag(&self, version: u64, tag: &str) -> Result<(), IndexError> {

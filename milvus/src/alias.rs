@@ -24,8 +24,8 @@ pub enum AliasOutcome {
     Unchanged,
     /// The folio alias splits traffic between versions: folio routes it, Milvus has no alias.
     Split,
-    /// The version's collection is missing or incomplete: the Milvus alias was left where
-    /// it was (publish the version, then sync again).
+    /// No complete collection serves the version: the Milvus alias was left where it was
+    /// (publish the version, then sync again).
     NotPublished,
 }
 
@@ -36,7 +36,8 @@ pub struct AliasReport {
     pub alias: String,
     /// Its Milvus alias.
     pub milvus_alias: String,
-    /// The collection of the version it serves (none for a split alias).
+    /// The collection that serves its version (none for a split alias; the version's own
+    /// name when nothing serves it).
     pub collection: Option<String>,
     /// What was done.
     pub outcome: AliasOutcome,
@@ -44,7 +45,9 @@ pub struct AliasReport {
 
 impl Remote {
     /// `folio alias set ALIAS INDEX@VERSION` with the Milvus alias moved in the same step:
-    /// refused, and nothing changed, unless the version's collection is complete; then
+    /// refused, and nothing changed, unless a complete collection serves the version (its
+    /// own, or an earlier version's it derives from without new segments:
+    /// [`Remote::collection_for`]); then
     /// folio's alias is set (the commit), then Milvus's moved. A failure between the two
     /// leaves Milvus behind until [`Remote::sync_aliases`] (or this call again).
     pub fn set_alias(
@@ -55,7 +58,9 @@ impl Remote {
         version: u64,
         prefix: &str,
     ) -> Result<AliasReport, Error> {
-        let collection = self.require_complete(prefix, index, version)?;
+        let collection = self
+            .collection_for(store, prefix, index, version)?
+            .collection;
         store.aliases().set(
             alias,
             &[Route {
@@ -68,7 +73,7 @@ impl Remote {
     }
 
     /// `folio rollback ALIAS VERSION` with the Milvus alias moved in the same step, refused
-    /// unless the version's collection is complete (as [`Remote::set_alias`]).
+    /// unless a complete collection serves the version (as [`Remote::set_alias`]).
     pub fn rollback(
         &self,
         store: &Store,
@@ -90,7 +95,9 @@ impl Remote {
             .first()
             .map(|r| r.index.clone())
             .unwrap_or_default();
-        let collection = self.require_complete(prefix, &index, version)?;
+        let collection = self
+            .collection_for(store, prefix, &index, version)?
+            .collection;
         store.rollback(alias, version)?;
         self.point(store, prefix, alias, &collection)
     }
@@ -112,10 +119,22 @@ impl Remote {
                 });
                 continue;
             };
-            let collection = collection_name(prefix, &route.index, route.version);
-            let outcome = if !self.has_collection(&collection)? || !self.is_complete(&collection)? {
-                AliasOutcome::NotPublished
-            } else if existing.get(&milvus_alias) == Some(&collection) {
+            let collection = match self.collection_for(store, prefix, &route.index, route.version) {
+                Ok(served) => served.collection,
+                Err(
+                    Error::NotPublished { collection, .. } | Error::Incomplete { collection, .. },
+                ) => {
+                    out.push(AliasReport {
+                        alias: info.name,
+                        milvus_alias,
+                        collection: Some(collection),
+                        outcome: AliasOutcome::NotPublished,
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let outcome = if existing.get(&milvus_alias) == Some(&collection) {
                 AliasOutcome::Unchanged
             } else {
                 self.move_alias(
@@ -134,21 +153,6 @@ impl Remote {
             });
         }
         Ok(out)
-    }
-
-    /// The collection of `index@version`, or why it may not be served.
-    fn require_complete(&self, prefix: &str, index: &str, version: u64) -> Result<String, Error> {
-        let collection = collection_name(prefix, index, version);
-        if self.has_collection(&collection)? && self.is_complete(&collection)? {
-            Ok(collection)
-        } else {
-            Err(Error::Collection {
-                collection,
-                problem: format!(
-                    "is not a complete publish of {index}@{version}: publish it first (`folio publish`)"
-                ),
-            })
-        }
     }
 
     /// Points the Milvus alias of `alias` at `collection`.
@@ -180,7 +184,7 @@ impl Remote {
     }
 
     fn move_alias(&self, alias: &str, collection: &str, exists: bool) -> Result<(), Error> {
-        self.run(async {
+        self.run_on(collection, async {
             if exists {
                 self.client
                     .alter_alias(
@@ -206,7 +210,7 @@ impl Remote {
 
     /// Whether Milvus has a collection of this name.
     pub fn has_collection(&self, name: &str) -> Result<bool, Error> {
-        self.run(async {
+        self.run_on(name, async {
             Ok(self
                 .client
                 .has_collection(
@@ -243,7 +247,7 @@ impl Remote {
     ) -> Result<HashMap<String, String>, Error> {
         let mut out = HashMap::new();
         for collection in self.published(store, prefix)? {
-            let aliases = self.run(async {
+            let aliases = self.run_on(&collection, async {
                 Ok(self
                     .client
                     .list_aliases(

@@ -1,22 +1,103 @@
-//! What can go wrong between folio and Milvus.
+//! What can go wrong between folio and Milvus. The failures a user can act on (nothing
+//! published for a version, a publish not finished, a collection of another store, a server
+//! down or silent) are variants of their own that name the collection and what to run.
 
-/// A publish or a remote search failed.
+use std::time::Duration;
+
+/// A publish, a sync or a remote search failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// Reading the folio store failed.
     #[error(transparent)]
     Folio(#[from] folio::ReadError),
-    /// A search through Milvus failed in folio, or Milvus answered what the version does
-    /// not hold.
+    /// A search through Milvus failed in folio.
     #[error(transparent)]
     Query(#[from] folio::QueryError),
     /// Changing the folio store failed (an alias set or rolled back).
     #[error(transparent)]
     Index(#[from] folio::IndexError),
-    /// Milvus refused a request, or could not be reached.
-    #[error("milvus: {0}")]
-    Milvus(Box<milvus::v2::error::Error>),
+    /// No complete collection holds the version: neither its own nor one published for a
+    /// version it derives from without new segments (see `docs/milvus.md`, "Versions and
+    /// collections").
+    #[error(
+        "no collection on {uri} holds {index}@{version} (its own would be `{collection}`{}): run `folio publish STORE {index}@{version} --milvus {uri}`",
+        nearest.as_ref().map(|(c, v)| format!("; `{c}` holds {index}@{v}, but {index}@{version} has segments it lacks: a write or a compaction came between")).unwrap_or_default()
+    )]
+    NotPublished {
+        /// The server.
+        uri: String,
+        /// The index.
+        index: String,
+        /// The version asked for.
+        version: u64,
+        /// The collection the version's own publish would make.
+        collection: String,
+        /// The newest complete collection of an earlier version, which cannot serve this
+        /// one (collection, its version).
+        nearest: Option<(String, u64)>,
+    },
+    /// The collection that would serve the version is a publish not finished (or whose
+    /// rows went missing).
+    #[error(
+        "collection `{collection}` on {uri} is an unfinished publish of {index}@{published}: run `folio publish STORE {index}@{published} --milvus {uri}` to finish it"
+    )]
+    Incomplete {
+        /// The server.
+        uri: String,
+        /// The collection.
+        collection: String,
+        /// The index.
+        index: String,
+        /// The version it is a publish of.
+        published: u64,
+    },
+    /// Milvus answered with rows another store published (a chunk id that is not the
+    /// store's for that child number), or a collection of that name holds something else.
+    #[error(
+        "collection `{collection}` on {uri} does not hold this store's {index}@{version} ({problem}): drop it, or use another `--collection` prefix, then run `folio publish STORE {index}@{version} --milvus {uri}`"
+    )]
+    ForeignCollection {
+        /// The server.
+        uri: String,
+        /// The collection.
+        collection: String,
+        /// The index.
+        index: String,
+        /// The version folio asked it for.
+        version: u64,
+        /// What differs.
+        problem: String,
+    },
+    /// Nothing listens at the server's address (connection refused, or no such host).
+    #[error("no Milvus server at {uri} ({reason}): start one (see docs/milvus.md, \"Try it\") or pass `--milvus URI`")]
+    Unreachable {
+        /// The server.
+        uri: String,
+        /// What the connection attempt said.
+        reason: String,
+    },
+    /// The server did not answer in time (it accepts connections but stays silent, or is
+    /// overloaded).
+    #[error("Milvus at {uri} did not answer within {}s{}: check that it is a Milvus server and running", limit.as_secs_f32(), collection.as_ref().map(|c| format!(" (collection `{c}`)")).unwrap_or_default())]
+    Timeout {
+        /// The server.
+        uri: String,
+        /// How long folio waited.
+        limit: Duration,
+        /// The collection asked about, when there was one.
+        collection: Option<String>,
+    },
+    /// Milvus refused a request.
+    #[error("Milvus at {uri} refused a request{}: {error}", collection.as_ref().map(|c| format!(" on collection `{c}`")).unwrap_or_default())]
+    Milvus {
+        /// The server.
+        uri: String,
+        /// The collection asked about, when there was one.
+        collection: Option<String>,
+        /// What the client said (boxed: it is large, and every call returns this enum).
+        error: Box<milvus::v2::error::Error>,
+    },
     /// The async runtime the client runs on could not start.
     #[error("could not start the client's runtime: {0}")]
     Runtime(#[from] std::io::Error),
@@ -31,8 +112,13 @@ pub enum Error {
 }
 
 impl From<milvus::v2::error::Error> for Error {
+    /// The client's error as it comes out of a call; [`crate::Remote`] names the server and
+    /// the collection, and tells a timeout or a server down apart, before it is returned.
     fn from(e: milvus::v2::error::Error) -> Self {
-        // Boxed: the client's error is large, and every call returns this one.
-        Error::Milvus(Box::new(e))
+        Error::Milvus {
+            uri: String::new(),
+            collection: None,
+            error: Box::new(e),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! # folio-milvus
 //!
-//! Publishes folio index versions to Milvus (one collection per version) and searches them
+//! Publishes folio index versions to Milvus (one collection per published version, which
+//! also serves the later versions that add no segment to it) and searches them
 //! through folio, with folio's access rules, versions and small-to-big answers. A member of
 //! folio's workspace on top of the library's public API, so the library's dependency tree
 //! stays without a gRPC client. See `docs/milvus.md` for the design.
@@ -10,6 +11,7 @@ mod error;
 pub mod expr;
 mod publish;
 mod remote;
+mod resolve;
 pub mod schema;
 mod search;
 mod sync;
@@ -19,6 +21,7 @@ pub use error::Error;
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };
-pub use remote::Remote;
+pub use remote::{Remote, DEFAULT_CONNECT_TIMEOUT};
+pub use resolve::Served;
 pub use search::{RemoteCalls, SOURCE_NAME, TOPK_MAX};
 pub use sync::SyncReport;

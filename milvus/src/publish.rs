@@ -2,7 +2,8 @@
 //! row is acknowledged and counted.
 //!
 //! The collection's properties carry the state: `folio.index` and `folio.version` (what it
-//! holds), `folio.rows` (how many children), `folio.through` (the highest child number
+//! holds), `folio.segments` (the version's segment ids: which later versions it serves, see
+//! `resolve`), `folio.rows` (how many children), `folio.through` (the highest child number
 //! written and flushed: a rerun resumes after it) and `folio.complete`. Rows are upserted
 //! by chunk id, so a batch written twice (after a failure between two checkpoints) leaves
 //! no duplicate; rows of documents deleted between two runs are deleted before the end.
@@ -89,8 +90,9 @@ pub struct PublishReport {
 pub(crate) const INDEX: &str = "folio.index";
 pub(crate) const VERSION: &str = "folio.version";
 const ROWS: &str = "folio.rows";
+pub(crate) const SEGMENTS: &str = "folio.segments";
 const THROUGH: &str = "folio.through";
-const COMPLETE: &str = "folio.complete";
+pub(crate) const COMPLETE: &str = "folio.complete";
 
 /// Children read back per query when a collection is reconciled with its version.
 pub(crate) const PAGE: u32 = 8_192;
@@ -107,6 +109,8 @@ impl Remote {
         progress: &dyn Progress,
     ) -> Result<PublishReport, Error> {
         let export = store.export(target)?;
+        let segments = store.versions(export.index()).segments(export.version())?;
+        let segments = segments_property(&segments);
         let name = collection_name(&options.prefix, export.index(), export.version());
         let mut report = PublishReport {
             collection: name.clone(),
@@ -116,9 +120,13 @@ impl Remote {
             written: 0,
             removed: 0,
         };
-        self.run(self.prepare(&export, &name, options))?;
+        self.run_on(&name, self.prepare(&export, &name, &segments, options))?;
         let properties = self.properties(&name)?;
-        check_holds(&properties, &export, &name)?;
+        self.check_names(&properties, &name, export.index(), export.version())?;
+        // A collection published before collections recorded their segments gets them now.
+        if properties.get(SEGMENTS) != Some(&segments) {
+            self.set(&name, SEGMENTS, &segments)?;
+        }
         if properties.get(COMPLETE).map(String::as_str) == Some("true") {
             return Ok(report);
         }
@@ -135,7 +143,7 @@ impl Remote {
                 .iter()
                 .map(|&n| Ok(schema::row(&export.child(n)?)))
                 .collect::<Result<Vec<_>, Error>>()?;
-            self.run(upsert(&self.client, &name, rows))?;
+            self.run_on(&name, upsert(&self.client, &name, rows))?;
             report.written += batch.len() as u64;
             progress.advance(batch.len() as u64);
             since_checkpoint += batch.len();
@@ -146,7 +154,7 @@ impl Remote {
                 since_checkpoint = 0;
             }
         }
-        self.run(flush(&self.client, &name))?;
+        self.run_on(&name, flush(&self.client, &name))?;
         let mut stored = self.rows(&name)?;
         if stored > report.rows {
             report.removed = self.remove_stale(&name, export.children())?;
@@ -170,6 +178,7 @@ impl Remote {
         &self,
         export: &Export<'_>,
         name: &str,
+        segments: &str,
         options: &PublishOptions,
     ) -> Result<(), Error> {
         let client = &self.client;
@@ -220,6 +229,7 @@ impl Remote {
                         .collection_name(name)
                         .property(INDEX, export.index())
                         .property(VERSION, export.version().to_string())
+                        .property(SEGMENTS, segments)
                         .property(ROWS, export.children().len().to_string())
                         .build()?,
                 )
@@ -235,6 +245,44 @@ impl Remote {
         Ok(())
     }
 
+    /// Refuses a collection whose name says `index@version` but whose properties say
+    /// something else (another store's, or another prefix's collection under this name).
+    pub(crate) fn check_names(
+        &self,
+        properties: &HashMap<String, String>,
+        collection: &str,
+        index: &str,
+        version: u64,
+    ) -> Result<(), Error> {
+        let holds = |key: &str, expected: &str| properties.get(key).is_none_or(|v| v == expected);
+        if holds(INDEX, index) && holds(VERSION, &version.to_string()) {
+            Ok(())
+        } else {
+            let problem = format!(
+                "it says it holds {}@{}",
+                properties.get(INDEX).map_or("?", String::as_str),
+                properties.get(VERSION).map_or("?", String::as_str)
+            );
+            Err(self.foreign(collection, index, version, &problem))
+        }
+    }
+
+    pub(crate) fn foreign(
+        &self,
+        collection: &str,
+        index: &str,
+        version: u64,
+        problem: &str,
+    ) -> Error {
+        Error::ForeignCollection {
+            uri: self.uri().to_string(),
+            collection: collection.to_string(),
+            index: index.to_string(),
+            version,
+            problem: problem.to_string(),
+        }
+    }
+
     /// Whether collection `name` holds a whole published version.
     pub fn is_complete(&self, name: &str) -> Result<bool, Error> {
         Ok(self.properties(name)?.get(COMPLETE).map(String::as_str) == Some("true"))
@@ -242,7 +290,7 @@ impl Remote {
 
     /// The collection's properties.
     pub(crate) fn properties(&self, name: &str) -> Result<HashMap<String, String>, Error> {
-        self.run(async {
+        self.run_on(name, async {
             let described = self
                 .client
                 .describe_collection(
@@ -256,7 +304,7 @@ impl Remote {
     }
 
     fn set(&self, name: &str, key: &str, value: &str) -> Result<(), Error> {
-        self.run(async {
+        self.run_on(name, async {
             self.client
                 .alter_collection_properties(
                     AlterCollectionPropertiesRequest::builder()
@@ -271,13 +319,13 @@ impl Remote {
 
     /// Everything up to child `last` is written: flush, then say so.
     fn checkpoint(&self, name: &str, last: u32) -> Result<(), Error> {
-        self.run(flush(&self.client, name))?;
+        self.run_on(name, flush(&self.client, name))?;
         self.set(name, THROUGH, &last.to_string())
     }
 
     /// Rows in collection `name`, counted after every acknowledged write.
     pub fn rows(&self, name: &str) -> Result<u64, Error> {
-        self.run(async {
+        self.run_on(name, async {
             let response = self
                 .client
                 .query(
@@ -303,12 +351,10 @@ impl Remote {
         let mut stale: Vec<String> = Vec::new();
         // Child numbers are unique in a collection, so a page of PAGE numbers fits one query.
         for start in (0..end).step_by(PAGE as usize) {
-            let page = self.run(ids_between(
-                &self.client,
+            let page = self.run_on(
                 name,
-                start,
-                start + u64::from(PAGE),
-            ))?;
+                ids_between(&self.client, name, start, start + u64::from(PAGE)),
+            )?;
             stale.extend(
                 page.into_iter()
                     .filter(|(child, _)| !u32::try_from(*child).is_ok_and(|c| keep.contains(c)))
@@ -317,41 +363,19 @@ impl Remote {
         }
         let mut removed = stale.len() as u64;
         if !stale.is_empty() {
-            self.run(delete(&self.client, name, &stale))?;
+            self.run_on(name, delete(&self.client, name, &stale))?;
         }
         // Every row past the version's last child is stale.
         loop {
-            let beyond = self.run(ids_between(&self.client, name, end, i64::MAX as u64))?;
+            let beyond =
+                self.run_on(name, ids_between(&self.client, name, end, i64::MAX as u64))?;
             if beyond.is_empty() {
                 return Ok(removed);
             }
             let ids: Vec<String> = beyond.into_iter().map(|(_, id)| id).collect();
             removed += ids.len() as u64;
-            self.run(delete(&self.client, name, &ids))?;
+            self.run_on(name, delete(&self.client, name, &ids))?;
         }
-    }
-}
-
-/// Refuses a collection of this name that holds another index or version.
-fn check_holds(
-    properties: &HashMap<String, String>,
-    export: &Export<'_>,
-    name: &str,
-) -> Result<(), Error> {
-    let version = export.version().to_string();
-    let holds = |key: &str, expected: &str| properties.get(key).is_none_or(|v| v == expected);
-    if holds(INDEX, export.index()) && holds(VERSION, &version) {
-        Ok(())
-    } else {
-        Err(Error::Collection {
-            collection: name.to_string(),
-            problem: format!(
-                "holds {:?}@{:?}, not {}@{version}",
-                properties.get(INDEX),
-                properties.get(VERSION),
-                export.index()
-            ),
-        })
     }
 }
 
@@ -422,4 +446,13 @@ async fn ids_between(
         out.push((row.get_i64(CHILD)?, row.get_str(ID)?.to_string()));
     }
     Ok(out)
+}
+
+/// `folio.segments` of a version's collection.
+fn segments_property(segments: &[u32]) -> String {
+    segments
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }

@@ -133,6 +133,17 @@ pub fn visible_to(principals: &[String]) -> String {
     )
 }
 
+/// The filter that shows a row to a caller with `principals` when the document admits them
+/// now: for a collection searched for a later version than its own, whose ACLs at that
+/// version folio checks itself.
+pub fn visible_now_to(principals: &[String]) -> String {
+    if principals.is_empty() {
+        return PUBLIC_NOW.to_string();
+    }
+    let list = crate::expr::string_list(principals.iter().map(String::as_str));
+    format!("{PUBLIC_NOW} or array_contains_any({ACL_NOW}, {list})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

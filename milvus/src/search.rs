@@ -1,19 +1,22 @@
 //! Searching a published version through folio: folio resolves the version and embeds the
 //! query, Milvus ranks the children the caller may see (folio's rule written as a filter),
 //! and folio checks every child against the store's current ACLs and assembles the units.
+//! The collection is the one that serves the version (`resolve`): its own, or one published
+//! for an earlier version it derives from without new segments.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use folio::index::Metric;
-use folio::query::{Ask, Candidate, ChildSource, SourceError};
-use folio::{Access, SearchRequest, SearchResponse, Store};
+use folio::query::{Ask, Candidate, ChildSource, SourceError, WrongChild};
+use folio::{Access, QueryError, SearchRequest, SearchResponse, Store};
 use milvus::v2::prelude::*;
 use milvus::v2::request::dql::SearchRequest as VectorSearch;
 use std::result::Result;
 
 use crate::error::Error;
 use crate::remote::Remote;
-use crate::schema::{collection_name, visible_to, CHILD, ID, VECTOR};
+use crate::resolve::Served;
+use crate::schema::{visible_now_to, visible_to, CHILD, ID, VECTOR};
 
 /// The most rows one Milvus search returns (its `topk` limit): a top-up stops there.
 pub const TOPK_MAX: usize = 16_384;
@@ -30,18 +33,24 @@ pub struct RemoteCalls {
     pub hidden: usize,
 }
 
-/// Milvus as folio's [`ChildSource`]: the collection of the resolved version.
+/// Milvus as folio's [`ChildSource`]: the collection that serves the resolved version.
 struct Published<'r> {
     remote: &'r Remote,
+    store: &'r Store,
     prefix: &'r str,
-    complete: HashSet<String>,
+    served: HashMap<(String, u64), Served>,
+    /// The collection last asked, named when folio refuses what it answered.
+    last: Option<String>,
     calls: RemoteCalls,
 }
 
 impl Remote {
-    /// Searches `store` as `request` asks, with the children ranked by the collection its
-    /// resolved version was published as (`PREFIX_INDEX_vVERSION`, refused unless complete):
-    /// the same [`SearchResponse`] as [`Store::search`], the version that answered named.
+    /// Searches `store` as `request` asks, with the children ranked by the collection that
+    /// serves its resolved version ([`Remote::collection_for`]: the version's own
+    /// `PREFIX_INDEX_vVERSION`, or that of an earlier version it derives from without new
+    /// segments; refused unless complete): the same [`SearchResponse`] as
+    /// [`Store::search`], the version that answered named. A collection answering with
+    /// another store's rows is [`Error::ForeignCollection`].
     pub fn search(
         &self,
         store: &Store,
@@ -50,12 +59,41 @@ impl Remote {
     ) -> Result<(SearchResponse, RemoteCalls), Error> {
         let mut source = Published {
             remote: self,
+            store,
             prefix,
-            complete: HashSet::new(),
+            served: HashMap::new(),
+            last: None,
             calls: RemoteCalls::default(),
         };
-        let response = store.search_through(request, &mut source)?;
-        Ok((response, source.calls))
+        match store.search_through(request, &mut source) {
+            Ok(response) => Ok((response, source.calls)),
+            Err(QueryError::Remote { error, .. }) => Err(self.unwrap_source(error, source.last)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The source's own error as it was raised, and folio's refusal of what a collection
+    /// answered as [`Error::ForeignCollection`].
+    fn unwrap_source(&self, error: SourceError, collection: Option<String>) -> Error {
+        let error = match error.downcast::<Error>() {
+            Ok(mine) => return *mine,
+            Err(other) => other,
+        };
+        match (error.downcast_ref::<WrongChild>(), collection) {
+            (Some(wrong), Some(collection)) => self.foreign(
+                &collection,
+                &wrong.index,
+                wrong.version,
+                &format!(
+                    "it answered `{}` for child {}, which this store calls `{}`",
+                    wrong.answered, wrong.child, wrong.expected
+                ),
+            ),
+            _ => Error::Query(QueryError::Remote {
+                source_name: SOURCE_NAME.to_string(),
+                error,
+            }),
+        }
     }
 }
 
@@ -67,37 +105,44 @@ impl ChildSource for Published<'_> {
     /// Asks Milvus for `wanted` rows the caller may see; when folio's own check hides some
     /// (an ACL change not synced yet), asks again for twice as many, up to [`TOPK_MAX`].
     fn children(&mut self, ask: &Ask<'_>) -> Result<Vec<Candidate>, SourceError> {
-        let collection = collection_name(self.prefix, ask.index(), ask.version());
-        if !self.complete.contains(&collection) {
-            if !self.remote.is_complete(&collection)? {
-                return Err(Box::new(Error::Collection {
-                    collection,
-                    problem: format!(
-                        "is not a complete publish of {}@{}: publish it first",
-                        ask.index(),
-                        ask.version()
-                    ),
-                }));
+        let key = (ask.index().to_string(), ask.version());
+        let served = match self.served.get(&key) {
+            Some(served) => served.clone(),
+            None => {
+                let served = self
+                    .remote
+                    .collection_for(self.store, self.prefix, &key.0, key.1)?;
+                self.served.insert(key, served.clone());
+                served
             }
-            self.complete.insert(collection.clone());
-        }
+        };
+        let collection = served.collection;
+        self.last = Some(collection.clone());
         let wanted = ask.wanted();
         if wanted == 0 {
             return Ok(Vec::new());
         }
+        // A collection of an earlier version holds that version's audiences in `acl`; a
+        // later version's may differ (an ACL change), so only the current audience, which
+        // `sync` keeps, filters there, and folio's check applies the version's own.
+        let own = served.published == ask.version();
         let filter = match ask.access() {
-            Access::Principals(principals) => Some(visible_to(principals)),
+            Access::Principals(principals) if own => Some(visible_to(principals)),
+            Access::Principals(principals) => Some(visible_now_to(principals)),
             Access::Unrestricted => None,
         };
         let mut limit = wanted.min(TOPK_MAX);
         loop {
-            let rows = self.remote.run(search(
-                &self.remote.client,
+            let rows = self.remote.run_on(
                 &collection,
-                ask,
-                filter.as_deref(),
-                limit,
-            ))?;
+                search(
+                    &self.remote.client,
+                    &collection,
+                    ask,
+                    filter.as_deref(),
+                    limit,
+                ),
+            )?;
             self.calls.searches += 1;
             let returned = rows.len();
             let mut visible: Vec<Candidate> = rows

@@ -93,12 +93,10 @@ impl Remote {
             .map_or(0, |last| u64::from(last) + 1);
         let mut changed = Vec::new();
         for start in (0..end).step_by(PAGE as usize) {
-            let page = self.run(audiences_between(
-                &self.client,
+            let page = self.run_on(
                 name,
-                start,
-                start + u64::from(PAGE),
-            ))?;
+                audiences_between(&self.client, name, start, start + u64::from(PAGE)),
+            )?;
             for (child, remote) in page {
                 let Ok(number) = u32::try_from(child) else {
                     continue;
@@ -113,10 +111,10 @@ impl Remote {
                 .iter()
                 .map(|&n| Ok(schema::row(&export.child(n)?)))
                 .collect::<Result<Vec<_>, Error>>()?;
-            self.run(upsert(&self.client, name, rows))?;
+            self.run_on(name, upsert(&self.client, name, rows))?;
             report.updated += numbers.len() as u64;
         }
-        self.run(flush(&self.client, name))?;
+        self.run_on(name, flush(&self.client, name))?;
         Ok(report)
     }
 }

@@ -57,7 +57,7 @@ pub use fusion::{
 };
 pub use rank::Rank;
 pub use rerank::{Evidence, Rerank, DEFAULT_RERANK_TOP};
-pub use source::{Ask, Candidate, ChildSource, SourceError};
+pub use source::{Ask, Candidate, ChildSource, SourceError, WrongChild};
 pub use units::Chunks;
 
 /// What a query is.

@@ -7,7 +7,7 @@
 
 use roaring::RoaringBitmap;
 
-use super::source::{Ask, ChildSource};
+use super::source::{Ask, ChildSource, WrongChild};
 use super::units::Chunks;
 use super::QueryError;
 use crate::index::{ChildSearch, Metric, Neighbor, QueryVector, SearchOptions, Strategy};
@@ -125,11 +125,15 @@ impl Rank for Through<'_> {
             let doc = self.chunks.doc(record.rev)?;
             let expected = chunk_id(&doc.doc_id, record.ordinal);
             if candidate.chunk_id != expected || !candidate.score.is_finite() {
-                let error = format!(
-                    "child {} of `{}`@{} is `{expected}`, the source answered `{}` (score {})",
-                    candidate.child, self.index, self.version, candidate.chunk_id, candidate.score
-                );
-                return Err(remote(&*self.source, error.into()));
+                let error = WrongChild {
+                    child: candidate.child,
+                    index: self.index.to_string(),
+                    version: self.version,
+                    expected,
+                    answered: candidate.chunk_id,
+                    score: candidate.score,
+                };
+                return Err(remote(&*self.source, Box::new(error)));
             }
             neighbors.push(Neighbor {
                 id: candidate.child,

@@ -65,6 +65,27 @@ impl Ask<'_> {
     }
 }
 
+/// What [`crate::QueryError::Remote`] holds when a source answered with a child under
+/// another chunk id than the store's (or with a score that is not a number): the source
+/// holds a copy of another store's index, or of another index.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("child {child} of `{index}`@{version} is `{expected}`, the source answered `{answered}` (score {score})")]
+#[non_exhaustive]
+pub struct WrongChild {
+    /// The child number the source named.
+    pub child: u32,
+    /// The index asked.
+    pub index: String,
+    /// The version asked.
+    pub version: u64,
+    /// The store's chunk id for that child.
+    pub expected: String,
+    /// The chunk id the source gave.
+    pub answered: String,
+    /// The score the source gave.
+    pub score: f32,
+}
+
 /// A child a source ranked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {

@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod common;
+mod failures;
 mod milvus_api;
 mod publish;
 mod remote;
 mod source;
+mod versions;

@@ -14,13 +14,13 @@ use folio::store::NoProgress;
 use folio::{Document, SearchRequest, SearchResponse, SourceFormat, Store};
 use folio_milvus::{AliasOutcome, PublishOptions, Remote, VectorIndex};
 
-const PRINCIPALS: [&str; 3] = ["alice", "bob", "carol"];
+pub(crate) const PRINCIPALS: [&str; 3] = ["alice", "bob", "carol"];
 const WORDS: [&str; 24] = [
     "invoice", "refund", "card", "travel", "visa", "laptop", "printer", "password", "badge",
     "parking", "salary", "pension", "holiday", "train", "hotel", "meal", "contract", "vendor",
     "audit", "budget", "server", "backup", "network", "license",
 ];
-const QUERIES: [&str; 6] = [
+pub(crate) const QUERIES: [&str; 6] = [
     "refund a card invoice",
     "travel visa hotel",
     "reset my password badge",
@@ -30,7 +30,7 @@ const QUERIES: [&str; 6] = [
 ];
 
 /// SplitMix64: the test's documents and ACLs, the same every run.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -49,7 +49,7 @@ impl Rng {
     }
 }
 
-fn document(rng: &mut Rng, i: usize) -> Document {
+pub(crate) fn document(rng: &mut Rng, i: usize) -> Document {
     let text = format!(
         "# Guide {i}\n\n## {}\n\n{}.\n\n{}.\n\n## {}\n\n{}.\n",
         rng.words(2),
@@ -68,7 +68,7 @@ fn document(rng: &mut Rng, i: usize) -> Document {
     Document::new(format!("doc-{i}"), SourceFormat::Markdown, text).with_acl(acl)
 }
 
-fn flat() -> PublishOptions {
+pub(crate) fn flat() -> PublishOptions {
     PublishOptions {
         batch: 64,
         index: VectorIndex::Flat,
@@ -78,7 +78,7 @@ fn flat() -> PublishOptions {
 
 /// What an answer is, for comparison: the version, and each unit's parent with its
 /// children in order.
-fn shape(response: &SearchResponse) -> (String, u64, Vec<(String, Vec<String>)>) {
+pub(crate) fn shape(response: &SearchResponse) -> (String, u64, Vec<(String, Vec<String>)>) {
     (
         response.index.clone(),
         response.version,
@@ -98,7 +98,11 @@ fn shape(response: &SearchResponse) -> (String, u64, Vec<(String, Vec<String>)>)
 /// The units `principals` may see in `target`'s version now, from the export (both the
 /// version's audience and the document's current one must admit them): the oracle of
 /// "filled to min(k, visible)", and of "nothing hidden".
-fn visible_parents(store: &Store, target: &str, principals: &[&str]) -> BTreeSet<String> {
+pub(crate) fn visible_parents(
+    store: &Store,
+    target: &str,
+    principals: &[&str],
+) -> BTreeSet<String> {
     let export = store.export(target).unwrap();
     let admits = |a: &folio::store::Audience| {
         a.public
@@ -117,7 +121,7 @@ fn visible_parents(store: &Store, target: &str, principals: &[&str]) -> BTreeSet
 
 /// Local and remote answers to every query as every principal (and as nobody), at `k`
 /// 3 and 100, compared; each answer checked against the oracle.
-fn compare(store: &Store, remote: &Remote, target: &str) -> usize {
+pub(crate) fn compare(store: &Store, remote: &Remote, target: &str) -> usize {
     let mut askers: Vec<Vec<&str>> = PRINCIPALS.iter().map(|p| vec![*p]).collect();
     askers.push(vec![]);
     askers.push(vec!["alice", "carol"]);
@@ -226,14 +230,26 @@ fn remote_answers_are_the_local_answers_for_every_principal() {
     batch.delete("doc-5");
     let v3 = batch.commit().unwrap().versions["default"];
 
-    // A version whose collection is incomplete (absent) is refused, and nothing moves.
-    let refused = remote.set_alias(&store, "prod", "default", v3, "folio");
-    assert!(refused.is_err());
-    assert_eq!(store.aliases().list().unwrap()[0].routes[0].version, v2);
+    // v3 adds no segment: v2's collection serves it, and the Milvus alias names that.
+    let onto_v3 = remote
+        .set_alias(&store, "prod", "default", v3, "folio")
+        .unwrap();
+    assert_eq!(
+        onto_v3.collection.as_deref(),
+        Some(format!("folio_default_v{v2}").as_str())
+    );
+    // A version with new documents has a segment no collection holds: refused, nothing moves.
+    let v4 = store.upsert(document(&mut rng, 60)).unwrap().versions["default"];
+    let refused = remote.set_alias(&store, "prod", "default", v4, "folio");
+    assert!(
+        matches!(refused, Err(folio_milvus::Error::NotPublished { version, .. }) if version == v4),
+        "{refused:?}"
+    );
+    assert_eq!(store.aliases().list().unwrap()[0].routes[0].version, v3);
     // Rollback moves both; to an unpublished version it is refused.
     let back = remote.rollback(&store, "prod", v1, "folio").unwrap();
     assert_eq!(back.outcome, AliasOutcome::Moved);
-    assert!(remote.rollback(&store, "prod", v3, "folio").is_err());
+    assert!(remote.rollback(&store, "prod", v4, "folio").is_err());
     assert_eq!(store.aliases().list().unwrap()[0].routes[0].version, v1);
     remote
         .set_alias(&store, "prod", "default", v2, "folio")

@@ -3,7 +3,7 @@
 //! exact score gives the local answer; a source that names a child under another chunk id
 //! is refused.
 
-use folio::query::{Ask, Candidate, ChildSource, SourceError};
+use folio::query::{Ask, Candidate, ChildSource, SourceError, WrongChild};
 use folio::store::ExportedChild;
 use folio::{Document, QueryError, SearchRequest, SourceFormat, Store};
 
@@ -108,8 +108,12 @@ fn a_source_is_checked_and_its_children_assembled_as_a_local_search() {
         &SearchRequest::text("tool").as_principals(["alice", "bob"]),
         &mut liar,
     );
-    assert!(
-        matches!(refused, Err(QueryError::Remote { ref source_name, .. }) if source_name == "test"),
-        "{refused:?}"
-    );
+    let Err(QueryError::Remote { source_name, error }) = refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(source_name, "test");
+    let wrong = error
+        .downcast_ref::<WrongChild>()
+        .expect("the refusal is typed");
+    assert_eq!(wrong.answered, format!("{}x", wrong.expected));
 }

@@ -41,6 +41,27 @@ impl Catalog {
         Ok(routes[position].clone())
     }
 
+    pub(crate) fn version_segments(
+        &self,
+        index: &str,
+        version: u64,
+    ) -> Result<Vec<u32>, ReadError> {
+        let (txn, indexes) = self.snapshot()?;
+        let state = indexes.get(index).ok_or_else(|| ReadError::UnknownIndex {
+            name: index.to_string(),
+        })?;
+        let table = txn.open_table(VERSIONS)?;
+        let value =
+            table
+                .read((state.id(), version))?
+                .ok_or_else(|| ReadError::UnknownVersion {
+                    index: index.to_string(),
+                    version,
+                })?;
+        let record: VersionRecord = decode(value.value(), "version record")?;
+        Ok(record.segments)
+    }
+
     pub(crate) fn versions(&self, index: &str) -> Result<Vec<VersionInfo>, ReadError> {
         let (txn, indexes) = self.snapshot()?;
         let state = indexes.get(index).ok_or_else(|| ReadError::UnknownIndex {

@@ -28,21 +28,29 @@ pub struct Attributes<'a> {
 /// The separator of a section path's headings when the path is tested as one string.
 pub const SECTION_SEPARATOR: &str = " > ";
 
-/// A field a test reads.
+/// A field a test reads ([`super::Filter::expr`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Field {
+#[non_exhaustive]
+pub enum Field {
+    /// The document's id.
     DocId,
+    /// The document's title (empty: missing).
     Title,
+    /// The document's source URI (empty: missing).
     SourceUri,
+    /// The document's `published_at`, as text.
     PublishedAt,
+    /// The document's `updated_at`, as text.
     UpdatedAt,
+    /// The chunk's headings (empty: missing).
     SectionPath,
+    /// A metadata key.
     Metadata(String),
 }
 
 impl Field {
     /// The built-in field `name` names, else the metadata key `name`.
-    pub fn named(name: &str) -> Field {
+    pub(crate) fn named(name: &str) -> Field {
         match name {
             "doc_id" => Field::DocId,
             "title" => Field::Title,
@@ -57,41 +65,66 @@ impl Field {
 
 /// A constant in a filter.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Literal {
+#[non_exhaustive]
+pub enum Literal {
+    /// A quoted string (never taken for a date: see the module documentation).
     String(String),
+    /// A finite number.
     Number(f64),
+    /// `true` or `false`.
     Bool(bool),
+    /// A date or date-time literal, as Unix milliseconds, UTC.
     Date(i64),
 }
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cmp {
+#[non_exhaustive]
+pub enum Cmp {
+    /// `=`.
     Eq,
+    /// `!=`: `not =`, so it holds where the field is missing.
     Ne,
+    /// `<`.
     Lt,
+    /// `<=`.
     Le,
+    /// `>`.
     Gt,
+    /// `>=`.
     Ge,
 }
 
 /// What a test asks of its field.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Op {
+#[non_exhaustive]
+pub enum Op {
+    /// A comparison with a literal.
     Cmp(Cmp, Literal),
+    /// Equal to one of the literals.
     In(Vec<Literal>),
+    /// A list element or heading equal to the literal, or a string holding its text.
     Contains(Literal),
+    /// A string starting with this text.
     Prefix(String),
+    /// The field has a value.
     Exists,
 }
 
-/// A filter expression. `And` and `Or` hold their operands in a list, so a long chain of
-/// them never nests deeply (the parser bounds nesting by parentheses and `not`).
+/// A filter expression, as [`super::Filter::expr`] shows it: for translating a filter into
+/// another engine's language; what each test means is in the module documentation of
+/// [`crate::filter`]. `And` and `Or` hold their operands in a list, so a long chain of them
+/// never nests deeply (the parser bounds nesting by parentheses and `not`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Expr {
+#[non_exhaustive]
+pub enum Expr {
+    /// Every operand holds.
     And(Vec<Expr>),
+    /// Some operand holds.
     Or(Vec<Expr>),
+    /// The operand does not hold.
     Not(Box<Expr>),
+    /// One test of one field.
     Test(Field, Op),
 }
 
@@ -106,7 +139,7 @@ enum Value<'a> {
 }
 
 impl Expr {
-    pub fn matches(&self, a: &Attributes<'_>) -> bool {
+    pub(crate) fn matches(&self, a: &Attributes<'_>) -> bool {
         match self {
             Expr::And(all) => all.iter().all(|e| e.matches(a)),
             Expr::Or(any) => any.iter().any(|e| e.matches(a)),

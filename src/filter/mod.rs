@@ -48,7 +48,7 @@ mod value;
 use std::fmt;
 use std::str::FromStr;
 
-pub use expr::{Attributes, SECTION_SEPARATOR};
+pub use expr::{Attributes, Cmp, Expr, Field, Literal, Op, SECTION_SEPARATOR};
 pub use parse::{FilterError, FilterErrorKind, MAX_DEPTH};
 pub use value::{format_date, parse_date, MetadataValue};
 
@@ -88,6 +88,12 @@ impl Filter {
         Filter {
             expr: expr::Expr::And(all),
         }
+    }
+
+    /// The parsed expression, read-only (a `Filter` is only made by parsing): for
+    /// translating it into another engine's filter language.
+    pub fn expr(&self) -> &Expr {
+        &self.expr
     }
 
     /// Whether a chunk with these attributes matches.

@@ -10,6 +10,7 @@ mod alias;
 mod error;
 pub mod expr;
 mod publish;
+pub mod pushdown;
 mod remote;
 mod resolve;
 pub mod schema;
@@ -23,5 +24,5 @@ pub use publish::{
 };
 pub use remote::{Remote, DEFAULT_CONNECT_TIMEOUT};
 pub use resolve::Served;
-pub use search::{RemoteCalls, SOURCE_NAME, TOPK_MAX};
+pub use search::{RemoteCalls, Short, ShortReason, MASK_MAX, SOURCE_NAME, TOPK_MAX};
 pub use sync::SyncReport;

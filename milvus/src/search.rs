@@ -5,15 +5,18 @@
 //! for an earlier version it derives from without new segments.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use folio::index::Metric;
 use folio::query::{Ask, Candidate, ChildSource, SourceError, WrongChild};
 use folio::{Access, QueryError, SearchRequest, SearchResponse, Store};
 use milvus::v2::prelude::*;
 use milvus::v2::request::dql::SearchRequest as VectorSearch;
+use roaring::RoaringBitmap;
 use std::result::Result;
 
 use crate::error::Error;
+use crate::pushdown::{pushdown, Pushdown};
 use crate::remote::Remote;
 use crate::resolve::Served;
 use crate::schema::{visible_now_to, visible_to, CHILD, ID, VECTOR};
@@ -24,13 +27,83 @@ pub const TOPK_MAX: usize = 16_384;
 /// The name a search through Milvus has in folio's request log (`milvus:TARGET`).
 pub const SOURCE_NAME: &str = "milvus";
 
+/// The most children of deleted documents a search excludes by number in its Milvus
+/// expression (`not (child in [...])`, about 7 bytes a child): past it, the rest are
+/// dropped by folio's check with a top-up, until `folio milvus sync` deletes their rows.
+pub const MASK_MAX: usize = 4_096;
+
 /// What one remote search asked of Milvus.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RemoteCalls {
     /// Milvus searches made (more than one when the caller could not see enough rows).
     pub searches: usize,
-    /// Rows Milvus returned that folio's own check hid (rows not synced yet).
+    /// Rows Milvus returned that folio's own check hid (rows not synced yet, or a filter
+    /// test folio checks alone).
     pub hidden: usize,
+    /// Children of deleted documents, not synced yet, the Milvus expression excluded.
+    pub masked: usize,
+    /// The tests of the request's filter Milvus could not evaluate exactly, in folio's
+    /// syntax: folio checked them alone, topping up (empty when all were pushed down).
+    pub local_filter: Vec<String>,
+    /// Why the answer holds fewer children than the caller may see and asked for; `None`
+    /// when it is filled to min(k, visible).
+    pub short: Option<Short>,
+}
+
+/// A remote answer short of what the caller may see: fewer children came back than asked
+/// for, though the store shows the caller more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Short {
+    /// Why.
+    pub reason: ShortReason,
+    /// Children asked of Milvus.
+    pub wanted: usize,
+    /// Children it answered that the caller may see.
+    pub found: usize,
+    /// Children the caller may see in the version, by the store.
+    pub visible: u64,
+}
+
+/// Why a remote answer is short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShortReason {
+    /// Milvus's `topk` limit ([`TOPK_MAX`]) was reached while folio's check still hid rows
+    /// (rows not synced, or a filter test checked by folio alone).
+    TopkLimit,
+    /// Milvus holds fewer rows the caller may see than the store shows: a grant or an ACL
+    /// change not synced yet (`folio milvus sync`).
+    NotSynced,
+}
+
+impl ShortReason {
+    /// A stable name for JSON: `topk_limit`, `not_synced`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShortReason::TopkLimit => "topk_limit",
+            ShortReason::NotSynced => "not_synced",
+        }
+    }
+}
+
+impl fmt::Display for Short {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "short: {} of {} children ({} visible in the store): ",
+            self.found, self.wanted, self.visible
+        )?;
+        match self.reason {
+            ShortReason::TopkLimit => write!(
+                f,
+                "Milvus's topk limit ({TOPK_MAX}) was reached with rows still hidden by folio; run `folio milvus sync`"
+            ),
+            ShortReason::NotSynced => f.write_str(
+                "Milvus admits fewer rows than the store shows (a grant not synced): run `folio milvus sync`",
+            ),
+        }
+    }
 }
 
 /// Milvus as folio's [`ChildSource`]: the collection that serves the resolved version.
@@ -38,7 +111,9 @@ struct Published<'r> {
     remote: &'r Remote,
     store: &'r Store,
     prefix: &'r str,
-    served: HashMap<(String, u64), Served>,
+    served: HashMap<(String, u64), (Served, Option<String>)>,
+    /// The request's filter as Milvus evaluates it.
+    filter: Option<Pushdown>,
     /// The collection last asked, named when folio refuses what it answered.
     last: Option<String>,
     calls: RemoteCalls,
@@ -62,9 +137,13 @@ impl Remote {
             store,
             prefix,
             served: HashMap::new(),
+            filter: request.filter.as_ref().map(pushdown),
             last: None,
             calls: RemoteCalls::default(),
         };
+        if let Some(filter) = &source.filter {
+            source.calls.local_filter = filter.local.clone();
+        }
         match store.search_through(request, &mut source) {
             Ok(response) => Ok((response, source.calls)),
             Err(QueryError::Remote { error, .. }) => Err(self.unwrap_source(error, source.last)),
@@ -106,16 +185,22 @@ impl ChildSource for Published<'_> {
     /// (an ACL change not synced yet), asks again for twice as many, up to [`TOPK_MAX`].
     fn children(&mut self, ask: &Ask<'_>) -> Result<Vec<Candidate>, SourceError> {
         let key = (ask.index().to_string(), ask.version());
-        let served = match self.served.get(&key) {
+        let (served, mask) = match self.served.get(&key) {
             Some(served) => served.clone(),
             None => {
                 let served = self
                     .remote
                     .collection_for(self.store, self.prefix, &key.0, key.1)?;
-                self.served.insert(key, served.clone());
-                served
+                let dead = self.dead(&key.0, served.published, key.1)?;
+                self.calls.masked = dead.len().min(MASK_MAX as u64) as usize;
+                let mask = (!dead.is_empty()).then(|| live_mask(&dead));
+                self.served.insert(key, (served.clone(), mask.clone()));
+                (served, mask)
             }
         };
+        if self.filter.as_ref().is_some_and(|f| f.nothing) {
+            return Ok(Vec::new());
+        }
         let collection = served.collection;
         self.last = Some(collection.clone());
         let wanted = ask.wanted();
@@ -126,10 +211,25 @@ impl ChildSource for Published<'_> {
         // later version's may differ (an ACL change), so only the current audience, which
         // `sync` keeps, filters there, and folio's check applies the version's own.
         let own = served.published == ask.version();
-        let filter = match ask.access() {
+        let audience = match ask.access() {
             Access::Principals(principals) if own => Some(visible_to(principals)),
             Access::Principals(principals) => Some(visible_now_to(principals)),
             Access::Unrestricted => None,
+        };
+        let metadata = self.filter.as_ref().and_then(|f| f.expr.clone());
+        // One expression: the audience, the live mask and the metadata filter, so Milvus
+        // ranks only rows folio would show (up to what is not synced yet).
+        let parts: Vec<String> = [audience, mask, metadata].into_iter().flatten().collect();
+        let filter = match parts.len() {
+            0 => None,
+            1 => parts.into_iter().next(),
+            _ => Some(
+                parts
+                    .iter()
+                    .map(|p| format!("({p})"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+            ),
         };
         let mut limit = wanted.min(TOPK_MAX);
         loop {
@@ -152,11 +252,45 @@ impl ChildSource for Published<'_> {
             self.calls.hidden += returned - visible.len();
             if visible.len() >= wanted || returned < limit || limit >= TOPK_MAX {
                 visible.truncate(wanted);
+                if visible.len() < wanted && (visible.len() as u64) < ask.visible() {
+                    let reason = if returned < limit {
+                        ShortReason::NotSynced
+                    } else {
+                        ShortReason::TopkLimit
+                    };
+                    self.calls.short = Some(Short {
+                        reason,
+                        wanted,
+                        found: visible.len(),
+                        visible: ask.visible(),
+                    });
+                } else {
+                    // A later, deeper ask filled what an earlier one could not.
+                    self.calls.short = None;
+                }
                 return Ok(visible);
             }
             limit = limit.saturating_mul(2).min(TOPK_MAX);
         }
     }
+}
+
+impl Published<'_> {
+    /// The children the collection of `index@published` holds rows of that `index@version`
+    /// no longer shows: rows of documents deleted since, which only `sync` removes.
+    fn dead(&self, index: &str, published: u64, version: u64) -> Result<RoaringBitmap, Error> {
+        let held = self.store.vectors(&format!("{index}@{published}"))?.live;
+        let live = self
+            .store
+            .visible(&format!("{index}@{version}"), &Access::Unrestricted)?;
+        Ok(held - live)
+    }
+}
+
+/// `not (child in [...])` over at most [`MASK_MAX`] of the `dead` children (the lowest).
+fn live_mask(dead: &RoaringBitmap) -> String {
+    let numbers: Vec<String> = dead.iter().take(MASK_MAX).map(|n| n.to_string()).collect();
+    format!("not ({CHILD} in [{}])", numbers.join(", "))
 }
 
 /// The best `limit` rows of `collection` for the query that `filter` admits, as folio's

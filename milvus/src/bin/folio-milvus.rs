@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use folio::filter::Filter;
 use folio::{SearchRequest, Store};
 use folio_milvus::{Remote, DEFAULT_BATCH, DEFAULT_PREFIX};
 
@@ -50,6 +51,10 @@ enum Command {
         /// Index to search: NAME, NAME@VERSION, NAME@TAG or an alias (`milvus:NAME` too).
         #[arg(long)]
         index: Option<String>,
+        /// Only chunks this metadata filter matches (folio's filter language, as `folio
+        /// search --where`), pushed down to Milvus where it can evaluate it exactly.
+        #[arg(long = "where", value_name = "FILTER")]
+        filter: Option<String>,
         /// Record the search in the store's request log (target `milvus:INDEX`).
         #[arg(long)]
         log: bool,
@@ -109,6 +114,7 @@ fn run(args: Args) -> Result<(), String> {
             k,
             budget,
             index,
+            filter,
             log,
             json,
         } => {
@@ -121,11 +127,38 @@ fn run(args: Args) -> Result<(), String> {
                 let index = index.strip_prefix("milvus:").unwrap_or(&index);
                 request = request.target(index);
             }
-            let (response, _) = remote
+            if let Some(filter) = filter {
+                let filter: Filter = filter.parse().map_err(|e| format!("--where: {e}"))?;
+                request = request.filter(filter);
+            }
+            let (response, calls) = remote
                 .search(&store, &request, prefix)
                 .map_err(|e| e.to_string())?;
             if json {
-                let text = serde_json::to_string_pretty(&response).map_err(|e| e.to_string())?;
+                let mut value = serde_json::to_value(&response).map_err(|e| e.to_string())?;
+                // Present only when there is something to say, as the response's other
+                // optional fields.
+                if let Some(object) = value.as_object_mut() {
+                    if let Some(short) = &calls.short {
+                        object.insert(
+                            "short".into(),
+                            serde_json::json!({
+                                "reason": short.reason.name(),
+                                "wanted": short.wanted,
+                                "found": short.found,
+                                "visible": short.visible,
+                                "message": short.to_string(),
+                            }),
+                        );
+                    }
+                    if !calls.local_filter.is_empty() {
+                        object.insert(
+                            "filter_checked_locally".into(),
+                            calls.local_filter.clone().into(),
+                        );
+                    }
+                }
+                let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
                 println!("{text}");
             } else {
                 println!("{}@{} (through Milvus)", response.index, response.version);
@@ -137,6 +170,15 @@ fn run(args: Args) -> Result<(), String> {
                         hit.parent_id,
                         hit.section_path.join(" > ")
                     );
+                }
+                if !calls.local_filter.is_empty() {
+                    println!(
+                        "filter checked by folio alone (not pushed to Milvus): {}",
+                        calls.local_filter.join("; ")
+                    );
+                }
+                if let Some(short) = &calls.short {
+                    println!("{short}");
                 }
             }
         }

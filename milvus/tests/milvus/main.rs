@@ -7,6 +7,7 @@ mod common;
 mod failures;
 mod milvus_api;
 mod publish;
+mod pushdown;
 mod remote;
 mod source;
 mod versions;

@@ -292,3 +292,49 @@ fn the_client_and_the_server_do_what_publish_and_search_need() {
         assert_eq!(ids(&search(&client, "prod", &["alice"]).await), ["d#c0"]);
     });
 }
+
+/// `group_by_field` is served (one row per group, best first), though folio does not use it
+/// (docs/milvus.md, "Filters pushed down, answers filled" says why).
+#[test]
+fn group_by_field_probe() {
+    let server = common::LiteServer::start();
+    runtime().block_on(async {
+        let client = ClientV2::new(&ConnectConfig::new().uri(server.uri()))
+            .await
+            .unwrap();
+        create(&client, "g").await;
+        upsert(
+            &client,
+            "g",
+            vec![
+                row("a#c0", [1.0, 0.0, 0.0, 0.0], &[]),
+                row("a#c1", [1.0, 0.1, 0.0, 0.0], &[]),
+                row("b#c0", [1.0, 1.0, 0.0, 0.0], &["bob"]),
+                row("c#c0", [0.0, 0.0, 0.0, 1.0], &["carol"]),
+            ],
+        )
+        .await;
+        let response = client
+            .search(
+                SearchRequest::builder()
+                    .collection_name("g")
+                    .vector_field("vector")
+                    .vectors(SearchVectors::Float(vec![vec![1.0, 0.0, 0.0, 0.0]]))
+                    .output_fields(["id", "public"])
+                    .group_by_field("public")
+                    .limit(10)
+                    .consistency_level(ConsistencyLevel::Strong)
+                    .build()
+                    .unwrap(),
+            )
+            .await;
+        let response = response.unwrap();
+        let result = &response.results().get_results()[0];
+        let Ids::VarChar(ids) = result.get_ids() else {
+            panic!("string ids expected");
+        };
+        // One row per value of the field, the best of each group first: a#c1 (public, like
+        // a#c0 but further) and c#c0 (not public, like b#c0) are left out.
+        assert_eq!(ids, &["a#c0", "b#c0"]);
+    });
+}

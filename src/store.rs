@@ -599,6 +599,13 @@ impl Store {
     pub fn vectors(&self, target: &str) -> Result<VersionVectors, ReadError> {
         contain(|| self.inner.catalog.vectors(target))
     }
+    /// The child numbers live in `target`'s version as it was committed, without reading its
+    /// vectors: before any access filter, and still holding the children of documents
+    /// deleted since (which [`Store::visible`] leaves out). A copy of the version elsewhere
+    /// (a Milvus collection) holds rows of exactly these until it is synced.
+    pub fn live(&self, target: &str) -> Result<RoaringBitmap, ReadError> {
+        contain(|| self.inner.catalog.live(target))
+    }
     /// The child numbers `access` may see in `target`'s version: what a search of it is
     /// filtered by (revocations and deletions made since that version included).
     pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {

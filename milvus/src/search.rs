@@ -279,7 +279,7 @@ impl Published<'_> {
     /// The children the collection of `index@published` holds rows of that `index@version`
     /// no longer shows: rows of documents deleted since, which only `sync` removes.
     fn dead(&self, index: &str, published: u64, version: u64) -> Result<RoaringBitmap, Error> {
-        let held = self.store.vectors(&format!("{index}@{published}"))?.live;
+        let held = self.store.live(&format!("{index}@{published}"))?;
         let live = self
             .store
             .visible(&format!("{index}@{version}"), &Access::Unrestricted)?;

@@ -94,6 +94,14 @@ impl Catalog {
         })
     }
 
+    /// The child numbers live in `target`'s version as it was committed: before any access
+    /// filter, deletions made since included (a copy of the version elsewhere holds them).
+    pub fn live(&self, target: &str) -> Result<RoaringBitmap, ReadError> {
+        let reader = self.reader()?;
+        let (_, view) = reader.resolve(target)?;
+        Ok(view.live().clone())
+    }
+
     /// The child numbers `access` may see in `target`'s version: what a search of it is
     /// filtered by (revocations and deletions made since that version included).
     pub fn visible(&self, target: &str, access: &Access) -> Result<RoaringBitmap, ReadError> {

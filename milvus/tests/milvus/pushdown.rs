@@ -151,6 +151,33 @@ fn filtered_remote_answers_are_the_local_ones_filled() {
         }
     }
 
+    // The command pushes `--where` down, and names what folio checked alone.
+    let printed = cli(
+        &path,
+        &server.uri(),
+        "alice",
+        &["--where", "due >= 2024-01-20 and team = \"red\""],
+    );
+    assert!(
+        printed.contains(
+            "filter checked by folio alone (not pushed to Milvus): metadata.\"due\" >= 2024-01-20"
+        ),
+        "{printed}"
+    );
+    assert!(!printed.contains("short"), "{printed}");
+    let printed = cli(
+        &path,
+        &server.uri(),
+        "alice",
+        &["--where", "team = \"red\"", "--json"],
+    );
+    let json: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    assert!(json.get("filter_checked_locally").is_none(), "{json}");
+    assert!(
+        json["results"].as_array().is_some_and(|r| !r.is_empty()),
+        "{json}"
+    );
+
     // Deletes not synced: v2 is served by v1's collection, whose rows of the deleted
     // documents the expression excludes, so they cost no top-up.
     let mut batch = store.batch();
@@ -159,14 +186,17 @@ fn filtered_remote_answers_are_the_local_ones_filled() {
     }
     let v2 = batch.commit().unwrap().versions["default"];
     assert!(v2 > v1);
+    // Every unit alice may see asked for: without the mask, rows of the deleted ones would
+    // come back and be hidden by folio.
     let request = SearchRequest::text(query)
         .as_principals(["alice"])
-        .k(5)
+        .k(40)
         .no_dedup();
     let local = store.search(&request).unwrap();
     let (through, calls) = remote.search(&store, &request, "folio").unwrap();
     assert_eq!(shape(&through), shape(&local));
     assert_eq!(through.version, v2);
+    assert_eq!(through.results.len(), 34);
     assert_eq!(
         (calls.masked, calls.searches, calls.hidden),
         (6, 1, 0),
@@ -190,10 +220,10 @@ fn filtered_remote_answers_are_the_local_ones_filled() {
         (ShortReason::NotSynced, 0, 2)
     );
     assert!(short.to_string().contains("folio milvus sync"), "{short}");
-    let printed = cli(&path, &server.uri(), &[]);
+    let printed = cli(&path, &server.uri(), "dave", &[]);
     assert!(printed.contains("short: 0 of"), "{printed}");
     let json: serde_json::Value =
-        serde_json::from_str(&cli(&path, &server.uri(), &["--json"])).unwrap();
+        serde_json::from_str(&cli(&path, &server.uri(), "dave", &["--json"])).unwrap();
     assert_eq!(json["short"]["reason"], "not_synced", "{json}");
 
     remote.sync(&store, "folio", 512).unwrap();
@@ -203,20 +233,20 @@ fn filtered_remote_answers_are_the_local_ones_filled() {
     assert_eq!(through.results.len(), 2);
     assert_eq!(calls.short, None);
     let json: serde_json::Value =
-        serde_json::from_str(&cli(&path, &server.uri(), &["--json"])).unwrap();
+        serde_json::from_str(&cli(&path, &server.uri(), "dave", &["--json"])).unwrap();
     assert!(json.get("short").is_none(), "{json}");
     assert_eq!(json["results"].as_array().map(Vec::len), Some(2));
 }
 
-/// `folio-milvus search` as dave, with `extra` arguments.
-fn cli(store: &std::path::Path, uri: &str, extra: &[&str]) -> String {
+/// `folio-milvus search` as `principal`, with `extra` arguments.
+fn cli(store: &std::path::Path, uri: &str, principal: &str, extra: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio-milvus"))
         .arg("search")
         .arg(store)
         .args([
             "invoices and refunds for the red team",
             "--as",
-            "dave",
+            principal,
             "--milvus",
             uri,
         ])

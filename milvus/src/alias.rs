@@ -11,7 +11,7 @@ use milvus::v2::prelude::*;
 use std::result::Result;
 
 use crate::error::Error;
-use crate::remote::Remote;
+use crate::remote::{Remote, Tally};
 use crate::schema::{alias_name, collection_name};
 
 /// What happened to the Milvus alias of one folio alias.
@@ -210,17 +210,7 @@ impl Remote {
 
     /// Whether Milvus has a collection of this name.
     pub fn has_collection(&self, name: &str) -> Result<bool, Error> {
-        self.run_on(name, async {
-            Ok(self
-                .client
-                .has_collection(
-                    HasCollectionRequest::builder()
-                        .collection_name(name)
-                        .build()?,
-                )
-                .await?
-                .exists())
-        })
+        self.has_collection_counted(name, &mut Tally::default())
     }
 
     /// The collections of `prefix` that hold a version the store keeps (milvus-lite 3.2.2

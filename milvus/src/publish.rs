@@ -17,7 +17,7 @@ use roaring::RoaringBitmap;
 use std::result::Result;
 
 use crate::error::Error;
-use crate::remote::Remote;
+use crate::remote::{Remote, Tally};
 use crate::schema::{self, collection_name, metric_type, CHILD, ID, VECTOR};
 
 /// The vector index Milvus builds on a published collection.
@@ -290,17 +290,7 @@ impl Remote {
 
     /// The collection's properties.
     pub(crate) fn properties(&self, name: &str) -> Result<HashMap<String, String>, Error> {
-        self.run_on(name, async {
-            let described = self
-                .client
-                .describe_collection(
-                    DescribeCollectionRequest::builder()
-                        .collection_name(name)
-                        .build()?,
-                )
-                .await?;
-            Ok(described.description().get_properties().clone())
-        })
+        self.properties_counted(name, &mut Tally::default())
     }
 
     fn set(&self, name: &str, key: &str, value: &str) -> Result<(), Error> {

@@ -1,9 +1,12 @@
 //! A connection to Milvus, used from blocking code like the rest of folio.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use milvus::v2::error::Error as ClientError;
 use milvus::v2::prelude::*;
@@ -23,6 +26,32 @@ pub struct Remote {
     /// What a timeout reports, in milliseconds: the connect limit, then the retry limit
     /// once set.
     limit_ms: AtomicU64,
+    /// Which complete collection (name, version it was published for) served a version, as
+    /// searches learned it: a complete collection's rows and recorded segments never
+    /// change, so later searches of the same version skip asking Milvus again. Forgotten
+    /// when a search of it fails (`resolve`).
+    served: Mutex<HashMap<ServedKey, (String, u64)>>,
+}
+
+/// A version searched through a prefix, in one store file.
+pub(crate) type ServedKey = (PathBuf, String, String, u64);
+
+/// A kind of Milvus call a remote search makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Call {
+    HasCollection,
+    DescribeCollection,
+    Search,
+}
+
+/// Milvus calls made and the wall time inside them (the client's encoding and decoding
+/// included), reported by a search as `RemoteCalls`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tally {
+    pub(crate) has_collection: usize,
+    pub(crate) describe_collection: usize,
+    pub(crate) searches: usize,
+    pub(crate) in_milvus: Duration,
 }
 
 impl Remote {
@@ -54,6 +83,7 @@ impl Remote {
                 client,
                 uri: uri.to_string(),
                 limit_ms: AtomicU64::new(millis(limit)),
+                served: Mutex::new(HashMap::new()),
             }),
             Err(e) => Err(classify(uri, limit, None, e)),
         }
@@ -81,6 +111,40 @@ impl Remote {
         self.runtime
             .block_on(call)
             .map_err(|e| self.name(e, collection))
+    }
+
+    /// [`Remote::run_on`], counted and timed in `tally` as a call of `kind`.
+    pub(crate) fn timed<T>(
+        &self,
+        tally: &mut Tally,
+        kind: Call,
+        collection: &str,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let started = Instant::now();
+        let result = self.run_on(collection, call);
+        tally.in_milvus += started.elapsed();
+        match kind {
+            Call::HasCollection => tally.has_collection += 1,
+            Call::DescribeCollection => tally.describe_collection += 1,
+            Call::Search => tally.searches += 1,
+        }
+        result
+    }
+
+    /// Forgets every collection searches learned: the next search of each version asks
+    /// Milvus again which collection serves it. Needed only when a complete collection
+    /// was dropped and published again under the same name while this connection was
+    /// open (a search of a dropped collection forgets it by itself).
+    pub fn forget_collections(&self) {
+        self.served_cache().clear();
+    }
+
+    pub(crate) fn served_cache(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ServedKey, (String, u64)>> {
+        // The map holds facts, each inserted whole: a panic elsewhere leaves it usable.
+        self.served.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A client failure with the server and collection named, a timeout or a server gone

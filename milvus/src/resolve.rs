@@ -10,11 +10,12 @@
 use std::collections::{BTreeSet, HashMap};
 
 use folio::Store;
+use milvus::v2::prelude::*;
 use std::result::Result;
 
 use crate::error::Error;
 use crate::publish::{COMPLETE, SEGMENTS};
-use crate::remote::Remote;
+use crate::remote::{Call, Remote, ServedKey, Tally};
 use crate::schema::collection_name;
 
 /// The collection a version is searched in.
@@ -41,9 +42,21 @@ impl Remote {
         index: &str,
         version: u64,
     ) -> Result<Served, Error> {
+        self.resolve(store, prefix, index, version, &mut Tally::default())
+    }
+
+    /// [`Remote::collection_for`], its Milvus calls counted and timed in `calls`.
+    pub(crate) fn resolve(
+        &self,
+        store: &Store,
+        prefix: &str,
+        index: &str,
+        version: u64,
+        calls: &mut Tally,
+    ) -> Result<Served, Error> {
         let own = collection_name(prefix, index, version);
-        if self.has_collection(&own)? {
-            let properties = self.properties(&own)?;
+        if self.has_collection_counted(&own, calls)? {
+            let properties = self.properties_counted(&own, calls)?;
             self.check_names(&properties, &own, index, version)?;
             return self.complete(&properties, own, index, version);
         }
@@ -67,10 +80,10 @@ impl Remote {
                 lacking = !wanted.is_subset(&holds);
             }
             let name = collection_name(prefix, index, published);
-            if !self.has_collection(&name)? {
+            if !self.has_collection_counted(&name, calls)? {
                 continue;
             }
-            let properties = self.properties(&name)?;
+            let properties = self.properties_counted(&name, calls)?;
             self.check_names(&properties, &name, index, published)?;
             if lacking {
                 if is_complete(&properties) {
@@ -103,6 +116,64 @@ impl Remote {
             collection: own,
             nearest,
         })
+    }
+
+    pub(crate) fn has_collection_counted(
+        &self,
+        name: &str,
+        calls: &mut Tally,
+    ) -> Result<bool, Error> {
+        self.timed(calls, Call::HasCollection, name, async {
+            Ok(self
+                .client
+                .has_collection(
+                    HasCollectionRequest::builder()
+                        .collection_name(name)
+                        .build()?,
+                )
+                .await?
+                .exists())
+        })
+    }
+
+    pub(crate) fn properties_counted(
+        &self,
+        name: &str,
+        calls: &mut Tally,
+    ) -> Result<HashMap<String, String>, Error> {
+        self.timed(calls, Call::DescribeCollection, name, async {
+            let described = self
+                .client
+                .describe_collection(
+                    DescribeCollectionRequest::builder()
+                        .collection_name(name)
+                        .build()?,
+                )
+                .await?;
+            Ok(described.description().get_properties().clone())
+        })
+    }
+
+    /// The collection a search of this connection learned serves `key`, if any.
+    pub(crate) fn served_before(&self, key: &ServedKey) -> Option<Served> {
+        self.served_cache()
+            .get(key)
+            .map(|(collection, published)| Served {
+                collection: collection.clone(),
+                published: *published,
+            })
+    }
+
+    /// Remembers that the complete collection `served` serves `key`.
+    pub(crate) fn remember(&self, key: ServedKey, served: &Served) {
+        self.served_cache()
+            .insert(key, (served.collection.clone(), served.published));
+    }
+
+    /// Forgets what searches learned of `key` (its collection failed a search, or the
+    /// version it was published for is no longer kept).
+    pub(crate) fn forget(&self, key: &ServedKey) {
+        self.served_cache().remove(key);
     }
 
     fn complete(

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::time::Duration;
 
 use folio::index::Metric;
 use folio::query::{Ask, Candidate, ChildSource, SourceError, WrongChild};
@@ -17,7 +18,7 @@ use std::result::Result;
 
 use crate::error::Error;
 use crate::pushdown::{pushdown, Pushdown};
-use crate::remote::Remote;
+use crate::remote::{Call, Remote, ServedKey, Tally};
 use crate::resolve::Served;
 use crate::schema::{visible_now_to, visible_to, CHILD, ID, VECTOR};
 
@@ -32,11 +33,23 @@ pub const SOURCE_NAME: &str = "milvus";
 /// dropped by folio's check with a top-up, until `folio milvus sync` deletes their rows.
 pub const MASK_MAX: usize = 4_096;
 
-/// What one remote search asked of Milvus.
+/// What one remote search asked of Milvus: its calls by kind and the time spent in them,
+/// so folio's own time is the search's total less [`RemoteCalls::in_milvus`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RemoteCalls {
     /// Milvus searches made (more than one when the caller could not see enough rows).
     pub searches: usize,
+    /// `has_collection` calls made to find the collection that serves the version (none
+    /// once a search of this [`Remote`] has found it).
+    pub has_collection: usize,
+    /// `describe_collection` calls made to read a collection's properties (is it complete,
+    /// which segments it holds; none once found, as above).
+    pub describe_collection: usize,
+    /// Wall time inside Milvus calls, the client's encoding and decoding included.
+    pub in_milvus: Duration,
+    /// The expression of the last Milvus search (audience, live mask and pushed-down
+    /// filter), as sent; `None` when it searched without one.
+    pub expression: Option<String>,
     /// Rows Milvus returned that folio's own check hid (rows not synced yet, or a filter
     /// test folio checks alone).
     pub hidden: usize,
@@ -75,6 +88,13 @@ pub enum ShortReason {
     /// Milvus holds fewer rows the caller may see than the store shows: a grant or an ACL
     /// change not synced yet (`folio milvus sync`).
     NotSynced,
+}
+
+impl RemoteCalls {
+    /// Every Milvus call the search made, of any kind.
+    pub fn milvus_calls(&self) -> usize {
+        self.searches + self.has_collection + self.describe_collection
+    }
 }
 
 impl ShortReason {
@@ -116,6 +136,11 @@ struct Published<'r> {
     filter: Option<Pushdown>,
     /// The collection last asked, named when folio refuses what it answered.
     last: Option<String>,
+    /// Milvus calls made so far, copied into `calls` at the end.
+    tally: Tally,
+    /// Whether this search asked Milvus which collection serves (rather than using what
+    /// the [`Remote`] remembered): a failure then is not a stale memory.
+    resolved_now: bool,
     calls: RemoteCalls,
 }
 
@@ -139,13 +164,22 @@ impl Remote {
             served: HashMap::new(),
             filter: request.filter.as_ref().map(pushdown),
             last: None,
+            resolved_now: false,
+            tally: Tally::default(),
             calls: RemoteCalls::default(),
         };
         if let Some(filter) = &source.filter {
             source.calls.local_filter = filter.local.clone();
         }
         match store.search_through(request, &mut source) {
-            Ok(response) => Ok((response, source.calls)),
+            Ok(response) => {
+                let mut calls = source.calls;
+                calls.searches = source.tally.searches;
+                calls.has_collection = source.tally.has_collection;
+                calls.describe_collection = source.tally.describe_collection;
+                calls.in_milvus = source.tally.in_milvus;
+                Ok((response, calls))
+            }
             Err(QueryError::Remote { error, .. }) => Err(self.unwrap_source(error, source.last)),
             Err(e) => Err(e.into()),
         }
@@ -181,32 +215,107 @@ impl ChildSource for Published<'_> {
         SOURCE_NAME
     }
 
-    /// Asks Milvus for `wanted` rows the caller may see; when folio's own check hides some
-    /// (an ACL change not synced yet), asks again for twice as many, up to [`TOPK_MAX`].
+    /// The best `wanted` children the caller may see, ranked by the collection that serves
+    /// the version: the one this [`Remote`] found before, else the one Milvus says.
     fn children(&mut self, ask: &Ask<'_>) -> Result<Vec<Candidate>, SourceError> {
         let key = (ask.index().to_string(), ask.version());
         let (served, mask) = match self.served.get(&key) {
             Some(served) => served.clone(),
             None => {
-                let served = self
-                    .remote
-                    .collection_for(self.store, self.prefix, &key.0, key.1)?;
-                let dead = self.dead(&key.0, served.published, key.1)?;
-                self.calls.masked = dead.len().min(MASK_MAX as u64) as usize;
-                let mask = (!dead.is_empty()).then(|| live_mask(&dead));
-                self.served.insert(key, (served.clone(), mask.clone()));
+                let known = self.remote_key(&key.0, key.1);
+                let remembered = match self.remote.served_before(&known) {
+                    Some(served) => self
+                        .mask(&key.0, &served, key.1)
+                        .ok()
+                        .map(|mask| (served, mask)),
+                    None => None,
+                };
+                // Nothing remembered, or a remembered collection whose version the store
+                // no longer keeps (collected since): ask Milvus.
+                let (served, mask) = match remembered {
+                    Some(found) => found,
+                    None => {
+                        self.remote.forget(&known);
+                        let served = self.find(known)?;
+                        let mask = self.mask(&key.0, &served, key.1)?;
+                        (served, mask)
+                    }
+                };
+                self.served
+                    .insert(key.clone(), (served.clone(), mask.clone()));
                 (served, mask)
             }
         };
         if self.filter.as_ref().is_some_and(|f| f.nothing) {
             return Ok(Vec::new());
         }
-        let collection = served.collection;
-        self.last = Some(collection.clone());
-        let wanted = ask.wanted();
-        if wanted == 0 {
+        if ask.wanted() == 0 {
+            self.last = Some(served.collection);
             return Ok(Vec::new());
         }
+        match self.rank(ask, &served, mask) {
+            Ok(found) => Ok(found),
+            // A collection remembered from an earlier search may have been dropped since:
+            // the resolution asked afresh names what happened as a typed error (or finds
+            // the collection that serves now), rather than the server's refusal alone.
+            Err(Error::Milvus { .. }) if !self.resolved_now => {
+                let known = self.remote_key(&key.0, key.1);
+                self.remote.forget(&known);
+                let served = self.find(known)?;
+                let mask = self.mask(&key.0, &served, key.1)?;
+                self.served.insert(key, (served.clone(), mask.clone()));
+                Ok(self.rank(ask, &served, mask)?)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl Published<'_> {
+    /// The key of `index@version` in what the [`Remote`] remembers across searches.
+    fn remote_key(&self, index: &str, version: u64) -> ServedKey {
+        (
+            self.store.path().to_path_buf(),
+            self.prefix.to_string(),
+            index.to_string(),
+            version,
+        )
+    }
+
+    /// Asks Milvus which collection serves `known` ([`Remote::collection_for`]) and
+    /// remembers it: only a complete collection is ever returned.
+    fn find(&mut self, known: ServedKey) -> Result<Served, Error> {
+        let served =
+            self.remote
+                .resolve(self.store, &known.1, &known.2, known.3, &mut self.tally)?;
+        self.resolved_now = true;
+        self.remote.remember(known, &served);
+        Ok(served)
+    }
+
+    /// The live mask of `served` for `index@version` (`None` when nothing is dead).
+    fn mask(
+        &mut self,
+        index: &str,
+        served: &Served,
+        version: u64,
+    ) -> Result<Option<String>, Error> {
+        let dead = self.dead(index, served.published, version)?;
+        self.calls.masked = dead.len().min(MASK_MAX as u64) as usize;
+        Ok((!dead.is_empty()).then(|| live_mask(&dead)))
+    }
+
+    /// Asks Milvus for `wanted` rows the caller may see; when folio's own check hides some
+    /// (an ACL change not synced yet), asks again for twice as many, up to [`TOPK_MAX`].
+    fn rank(
+        &mut self,
+        ask: &Ask<'_>,
+        served: &Served,
+        mask: Option<String>,
+    ) -> Result<Vec<Candidate>, Error> {
+        let collection = served.collection.clone();
+        self.last = Some(collection.clone());
+        let wanted = ask.wanted();
         // A collection of an earlier version holds that version's audiences in `acl`; a
         // later version's may differ (an ACL change), so only the current audience, which
         // `sync` keeps, filters there, and folio's check applies the version's own.
@@ -231,9 +340,12 @@ impl ChildSource for Published<'_> {
                     .join(" and "),
             ),
         };
+        self.calls.expression = filter.clone();
         let mut limit = wanted.min(TOPK_MAX);
         loop {
-            let rows = self.remote.run_on(
+            let rows = self.remote.timed(
+                &mut self.tally,
+                Call::Search,
                 &collection,
                 search(
                     &self.remote.client,
@@ -243,7 +355,6 @@ impl ChildSource for Published<'_> {
                     limit,
                 ),
             )?;
-            self.calls.searches += 1;
             let returned = rows.len();
             let mut visible: Vec<Candidate> = rows
                 .into_iter()
@@ -273,9 +384,7 @@ impl ChildSource for Published<'_> {
             limit = limit.saturating_mul(2).min(TOPK_MAX);
         }
     }
-}
 
-impl Published<'_> {
     /// The children the collection of `index@published` holds rows of that `index@version`
     /// no longer shows: rows of documents deleted since, which only `sync` removes.
     fn dead(&self, index: &str, published: u64, version: u64) -> Result<RoaringBitmap, Error> {

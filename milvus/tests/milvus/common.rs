@@ -31,6 +31,13 @@ fn executable() -> PathBuf {
     pinned
 }
 
+/// The Python of milvus-lite's environment (it has pymilvus): beside the server's program.
+pub fn python() -> PathBuf {
+    let python = executable().with_file_name("python");
+    assert!(python.exists(), "no python beside milvus-lite: {python:?}");
+    python
+}
+
 fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()

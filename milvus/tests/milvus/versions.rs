@@ -5,7 +5,7 @@
 //! until then the search fails with the typed error naming what to run.
 
 use crate::common;
-use crate::remote::{compare, document, flat, visible_parents, Rng};
+use crate::remote::{compare, document, flat, shape, visible_parents, Rng};
 
 use folio::store::NoProgress;
 use folio::{SearchRequest, Store};
@@ -228,4 +228,104 @@ fn a_collection_without_recorded_segments_serves_its_own_version_only() {
     let (through, _) = remote.search(&store, &request, "folio").unwrap();
     let local = store.search(&request).unwrap();
     assert_eq!(crate::remote::shape(&through), crate::remote::shape(&local));
+}
+
+/// Issue 33's latency: a search finds the collection that serves its version once per
+/// connection; later searches of the same version make one Milvus call each (the search),
+/// with the same answers. A collection dropped after that is the typed error, not Milvus's
+/// refusal, and a version the connection has not searched yet is resolved afresh.
+#[test]
+fn a_steady_stream_of_searches_makes_one_milvus_call_each() {
+    use milvus::v2::prelude::{ClientV2, ConnectConfig, DropCollectionRequest};
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("kb.folio"))
+        .unwrap();
+    let mut rng = Rng(11);
+    let mut batch = store.batch();
+    for i in 0..30 {
+        batch.upsert(document(&mut rng, i));
+    }
+    let v1 = batch.commit().unwrap().versions["default"];
+    let server = common::LiteServer::start();
+    let remote = Remote::connect(&server.uri()).unwrap();
+    let published = remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    let request = SearchRequest::text("refund a card invoice")
+        .as_principals(["alice"])
+        .k(5)
+        .no_dedup();
+    let local = store.search(&request).unwrap();
+
+    let (first, calls) = remote.search(&store, &request, "folio").unwrap();
+    assert_eq!(shape(&first), shape(&local));
+    assert!(
+        calls.has_collection >= 1 && calls.describe_collection >= 1,
+        "{calls:?}"
+    );
+    assert_eq!(calls.searches, 1, "{calls:?}");
+    for _ in 0..3 {
+        let started = Instant::now();
+        let (again, calls) = remote.search(&store, &request, "folio").unwrap();
+        let total = started.elapsed();
+        assert_eq!(shape(&again), shape(&local));
+        assert_eq!(
+            (
+                calls.has_collection,
+                calls.describe_collection,
+                calls.searches
+            ),
+            (0, 0, 1),
+            "{calls:?}"
+        );
+        assert_eq!(calls.milvus_calls(), 1);
+        assert!(
+            calls.in_milvus > std::time::Duration::ZERO && calls.in_milvus <= total,
+            "{calls:?} in {total:?}"
+        );
+        assert!(calls
+            .expression
+            .as_deref()
+            .is_some_and(|e| e.contains("alice")));
+    }
+
+    // A delete makes v2, which the connection has not searched: resolved afresh, served
+    // by v1's collection.
+    let v2 = store.delete("doc-3").unwrap().versions["default"];
+    let (after, calls) = remote.search(&store, &request, "folio").unwrap();
+    assert_eq!(after.version, v2);
+    assert_eq!(shape(&after), shape(&store.search(&request).unwrap()));
+    assert!(calls.has_collection >= 1, "{calls:?}");
+
+    // The collection dropped behind the connection's back: the next search of each version
+    // names what to run.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = ClientV2::new(&ConnectConfig::new().uri(server.uri()))
+            .await
+            .unwrap();
+        client
+            .drop_collection(
+                DropCollectionRequest::builder()
+                    .collection_name(&published.collection)
+                    .build()
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+    });
+    for target in [format!("default@{v1}"), format!("default@{v2}")] {
+        let refused = remote.search(&store, &request.clone().target(target.as_str()), "folio");
+        assert!(
+            matches!(refused, Err(Error::NotPublished { .. })),
+            "{target}: {refused:?}"
+        );
+    }
 }

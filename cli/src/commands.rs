@@ -577,6 +577,12 @@ fn run(command: Command) -> CliResult {
                         index.mapped_segments
                     );
                 }
+                if index.mapped_postings > 0 {
+                    println!(
+                        "    {} of its segments' postings mapped from shared files",
+                        index.mapped_postings
+                    );
+                }
                 if let Some(reason) = &index.shared_refused {
                     println!("    not shared: {}", escape(reason));
                 }

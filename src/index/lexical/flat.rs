@@ -431,6 +431,41 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+
+        /// Whatever the checks accept after a few bit flips (padding, a score bound, ...)
+        /// lays out to bytes that are accepted as the same segment, and is searched to the
+        /// end, every hit visible: a damaged layout is refused or harmless, never a panic
+        /// or an endless walk.
+        #[test]
+        fn flipped_bytes_never_panic(
+            flips in proptest::collection::vec((proptest::prelude::any::<usize>(), 0u8..8), 1..4),
+        ) {
+            use crate::index::lexical::{search, CorpusStats};
+            static SAMPLE: std::sync::LazyLock<Vec<u8>> =
+                std::sync::LazyLock::new(|| sample(false).to_flat_bytes());
+            let mut bent = SAMPLE.clone();
+            for (at, bit) in flips {
+                let len = bent.len();
+                bent[at % len] ^= 1 << bit;
+            }
+            if let Ok(segment) = LexicalSegment::from_flat_bytes(&bent) {
+                let again = segment.to_flat_bytes();
+                let reread = LexicalSegment::from_flat_bytes(&again).map(|s| s.to_flat_bytes());
+                proptest::prop_assert!(reread.is_ok_and(|bytes| bytes == again));
+                let analyzer = Analyzer::new(LexicalLanguage::Auto);
+                let some: RoaringBitmap = segment.children().iter().step_by(3).collect();
+                let stats = CorpusStats::of_live(&[&segment], segment.children());
+                for visible in [segment.children(), &some] {
+                    let hits =
+                        search(&[&segment], "apples echo delta run", &analyzer, visible, &stats, 3);
+                    proptest::prop_assert!(hits.iter().all(|h| visible.contains(h.id)));
+                }
+            }
+        }
+    }
+
     /// The byte offset of array `index` (layout order) in `bytes`.
     fn section_at(bytes: &[u8], index: usize) -> usize {
         let long = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap()) as usize;

@@ -346,7 +346,7 @@ impl ChildIndex<'_> {
         visible: &RoaringBitmap,
         k: usize,
     ) -> Result<ChildSearch, StorageError> {
-        let language = state_of(self.indexes, view)?.record().lexical;
-        super::lexical::search_lexical(self.txn, view, language, query, visible, k)
+        let state = state_of(self.indexes, view)?;
+        super::lexical::search_lexical(self.txn, state, view, query, visible, k)
     }
 }

@@ -72,8 +72,11 @@ pub struct IndexStats {
     /// Those of them mapped from shared segment files (see
     /// [`StoreBuilder::shared_segments`](crate::store::StoreBuilder::shared_segments)).
     pub mapped_segments: usize,
-    /// Why a segment is in this process's memory though shared files are on (the first
-    /// such reason), if one is.
+    /// Those of them whose lexical postings are mapped from shared postings files (postings
+    /// are loaded by the first lexical search, so a handle that made none maps none).
+    pub mapped_postings: usize,
+    /// Why a segment or its postings are in this process's memory though shared files are
+    /// on (the first such reason), if one is.
     pub shared_refused: Option<String>,
     /// Principals named by the ACLs of its documents.
     pub principals: Vec<String>,
@@ -98,9 +101,14 @@ impl Catalog {
                 segments: view.segments().len(),
                 graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
                 mapped_segments: segments.iter().filter(|s| *s.sharing() == Mapped).count(),
+                mapped_postings: segments
+                    .iter()
+                    .filter(|s| s.lexical().get().is_some_and(|l| l.is_mapped()))
+                    .count(),
                 shared_refused: segments.iter().find_map(|s| match s.sharing() {
                     Refused(reason) => Some(format!("segment {}: {reason}", s.id())),
-                    _ => None,
+                    _ => (s.lexical_refused().get())
+                        .map(|reason| format!("segment {} postings: {reason}", s.id())),
                 }),
                 principals: state::principals(&txn, state.id())?,
             });

@@ -1,6 +1,6 @@
 //! Shared postings files (`STORE.segments/<index>-<segment>.lex`): a read-only handle
 //! maps each segment's lexical postings from a file made from the store by the first
-//! lexical search, answers exactly as a handle that decodes them into its own memory,
+//! lexical search (or the stats), answers exactly as a handle that decodes them into its own memory,
 //! never uses a damaged, cut or foreign file (it makes it again), falls back to its own
 //! copy where the folder cannot be written, and a collection removes the files of the
 //! segments it deleted.
@@ -122,16 +122,14 @@ fn readers_map_the_postings_and_answer_as_a_resident_load() {
     );
 
     let first = reader(&path, true);
-    assert_eq!(
-        sharing(&first),
-        (0, 3, None),
-        "made by the first search only"
+    assert!(
+        postings_files(&path).is_empty(),
+        "made by the first search, not the open"
     );
-    assert!(postings_files(&path).is_empty());
     assert_eq!(answers(&first), want);
-    assert_eq!(sharing(&first), (3, 3, None));
     let made = postings_files(&path);
     assert_eq!(made.len(), 3, "one file per segment: {made:?}");
+    assert_eq!(sharing(&first), (3, 3, None));
     let stamps: Vec<_> = made
         .iter()
         .map(|name| {
@@ -146,8 +144,12 @@ fn readers_map_the_postings_and_answer_as_a_resident_load() {
         .read_only(true)
         .open(&path)
         .expect("second reader");
+    assert_eq!(
+        sharing(&second),
+        (3, 3, None),
+        "the stats load them as a search would"
+    );
     assert_eq!(answers(&second), want);
-    assert_eq!(sharing(&second), (3, 3, None));
     let again: Vec<_> = made
         .iter()
         .map(|name| {
@@ -247,4 +249,40 @@ fn a_collection_removes_the_postings_files_of_the_segments_it_deleted() {
     assert_eq!(postings_files(&path).len(), after.len() + 1);
     let (mapped, segments, refused) = sharing(&watching);
     assert_eq!((mapped, refused), (segments, None));
+}
+
+/// A compressed index's segments have no shared segment file (their rows stay in the
+/// store), but their postings are shared as any other's.
+#[test]
+fn a_compressed_index_shares_its_postings() {
+    use folio::store::{VectorStorage, DEFAULT_RESCORE};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.folio");
+    let compressed = VectorStorage::Compressed {
+        rescore: DEFAULT_RESCORE,
+    };
+    {
+        let store = graph_options()
+            .vectors(compressed)
+            .open(&path)
+            .expect("create");
+        for start in [0, 200] {
+            let mut batch = store.batch();
+            for i in start..start + 200 {
+                let vector: Vec<f32> = (0..8).map(|j| ((i * 8 + j) % 13) as f32 - 6.0).collect();
+                batch.upsert_with_vectors(
+                    doc(&format!("c{i}"), &text(i)),
+                    BTreeMap::from([("default".to_string(), vector)]),
+                );
+            }
+            batch.commit().expect("commit");
+        }
+    }
+    let want = answers(&reader(&path, false));
+    let store = reader(&path, true);
+    assert_eq!(answers(&store), want);
+    assert_eq!(sharing(&store), (2, 2, None));
+    assert_eq!(postings_files(&path).len(), 2);
+    let all = std::fs::read_dir(folder(&path)).expect("folder").count();
+    assert_eq!(all, 2, "no shared segment file for a compressed segment");
 }

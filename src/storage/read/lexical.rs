@@ -48,7 +48,7 @@ pub(crate) fn search_lexical(
 /// `segment`'s postings, on first use mapped from their shared file in `files` (made from
 /// the store when missing or unusable), else read from the store. Two searches may load
 /// them at once; the first to finish is kept (both hold the same postings).
-fn postings<'s>(
+pub(crate) fn postings<'s>(
     txn: &ReadTransaction,
     index: &IndexRecord,
     files: Option<&SegmentFiles>,

@@ -169,6 +169,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// After answering, print `holding` on stderr and wait for a line (or the end) on
+        /// stdin before exiting, the store open, so a driver can measure the process's memory.
+        #[arg(long)]
+        hold: bool,
         #[command(flatten)]
         embed: EmbedArgs,
     },
@@ -473,6 +477,7 @@ fn run(command: Command) -> CliResult {
             rerank,
             log,
             json,
+            hold,
             embed,
         } => {
             let mode = hybrid.mode(mode)?;
@@ -506,11 +511,18 @@ fn run(command: Command) -> CliResult {
                 e => err(e),
             })?;
             if json {
-                return print_json(&response);
+                print_json(&response)?;
+            } else {
+                print_response(&response);
+                if let Some(id) = response.request_id {
+                    println!("logged as request {id}");
+                }
             }
-            print_response(&response);
-            if let Some(id) = response.request_id {
-                println!("logged as request {id}");
+            if hold {
+                eprintln!("holding");
+                let mut line = String::new();
+                // End of input lets go as well as a line.
+                let _ = std::io::stdin().read_line(&mut line);
             }
             Ok(())
         }
@@ -575,6 +587,12 @@ fn run(command: Command) -> CliResult {
                     println!(
                         "    {} of its segments mapped from shared files",
                         index.mapped_segments
+                    );
+                }
+                if index.mapped_postings > 0 {
+                    println!(
+                        "    {} of its segments' postings mapped from shared files",
+                        index.mapped_postings
                     );
                 }
                 if let Some(reason) = &index.shared_refused {

@@ -16,19 +16,36 @@ the others are this script's `worker` command.
       --usearch INDEX [--counts 1,4,8] [--resident-counts 1,4] [--no-peers] [--ef 64] [--json OUT]
   shared_readers.py worker hnswlib|usearch SET INDEX --ef 64
   shared_readers.py qps OUT/qps-*.json
+  shared_readers.py registry-corpus REGISTRY_SRC OUT [--bytes 40000000]
+  shared_readers.py lexical --folio BIN --store STORE [--counts 1,4,8] [--query Q]
+      [--mode lexical|dense] [--embedder SPEC] [--json OUT]
 
-Linux only (smaps_rollup). Needs numpy, hnswlib and usearch (scripts/bench/requirements.txt).
+`registry-corpus`: copies the `.md` and `.rs` files (UTF-8, at most 200 kB each) of the
+crates of a cargo registry's source folder, crate by crate in name order, until BYTES are
+copied: a text corpus for `folio ingest`.
+`lexical`: the summed memory of N `folio search --mode lexical --hold` readers of a store
+(one lexical search loads every segment's postings), with segments and postings mapped from
+shared files against read into each process; one unmeasured mapped reader makes the files
+first. `--mode dense`: the same readers searching by vector, which never load postings (what
+the postings add is the difference).
+
+Linux only (smaps_rollup). Needs numpy, hnswlib and usearch (scripts/bench/requirements.txt),
+except `lexical`, which needs only Python.
 """
 
 import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # `lexical` needs none
+    np = None
 
 M = 16
 EF_CONSTRUCTION = 200
@@ -257,6 +274,73 @@ def qps(args):
         print("| " + " | ".join(cells) + " |")
 
 
+def registry_corpus(args):
+    total = 0
+    for crate in sorted(os.listdir(args.registry)):
+        if total > args.bytes:
+            break
+        for dirpath, _, names in sorted(os.walk(os.path.join(args.registry, crate))):
+            for name in sorted(names):
+                src = os.path.join(dirpath, name)
+                if not name.endswith((".md", ".rs")) or os.path.getsize(src) > 200_000:
+                    continue
+                try:
+                    with open(src, encoding="utf-8") as fh:
+                        fh.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                dst = os.path.join(args.out, os.path.relpath(src, args.registry))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copyfile(src, dst)
+                total += os.path.getsize(src)
+    print(f"{total} bytes copied to {args.out}")
+
+
+def lexical_command(args, shared):
+    command = [args.folio, "--shared-segments", "on" if shared else "off", "search", args.store,
+               args.query, "--mode", args.mode, "--k", "10", "--hold"]
+    if args.embedder:
+        command += ["--embedder", args.embedder]
+    return command
+
+
+def folder_mib(folder, suffix):
+    if not os.path.isdir(folder):
+        return 0.0
+    sizes = [os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)
+             if f.endswith(suffix)]
+    return sum(sizes) / 2**20
+
+
+def lexical(args):
+    counts = [int(c) for c in args.counts.split(",")]
+    shutil.rmtree(args.store + ".segments", ignore_errors=True)
+    run_readers([lexical_command(args, True)])
+    rows = []
+    for name, shared in (("folio mapped", True), ("folio resident", False)):
+        for n in counts:
+            t0 = time.time()
+            pss, rss, _ = run_readers([lexical_command(args, shared) for _ in range(n)])
+            row = dict(system=name, readers=n, pss_mib=round(pss, 1), rss_mib=round(rss, 1),
+                       seconds=round(time.time() - t0, 1))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    files = dict(store_mib=round(os.path.getsize(args.store) / 2**20, 1),
+                 seg_mib=round(folder_mib(args.store + ".segments", ".seg"), 1),
+                 lex_mib=round(folder_mib(args.store + ".segments", ".lex"), 1))
+    print(json.dumps(files))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(dict(query=args.query, mode=args.mode, files=files, rows=rows), fh,
+                      indent=1)
+    print()
+    print("| system | readers | summed PSS, MiB | per reader, MiB | summed RSS, MiB |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['system']} | {r['readers']} | {r['pss_mib']:.0f} | "
+              f"{r['pss_mib'] / r['readers']:.0f} | {r['rss_mib']:.0f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -285,9 +369,22 @@ def main():
     p.add_argument("--ef", type=int, default=64)
     p = sub.add_parser("qps")
     p.add_argument("files", nargs="+")
+    p = sub.add_parser("registry-corpus")
+    p.add_argument("registry")
+    p.add_argument("out")
+    p.add_argument("--bytes", type=int, default=40_000_000)
+    p = sub.add_parser("lexical")
+    p.add_argument("--folio", required=True)
+    p.add_argument("--store", required=True)
+    p.add_argument("--counts", default="1,4,8")
+    p.add_argument("--query", default="error handling configuration")
+    p.add_argument("--mode", default="lexical",
+                   help="the readers' search mode: lexical, or dense (postings never loaded)")
+    p.add_argument("--embedder", help="the store's --embedder, when not the default")
+    p.add_argument("--json")
     args = ap.parse_args()
     {"build-hnswlib": build_hnswlib, "build-usearch": build_usearch, "measure": measure,
-     "worker": worker, "qps": qps}[args.command](args)
+     "worker": worker, "qps": qps, "lexical": lexical, "registry-corpus": registry_corpus}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ pub use across::{search_segments, ChildSearch, PartError, SegmentPart};
 pub use exact::{exact_search, exact_search_all, merge_top_k, Neighbor, TopK};
 pub use hnsw::{Graph, GraphDecodeError, HnswParams, DEFAULT_EF_CONSTRUCTION, DEFAULT_M};
 pub use lexical::{
-    Analyzer, CorpusStats, LexicalBuildError, LexicalDecodeError, LexicalLanguage, LexicalSegment,
+    Analyzer, CorpusStats, LexicalBuildError, LexicalDecodeError, LexicalFlatError,
+    LexicalLanguage, LexicalSegment,
 };
 pub use metric::Metric;
 pub use planner::{search, search_with, SearchOptions, SearchPath, SearchReport, Strategy};

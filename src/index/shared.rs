@@ -24,6 +24,10 @@ unsafe impl Plain for u8 {}
 unsafe impl Plain for u32 {}
 // SAFETY: as above.
 unsafe impl Plain for f32 {}
+// SAFETY: as above.
+unsafe impl Plain for u64 {}
+// SAFETY: as above.
+unsafe impl Plain for f64 {}
 
 /// A read-mostly array: owned (`Vec`), or a view into a shared [`Region`]. Dereferences to
 /// a slice either way; [`Slab::to_mut`] copies a view out before the first change.

@@ -203,9 +203,11 @@ impl StoreBuilder {
     /// answers and speed (`docs/benchmarks/shared-readers.md`). The files are derived and
     /// rebuilt when missing or damaged; a folder that cannot be written leaves each
     /// process with its own copy ([`IndexStats::shared_refused`](crate::store::IndexStats)
-    /// says why). Compressed indexes ([`VectorStorage::Compressed`]) keep their rows in the
-    /// store file and are not mapped; stores on a [backend](StoreBuilder::open_with_backend)
-    /// never are. Default: on for a [read-only](StoreBuilder::read_only) open, off for a
+    /// says why). Each segment's lexical postings are mapped too, from a shared postings
+    /// file made by the first lexical search that needs them. Compressed indexes
+    /// ([`VectorStorage::Compressed`]) keep their rows in the store file and are not mapped
+    /// (their postings are); stores on a [backend](StoreBuilder::open_with_backend) never
+    /// are. Default: on for a [read-only](StoreBuilder::read_only) open, off for a
     /// writer (whose new segments are built in its memory anyway).
     pub fn shared_segments(mut self, shared: bool) -> Self {
         self.shared_segments = Some(shared);

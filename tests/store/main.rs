@@ -17,6 +17,7 @@ mod live_acl_props;
 mod query_stages;
 mod rerank;
 mod search_results;
+mod shared_postings;
 mod shared_segments;
 mod store_backup;
 mod store_corrupt;

@@ -36,12 +36,15 @@ fn reader(path: &Path, shared: bool) -> Store {
         .expect("reader")
 }
 
+/// The shared segment files beside the store.
 fn files(path: &Path) -> BTreeSet<String> {
     let dir = folder(path);
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                // The stats also map (and make) the postings' files (`shared_postings.rs`).
+                .filter(|name| name.ends_with(".seg"))
                 .collect()
         })
         .unwrap_or_default()

@@ -38,7 +38,7 @@ impl CorpusStats {
     pub fn of_live(segments: &[&LexicalSegment], live: &RoaringBitmap) -> CorpusStats {
         let (mut children, mut terms) = (0u64, 0u64);
         for segment in segments {
-            for (child, &length) in segment.children.iter().zip(&segment.lengths) {
+            for (child, &length) in segment.children.iter().zip(segment.lengths.iter()) {
                 if live.contains(child) {
                     children += 1;
                     terms += u64::from(length);
@@ -140,32 +140,18 @@ fn cannot_enter(bound: f64, threshold: f32) -> bool {
 
 /// A term's postings in one segment that the caller may see.
 struct VisiblePostings<'a> {
-    postings: &'a TermPostings,
+    postings: TermPostings<'a>,
     /// The positions (in `postings`) of the visible ones, ascending; `None` when every
     /// posting is visible.
     positions: Option<Vec<u32>>,
 }
 
 impl<'a> VisiblePostings<'a> {
-    fn of(postings: &'a TermPostings, visible: &RoaringBitmap, all_visible: bool) -> Self {
-        if all_visible {
-            return VisiblePostings {
-                postings,
-                positions: None,
-            };
-        }
-        // The intersection runs container by container; each visible child's position is
-        // then found by a forward search in the term's array.
-        let holders = &postings.children & visible;
-        let mut positions = Vec::with_capacity(holders.len() as usize);
-        let mut from = 0;
-        for child in &holders {
-            from = first_at_least(postings.ids.len(), from, child, |at| postings.ids[at]);
-            positions.push(from as u32);
-        }
+    fn of(postings: TermPostings<'a>, visible: &RoaringBitmap, all_visible: bool) -> Self {
+        let positions = (!all_visible).then(|| visible_positions(postings.ids, visible));
         VisiblePostings {
             postings,
-            positions: Some(positions),
+            positions,
         }
     }
 
@@ -174,6 +160,34 @@ impl<'a> VisiblePostings<'a> {
             .as_ref()
             .map_or(self.postings.ids.len(), Vec::len)
     }
+}
+
+/// The positions in `ids` (ascending) of the children in `visible`: from whichever side
+/// is shorter over the postings' span, the visible children there sought in `ids` by
+/// galloping search, or each posting looked up in `visible`.
+fn visible_positions(ids: &[u32], visible: &RoaringBitmap) -> Vec<u32> {
+    let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        return Vec::new();
+    };
+    let mut positions = Vec::new();
+    if visible.range_cardinality(first..=last) < ids.len() as u64 {
+        let mut from = 0;
+        for child in visible.range(first..=last) {
+            from = first_at_least(ids.len(), from, child, |at| ids[at]);
+            match ids.get(from) {
+                Some(&id) if id == child => positions.push(from as u32),
+                Some(_) => {}
+                None => break,
+            }
+        }
+    } else {
+        let visible_ids = ids
+            .iter()
+            .enumerate()
+            .filter(|(_, &id)| visible.contains(id));
+        positions.extend(visible_ids.map(|(at, _)| at as u32));
+    }
+    positions
 }
 
 /// The first index in `from..len` whose value (`value_at`, ascending) is at least
@@ -204,7 +218,7 @@ fn first_at_least(len: usize, from: usize, target: u32, value_at: impl Fn(usize)
 struct Cursor<'a> {
     /// The term's index in the query's sorted terms.
     term: usize,
-    postings: &'a TermPostings,
+    postings: TermPostings<'a>,
     positions: Option<&'a [u32]>,
     /// The next visible posting: an index into `positions`, or into the postings.
     at: usize,

@@ -82,18 +82,24 @@ impl LexicalSegment {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![LAYOUT_VERSION];
         put_bitmap(&mut out, &self.children);
-        for &length in &self.lengths {
+        for &length in self.lengths.iter() {
             out.extend_from_slice(&length.to_le_bytes());
         }
-        out.extend_from_slice(&(self.terms.len() as u32).to_le_bytes());
-        for term in &self.terms {
+        out.extend_from_slice(&(self.term_count() as u32).to_le_bytes());
+        for i in 0..self.term_count() {
+            // Every term of a segment has its bytes and postings (built so, or checked).
+            let (Some(term), Some(postings)) = (self.term(i), self.postings_at(i)) else {
+                continue;
+            };
             // Terms fit: the analyzer drops longer ones, the decoder refuses them.
-            out.push(term.term.len() as u8);
-            out.extend_from_slice(term.term.as_bytes());
-            put_bitmap(&mut out, &term.children);
-            let width = frequency_width(term.max_frequency);
+            out.push(term.len() as u8);
+            out.extend_from_slice(term);
+            let holders: RoaringBitmap = postings.ids.iter().copied().collect();
+            put_bitmap(&mut out, &holders);
+            let max = postings.frequencies.iter().copied().max().unwrap_or(0);
+            let width = frequency_width(max);
             out.push(width as u8);
-            for frequency in &term.frequencies {
+            for frequency in postings.frequencies {
                 out.extend_from_slice(&frequency.to_le_bytes()[..width]);
             }
         }
@@ -127,7 +133,7 @@ impl LexicalSegment {
                 return Err(LexicalDecodeError::Postings { index });
             }
             let frequencies = reader.frequencies(index, holders.len() as usize)?;
-            terms.push((Box::from(term), holders, frequencies));
+            terms.push((term, holders.iter().collect(), frequencies));
         }
         if !reader.rest.is_empty() {
             return Err(LexicalDecodeError::TrailingBytes(reader.rest.len()));
@@ -141,8 +147,11 @@ impl LexicalSegment {
 /// Whether each child's length is the sum of its terms' frequencies.
 fn check_lengths(segment: &LexicalSegment) -> Result<(), LexicalDecodeError> {
     let mut sums = vec![0u64; segment.lengths.len()];
-    for term in &segment.terms {
-        for (child, &frequency) in term.children.iter().zip(&term.frequencies) {
+    for i in 0..segment.term_count() {
+        let Some(postings) = segment.postings_at(i) else {
+            continue;
+        };
+        for (&child, &frequency) in postings.ids.iter().zip(postings.frequencies) {
             if let Some(sum) = segment.position(child).and_then(|at| sums.get_mut(at)) {
                 *sum += u64::from(frequency);
             }

@@ -22,6 +22,7 @@
 mod analyzer;
 mod bm25;
 mod codec;
+mod flat;
 mod language;
 mod saturation;
 mod segment;
@@ -29,6 +30,7 @@ mod segment;
 pub use analyzer::{Analyzer, MAX_TERM_BYTES};
 pub use bm25::{search, CorpusStats};
 pub use codec::LexicalDecodeError;
+pub use flat::LexicalFlatError;
 pub use language::LexicalLanguage;
 pub use saturation::{B, K1};
 pub use segment::{LexicalBuildError, LexicalSegment};

@@ -239,6 +239,47 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Segments read in place from their flat layout equal the decoded ones and answer
+    /// every query exactly as they do, whatever the visible set: one search over either
+    /// form.
+    #[test]
+    fn mapped_postings_answer_as_owned_ones(
+        corpus in prop_oneof![3 => corpus(), 1 => corpus_sized(1..3, 100..300)],
+        language in language(),
+        mask in prop::collection::vec(any::<bool>(), 1..20),
+        shape in 0u8..5,
+        queries in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(&VOCABULARY[..]), 1..5),
+            1..6,
+        ),
+        k in prop_oneof![1usize..4, 0usize..40],
+    ) {
+        let analyzer = Analyzer::new(language);
+        let owned = built(&corpus, &analyzer);
+        let mapped: Vec<LexicalSegment> = owned
+            .iter()
+            .map(|segment| LexicalSegment::from_flat_bytes(&segment.to_flat_bytes()).unwrap())
+            .collect();
+        prop_assert!(mapped.iter().all(LexicalSegment::is_mapped));
+        prop_assert!(!owned.iter().any(LexicalSegment::is_mapped));
+        prop_assert_eq!(&mapped, &owned);
+        let owned: Vec<&LexicalSegment> = owned.iter().collect();
+        let mapped: Vec<&LexicalSegment> = mapped.iter().collect();
+        let visible = visible_set(&corpus, &mask, shape);
+        let stats = CorpusStats::of_live(&mapped, &visible);
+        prop_assert_eq!(stats, CorpusStats::of_live(&owned, &visible));
+        for query in queries {
+            let query = query.join(" ");
+            let want = search(&owned, &query, &analyzer, &visible, &stats, k);
+            let got = search(&mapped, &query, &analyzer, &visible, &stats, k);
+            prop_assert_eq!(got, want);
+        }
+    }
+}
+
 #[test]
 fn duplicate_children_are_refused() {
     let analyzer = Analyzer::new(LexicalLanguage::Plain);

@@ -44,10 +44,12 @@ pub(crate) struct Segment {
     stored: Option<StoredRows>,
     /// Whether its arrays are mapped from a shared segment file.
     sharing: Sharing,
-    /// Its children's postings: kept by the writer that built them, else read from the
-    /// file by the first lexical search that needs them (`read/lexical.rs`), and shared by
-    /// every version holding the segment.
+    /// Its children's postings: kept by the writer that built them, else mapped from
+    /// their shared file or read from the store by the first lexical search that needs
+    /// them (`read/lexical.rs`), and shared by every version holding the segment.
     lexical: OnceLock<LexicalSegment>,
+    /// Why its postings are in this process's memory though shared files are on.
+    lexical_refused: OnceLock<String>,
 }
 
 /// Where a compressed segment's rows are in the vector table.
@@ -106,6 +108,7 @@ impl Segment {
             stored: None,
             sharing: Sharing::Private,
             lexical: OnceLock::new(),
+            lexical_refused: OnceLock::new(),
         }
     }
 
@@ -140,9 +143,14 @@ impl Segment {
         self.stored.is_some()
     }
 
-    /// Its lexical postings, once written or read.
+    /// Its lexical postings, once written, read or mapped.
     pub(crate) fn lexical(&self) -> &OnceLock<LexicalSegment> {
         &self.lexical
+    }
+
+    /// Why its postings could not be mapped from their shared file, once a search found.
+    pub(crate) fn lexical_refused(&self) -> &OnceLock<String> {
+        &self.lexical_refused
     }
 
     /// The global ids of this segment.
@@ -314,6 +322,7 @@ impl Segment {
                     }),
                     sharing: Sharing::Private,
                     lexical: OnceLock::new(),
+                    lexical_refused: OnceLock::new(),
                 })
             }
             (graph, _) => {
@@ -420,6 +429,7 @@ impl Segment {
             }),
             sharing: Sharing::Private,
             lexical: OnceLock::new(),
+            lexical_refused: OnceLock::new(),
         }))
     }
 }

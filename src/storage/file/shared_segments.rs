@@ -9,6 +9,10 @@
 //! uses it. A missing, damaged or foreign file is rebuilt; a folder that cannot be written
 //! leaves the process with today's private copy. `storage-format.md`, "Shared segment
 //! files", is the contract.
+//!
+//! A segment's lexical postings have a file of their own beside it (`.lex`, the same
+//! header with its own magic): they are loaded by the first lexical search, not with the
+//! segment, and a compressed index, whose segments have no `.seg` file, maps them too.
 
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom, Write};
@@ -19,20 +23,26 @@ use std::sync::Arc;
 use redb::ReadTransaction;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use crate::index::lexical::LexicalSegment;
 use crate::index::{Region, SegmentIndex};
 use crate::storage::error::StorageError;
 use crate::storage::file::records::{encode, IndexRecord, SegmentRecord};
 use crate::storage::file::sealed::ReadSealed;
-use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_VECTORS};
+use crate::storage::file::tables::{SEGMENTS, SEGMENT_GRAPHS, SEGMENT_POSTINGS, SEGMENT_VECTORS};
 
 /// The first bytes of every shared segment file.
 const MAGIC: [u8; 8] = *b"FOLIOSEG";
-/// The header's layout version (the body's has its own, `index/flat.rs`).
+/// The first bytes of every shared postings file.
+const POSTINGS_MAGIC: [u8; 8] = *b"FOLIOLEX";
+/// The header's layout version (the bodies have their own, `index/flat.rs` and
+/// `index/lexical/flat.rs`).
 const VERSION: u32 = 1;
 /// Header bytes: the body starts on a cache line.
 const HEADER: usize = 64;
 /// A shared segment file's name ends so: `<index id>-<segment id>.seg`.
 const SUFFIX: &str = ".seg";
+/// A shared postings file's name ends so: `<index id>-<segment id>.lex`.
+const POSTINGS_SUFFIX: &str = ".lex";
 
 /// The folder of a file store's shared segment files: `STORE.segments` beside it.
 #[derive(Debug, Clone)]
@@ -65,6 +75,10 @@ impl SegmentFiles {
         self.dir.join(format!("{index}-{segment}{SUFFIX}"))
     }
 
+    fn postings_path(&self, index: u32, segment: u32) -> PathBuf {
+        self.dir.join(format!("{index}-{segment}{POSTINGS_SUFFIX}"))
+    }
+
     /// Segment `id` of `index` (its `record` read from `txn`) from its shared file, when
     /// one made from this very segment is there and whole; with the identity it must
     /// carry, to [`SegmentFiles::make`] it otherwise.
@@ -90,8 +104,44 @@ impl SegmentFiles {
         segment: &SegmentIndex,
     ) -> Result<SegmentIndex, String> {
         let path = self.path(index, id);
-        write(&self.dir, &path, identity, segment).map_err(|e| format!("writing it: {e}"))?;
+        write(&self.dir, &path, MAGIC, identity, |put| {
+            segment
+                .write_flat(&mut |bytes: &[u8]| put(bytes))
+                .ok_or_else(|| io::Error::other("the segment's rows are not in memory"))?
+        })
+        .map_err(|e| format!("writing it: {e}"))?;
         map(&path, identity).map_err(|e| format!("mapping it: {e}"))
+    }
+
+    /// Segment `id` of `index`'s lexical postings from their shared file, when one made
+    /// from this very segment's postings is there and whole; with the identity it must
+    /// carry, to [`SegmentFiles::make_postings`] it otherwise.
+    pub(crate) fn open_postings(
+        &self,
+        txn: &ReadTransaction,
+        index: &IndexRecord,
+        id: u32,
+    ) -> Result<(Option<LexicalSegment>, Identity), StorageError> {
+        let identity = Identity::of_postings(txn, index, id)?;
+        let path = self.postings_path(index.id, id);
+        Ok((map_postings(&path, identity).ok(), identity))
+    }
+
+    /// Writes the shared file of `postings` (just read whole from the store) and maps
+    /// it: the postings as every process then reads them; the reason when they cannot be.
+    pub(crate) fn make_postings(
+        &self,
+        index: u32,
+        id: u32,
+        identity: Identity,
+        postings: &LexicalSegment,
+    ) -> Result<LexicalSegment, String> {
+        let path = self.postings_path(index, id);
+        write(&self.dir, &path, POSTINGS_MAGIC, identity, |put| {
+            postings.write_flat(&mut |bytes: &[u8]| put(bytes))
+        })
+        .map_err(|e| format!("writing it: {e}"))?;
+        map_postings(&path, identity).map_err(|e| format!("mapping it: {e}"))
     }
 
     /// Removes the shared files of segments `txn` no longer holds (collected, or of a
@@ -116,9 +166,12 @@ impl SegmentFiles {
     }
 }
 
-/// `(index id, segment id)` of a shared file's name.
+/// `(index id, segment id)` of a shared segment or postings file's name.
 fn parse_name(name: &str) -> Option<(u32, u32)> {
-    let (index, segment) = name.strip_suffix(SUFFIX)?.split_once('-')?;
+    let stem = name
+        .strip_suffix(SUFFIX)
+        .or_else(|| name.strip_suffix(POSTINGS_SUFFIX))?;
+    let (index, segment) = stem.split_once('-')?;
     Some((index.parse().ok()?, segment.parse().ok()?))
 }
 
@@ -156,6 +209,32 @@ impl Identity {
         }
         Ok(Identity(hash.digest128()))
     }
+
+    /// Which segment's postings a shared postings file was made from: a hash of the
+    /// index's id and creation time, the segment's id and record, and the number, first
+    /// and last of its postings blocks.
+    fn of_postings(
+        txn: &ReadTransaction,
+        index: &IndexRecord,
+        id: u32,
+    ) -> Result<Identity, StorageError> {
+        let mut hash = Xxh3::new();
+        hash.update(b"folio shared postings");
+        hash.update(&index.id.to_le_bytes());
+        hash.update(&index.created_ms.to_le_bytes());
+        hash.update(&id.to_le_bytes());
+        if let Some(record) = txn.open_table(SEGMENTS)?.read((index.id, id))? {
+            hash.update(record.value());
+        }
+        let postings = txn.open_table(SEGMENT_POSTINGS)?;
+        let mut blocks = postings.rows((index.id, id, 0u32)..=(index.id, id, u32::MAX))?;
+        for block in [blocks.next(), blocks.next_back()].into_iter().flatten() {
+            let (key, value) = block?;
+            hash.update(&key.value().2.to_le_bytes());
+            hash.update(value.value());
+        }
+        Ok(Identity(hash.digest128()))
+    }
 }
 
 /// A read-only mapping of a whole shared file.
@@ -184,6 +263,23 @@ enum Refusal {
 
 /// The segment in the shared file at `path`, checked whole against `identity`.
 fn map(path: &Path, identity: Identity) -> Result<SegmentIndex, Refusal> {
+    let region = map_checked(path, MAGIC, identity)?;
+    SegmentIndex::from_flat(&region, HEADER).map_err(|e| Refusal::Layout(e.to_string()))
+}
+
+/// The postings in the shared postings file at `path`, checked whole against `identity`.
+fn map_postings(path: &Path, identity: Identity) -> Result<LexicalSegment, Refusal> {
+    let region = map_checked(path, POSTINGS_MAGIC, identity)?;
+    LexicalSegment::from_flat(&region, HEADER).map_err(|e| Refusal::Layout(e.to_string()))
+}
+
+/// The mapped file at `path` once its header is `magic`'s of this layout, names
+/// `identity`, and gives its body's length and checksum.
+fn map_checked(
+    path: &Path,
+    magic: [u8; 8],
+    identity: Identity,
+) -> Result<Arc<dyn Region>, Refusal> {
     let file = File::open(path)?;
     // SAFETY: the file is only ever replaced by a rename, never written in place once
     // named (see `write`), so the mapped bytes do not change while mapped; a process that
@@ -196,7 +292,7 @@ fn map(path: &Path, identity: Identity) -> Result<SegmentIndex, Refusal> {
     let bytes: &[u8] = &mapping;
     let header = bytes.get(..HEADER).ok_or(Refusal::Header)?;
     let word = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().unwrap_or([0; 8]));
-    if header[..8] != MAGIC || word(8) != u64::from(VERSION) {
+    if header[..8] != magic || word(8) != u64::from(VERSION) {
         return Err(Refusal::Header);
     }
     let stored = u128::from(word(16)) | (u128::from(word(24)) << 64);
@@ -207,8 +303,7 @@ fn map(path: &Path, identity: Identity) -> Result<SegmentIndex, Refusal> {
     if word(32) != body.len() as u64 || word(40) != xxh3_64(body) {
         return Err(Refusal::Damaged);
     }
-    let region: Arc<dyn Region> = Arc::new(Mapping(mapping));
-    SegmentIndex::from_flat(&region, HEADER).map_err(|e| Refusal::Layout(e.to_string()))
+    Ok(Arc::new(Mapping(mapping)))
 }
 
 /// Huge pages (see `index::pages`: graph walks read at random, and 4 KiB pages miss the
@@ -222,9 +317,15 @@ fn advise(mapping: &memmap2::Mmap) {
     let _ = mapping.advise(memmap2::Advice::HugePage);
 }
 
-/// Writes `segment`'s shared file at `path` (in `dir`, created if missing): a temporary
-/// file beside it, renamed into place once whole.
-fn write(dir: &Path, path: &Path, identity: Identity, segment: &SegmentIndex) -> io::Result<()> {
+/// Writes a shared file at `path` (in `dir`, created if missing), its body put by `body`:
+/// a temporary file beside it, renamed into place once whole.
+fn write(
+    dir: &Path,
+    path: &Path,
+    magic: [u8; 8],
+    identity: Identity,
+    body: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
     /// Tells apart the temporary files of two loads in one process.
     static WRITES: AtomicU64 = AtomicU64::new(0);
     fs::create_dir_all(dir)?;
@@ -236,30 +337,33 @@ fn write(dir: &Path, path: &Path, identity: Identity, segment: &SegmentIndex) ->
         std::process::id(),
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
-    let result = write_file(&temp, identity, segment).and_then(|()| fs::rename(&temp, path));
+    let result = write_file(&temp, magic, identity, body).and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
     result
 }
 
-fn write_file(temp: &Path, identity: Identity, segment: &SegmentIndex) -> io::Result<()> {
+fn write_file(
+    temp: &Path,
+    magic: [u8; 8],
+    identity: Identity,
+    body: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
     let mut file = File::create(temp)?;
     file.write_all(&[0; HEADER])?;
     let mut out = io::BufWriter::with_capacity(1 << 20, &mut file);
     let mut hash = Xxh3::new();
     let mut len = 0u64;
-    segment
-        .write_flat(&mut |bytes: &[u8]| {
-            hash.update(bytes);
-            len += bytes.len() as u64;
-            out.write_all(bytes)
-        })
-        .ok_or_else(|| io::Error::other("the segment's rows are not in memory"))??;
+    body(&mut |bytes: &[u8]| {
+        hash.update(bytes);
+        len += bytes.len() as u64;
+        out.write_all(bytes)
+    })?;
     out.flush()?;
     drop(out);
     let mut header = Vec::with_capacity(HEADER);
-    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&magic);
     header.extend_from_slice(&u64::from(VERSION).to_le_bytes());
     header.extend_from_slice(&identity.0.to_le_bytes());
     header.extend_from_slice(&len.to_le_bytes());
@@ -290,9 +394,13 @@ mod tests {
     #[test]
     fn names_parse_back_and_others_are_ignored() {
         assert_eq!(parse_name("3-17.seg"), Some((3, 17)));
+        assert_eq!(parse_name("3-17.lex"), Some((3, 17)));
+        assert_eq!(parse_name(".3-17.lex.42-0.tmp"), None);
         assert_eq!(parse_name(".3-17.seg.42-0.tmp"), None);
         assert_eq!(parse_name("notes.txt"), None);
         let files = SegmentFiles::beside(Path::new("dir/s.folio"));
         assert_eq!(files.path(1, 2), Path::new("dir/s.folio.segments/1-2.seg"));
+        let postings = Path::new("dir/s.folio.segments/1-2.lex");
+        assert_eq!(files.postings_path(1, 2), postings);
     }
 }

@@ -1,34 +1,37 @@
 //! The lexical (BM25) leg over a version's segments: each segment's [`LexicalSegment`] is
-//! read from the file (`file/postings.rs`) the first time a search needs it and kept with
-//! the loaded segment (so every version and state sharing the segment reuses it), and a
-//! version's [`CorpusStats`] once per version view.
+//! mapped from its shared postings file (`file/shared_segments.rs`) when the handle maps
+//! its segments, else read from the store (`file/postings.rs`), the first time a search
+//! needs it, and kept with the loaded segment (so every version and state sharing the
+//! segment reuses it); a version's [`CorpusStats`] once per version view.
 
 use redb::ReadTransaction;
 use roaring::RoaringBitmap;
 
-use crate::index::lexical::{search, Analyzer, CorpusStats, LexicalLanguage, LexicalSegment};
+use crate::index::lexical::{search, Analyzer, CorpusStats, LexicalSegment};
 use crate::index::ChildSearch;
 use crate::storage::error::StorageError;
 use crate::storage::file::postings::read_postings;
+use crate::storage::file::records::IndexRecord;
 use crate::storage::file::segment::Segment;
-use crate::storage::read::state::VersionView;
+use crate::storage::file::shared_segments::SegmentFiles;
+use crate::storage::read::state::{IndexState, VersionView};
 
-/// The best `k` children of `visible` in `view` for `query` analysed in `language` (the
-/// index's) by BM25 (see [`crate::index::lexical::search`]), reading what is not loaded
-/// yet from `txn`.
+/// The best `k` children of `visible` in `view` (a version of `state`'s index) for
+/// `query` analysed in the index's language by BM25 (see
+/// [`crate::index::lexical::search`]), reading what is not loaded yet from `txn`.
 pub(crate) fn search_lexical(
     txn: &ReadTransaction,
+    state: &IndexState,
     view: &VersionView,
-    language: LexicalLanguage,
     query: &str,
     visible: &RoaringBitmap,
     k: usize,
 ) -> Result<ChildSearch, StorageError> {
-    let analyzer = Analyzer::new(language);
+    let analyzer = Analyzer::new(state.record().lexical);
     let segments = view
         .segments()
         .iter()
-        .map(|segment| postings(txn, view.index_id(), segment))
+        .map(|segment| postings(txn, state.record(), state.files(), segment))
         .collect::<Result<Vec<_>, _>>()?;
     let stats = view
         .lexical_stats()
@@ -42,17 +45,42 @@ pub(crate) fn search_lexical(
     })
 }
 
-/// `segment`'s postings, read from the file on first use. Two searches may read them at
-/// once; the first to finish is kept (both read the same bytes).
-fn postings<'s>(
+/// `segment`'s postings, on first use mapped from their shared file in `files` (made from
+/// the store when missing or unusable), else read from the store. Two searches may load
+/// them at once; the first to finish is kept (both hold the same postings).
+pub(crate) fn postings<'s>(
     txn: &ReadTransaction,
-    index: u32,
+    index: &IndexRecord,
+    files: Option<&SegmentFiles>,
     segment: &'s Segment,
 ) -> Result<&'s LexicalSegment, StorageError> {
     if let Some(loaded) = segment.lexical().get() {
         return Ok(loaded);
     }
-    let loaded = read_postings(txn, index, segment.id())?;
+    let shared = match files {
+        Some(files) => {
+            let (mapped, identity) = files.open_postings(txn, index, segment.id())?;
+            if let Some(mapped) = mapped {
+                return Ok(segment.lexical().get_or_init(|| mapped));
+            }
+            Some((files, identity))
+        }
+        None => None,
+    };
+    let read = read_postings(txn, index.id, segment.id())?;
+    let loaded = match shared {
+        // This process holds the copy only until every process can map it.
+        Some((files, identity)) => {
+            match files.make_postings(index.id, segment.id(), identity, &read) {
+                Ok(mapped) => mapped,
+                Err(reason) => {
+                    let _ = segment.lexical_refused().set(reason);
+                    read
+                }
+            }
+        }
+        None => read,
+    };
     Ok(segment.lexical().get_or_init(|| loaded))
 }
 #[cfg(test)]

@@ -192,7 +192,8 @@ impl Snapshot<'_> {
     /// of `view`, a version this snapshot resolved: best first (ties by child number), only
     /// children holding a query term, `N` and document frequencies counted in `visible`
     /// (see [`crate::index::lexical`]). The query is analysed in the index's language. A
-    /// segment's postings are read from the file by the first search that needs them and
+    /// segment's postings are read by the first search that needs them (mapped from a
+    /// shared postings file where shared files are on, else decoded from the store) and
     /// kept by the handle.
     pub fn search_lexical(
         &self,
@@ -201,8 +202,8 @@ impl Snapshot<'_> {
         visible: &RoaringBitmap,
         k: usize,
     ) -> Result<ChildSearch, StorageError> {
-        let language = self.state_of(view)?.record().lexical;
-        super::lexical::search_lexical(&self.txn, view, language, query, visible, k)
+        let state = self.state_of(view)?;
+        super::lexical::search_lexical(&self.txn, state, view, query, visible, k)
     }
 
     /// The children `access` may see in `view`: what the version showed them, less what

@@ -343,6 +343,11 @@ impl IndexState {
         &self.record
     }
 
+    /// Where its segments and postings are mapped from (`None`: read into memory).
+    pub(crate) fn files(&self) -> Option<&SegmentFiles> {
+        self.files.as_deref()
+    }
+
     /// Who made this index's vectors.
     pub fn embedder(&self) -> &crate::embed::EmbedderIdentity {
         &self.record.embedder

@@ -16,6 +16,7 @@ use crate::storage::file::sealed::ReadSealed;
 use crate::storage::file::shared_segments::Sharing::{Mapped, Refused};
 use crate::storage::file::tables::{DOCS, FILE_ROOT, FORMAT_VERSION, META};
 use crate::storage::read::catalog::Catalog;
+use crate::storage::read::lexical;
 use crate::storage::read::state;
 use crate::storage::read::unavailable::UnavailableIndex;
 
@@ -72,8 +73,12 @@ pub struct IndexStats {
     /// Those of them mapped from shared segment files (see
     /// [`StoreBuilder::shared_segments`](crate::store::StoreBuilder::shared_segments)).
     pub mapped_segments: usize,
-    /// Why a segment is in this process's memory though shared files are on (the first
-    /// such reason), if one is.
+    /// Those of them whose lexical postings are mapped from shared postings files (where
+    /// shared files are on, the stats load the postings as a lexical search would, making
+    /// missing files).
+    pub mapped_postings: usize,
+    /// Why a segment or its postings are in this process's memory though shared files are
+    /// on, or why its postings could not be read (the first such reason), if one is.
     pub shared_refused: Option<String>,
     /// Principals named by the ACLs of its documents.
     pub principals: Vec<String>,
@@ -89,6 +94,18 @@ impl Catalog {
         for (name, state) in states {
             let view = state.head();
             let segments = view.segments();
+            // Where postings are shared, they are loaded as a lexical search would load
+            // them, so the counts say what searches will read (and the files exist after);
+            // postings that cannot be read are reported, not fatal to the summary.
+            let mut unreadable = None;
+            if let Some(files) = state.files() {
+                for segment in segments {
+                    let loaded = lexical::postings(&txn, state.record(), Some(files), segment);
+                    if let (Err(e), None) = (loaded, &unreadable) {
+                        unreadable = Some(format!("segment {} postings: {e}", segment.id()));
+                    }
+                }
+            }
             indexes.push(IndexStats {
                 name,
                 version: view.version(),
@@ -98,10 +115,18 @@ impl Catalog {
                 segments: view.segments().len(),
                 graph_segments: view.segments().iter().filter(|s| s.has_graph()).count(),
                 mapped_segments: segments.iter().filter(|s| *s.sharing() == Mapped).count(),
-                shared_refused: segments.iter().find_map(|s| match s.sharing() {
-                    Refused(reason) => Some(format!("segment {}: {reason}", s.id())),
-                    _ => None,
-                }),
+                mapped_postings: segments
+                    .iter()
+                    .filter(|s| s.lexical().get().is_some_and(|l| l.is_mapped()))
+                    .count(),
+                shared_refused: segments
+                    .iter()
+                    .find_map(|s| match s.sharing() {
+                        Refused(reason) => Some(format!("segment {}: {reason}", s.id())),
+                        _ => (s.lexical_refused().get())
+                            .map(|reason| format!("segment {} postings: {reason}", s.id())),
+                    })
+                    .or(unreadable),
                 principals: state::principals(&txn, state.id())?,
             });
         }

@@ -27,11 +27,15 @@ pub const DEFAULT_RRF_K: u32 = 60;
 /// only one that lost to dense on none of four question sets, by leaving one set out.
 pub const DEFAULT_DENSE_WEIGHT: f32 = 0.7;
 
-/// Children the dense leg is asked for by a new [`Hybrid`] (at least what the search wants).
-pub const DEFAULT_DENSE_DEPTH: usize = 100;
+/// Children the dense leg is asked for by a new [`Hybrid`] (at least what the search wants):
+/// what a dense search of 10 units gathers, so the dense leg costs what dense search does.
+/// Both legs 100 deep answered no better on the four question sets and made hybrid 1.6x
+/// dense's latency (`docs/benchmarks/hybrid.md`, `docs/benchmarks/lexical.md`).
+pub const DEFAULT_DENSE_DEPTH: usize = 40;
 
-/// Children the lexical leg is asked for by a new [`Hybrid`] (at least what the search wants).
-pub const DEFAULT_LEXICAL_DEPTH: usize = 100;
+/// Children the lexical leg is asked for by a new [`Hybrid`] (at least what the search wants);
+/// see [`DEFAULT_DENSE_DEPTH`].
+pub const DEFAULT_LEXICAL_DEPTH: usize = 40;
 
 /// How two legs' rankings become one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

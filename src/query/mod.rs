@@ -155,8 +155,8 @@ pub const DEFAULT_EXPAND: Expand = Expand::Parent;
 /// | ranking mode | `Dense` | [`DEFAULT_MODE`] |
 /// | hybrid: the default fusion, weighted: its dense weight | 0.7 | [`DEFAULT_DENSE_WEIGHT`] |
 /// | hybrid: reciprocal rank fusion's `k` (when chosen without one) | 60 | [`DEFAULT_RRF_K`] |
-/// | hybrid: children the dense leg ranks (at least those wanted) | 100 | [`DEFAULT_DENSE_DEPTH`] |
-/// | hybrid: children the lexical leg ranks (at least those wanted) | 100 | [`DEFAULT_LEXICAL_DEPTH`] |
+/// | hybrid: children the dense leg ranks (at least those wanted) | 40 | [`DEFAULT_DENSE_DEPTH`] |
+/// | hybrid: children the lexical leg ranks (at least those wanted) | 40 | [`DEFAULT_LEXICAL_DEPTH`] |
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
     /// The query: a text the index's embedder embeds, or a vector.

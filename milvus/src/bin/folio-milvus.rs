@@ -252,6 +252,13 @@ fn describe(report: &folio_milvus::AliasReport) -> String {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing answers into a closed pipe (`folio milvus search
+    // ... | head`) would panic; a command-line tool should just stop, as `folio` does.
+    #[cfg(unix)]
+    // SAFETY: called first thing, before any thread exists; only resets a signal disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

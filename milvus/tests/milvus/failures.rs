@@ -102,6 +102,23 @@ fn missing_incomplete_and_foreign_collections_are_typed() {
         .results
         .is_empty());
 
+    // Answers printed into a pipe nobody reads any more (`folio milvus search ... | head`):
+    // the command stops, it does not panic.
+    let mut piped = std::process::Command::new(env!("CARGO_BIN_EXE_folio-milvus"))
+        .args(["search", path, "travel", "--milvus", &uri, "--k", "12"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(piped.stdout.take());
+    let out = piped.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && out.status.code() != Some(101),
+        "{:?}: {stderr}",
+        out.status
+    );
+
     // Another store with the same index and version: Milvus answers with its rows, folio's
     // chunk-id check refuses them, and the error says so.
     let theirs = store(dir.path(), "theirs");

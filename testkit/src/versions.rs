@@ -1,10 +1,10 @@
 //! Helpers shared by the versions, crash and fault tests, the store fuzz model and the
 //! rollback bench: small stores, documents, a fault-injecting storage backend.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -111,6 +111,37 @@ pub fn graph_options() -> StoreBuilder {
         min_graph_size: 16,
         ..GraphParams::default()
     })
+}
+
+/// A read-only handle on the store at `path`, mapping its segments and postings from shared
+/// files or not.
+pub fn shared_reader(path: &Path, shared: bool) -> Store {
+    small_options()
+        .create(false)
+        .read_only(true)
+        .shared_segments(shared)
+        .open(path)
+        .expect("reader")
+}
+
+/// The folder of shared files beside the store at `path` (`STORE.segments`).
+pub fn shared_folder(path: &Path) -> PathBuf {
+    let mut name = path.file_name().expect("a store file").to_os_string();
+    name.push(".segments");
+    path.with_file_name(name)
+}
+
+/// The names of the shared files ending in `extension` (`.seg`, `.lex`) beside the store at
+/// `path`; none when the folder does not exist.
+pub fn shared_files(path: &Path, extension: &str) -> BTreeSet<String> {
+    std::fs::read_dir(shared_folder(path))
+        .map(|entries| {
+            entries
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(extension))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Per query: the returned parent ids with their score bits, and the planner paths.

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 
 use folio::query::{SearchMode, SearchRequest};
 use folio::store::{Access, Store};
-use folio_testkit::versions::{doc, graph_options, small_options};
+use folio_testkit::versions::{
+    doc, graph_options, shared_files, shared_folder as folder, shared_reader as reader,
+    small_options,
+};
 
 const WORDS: [&str; 10] = [
     "lunch", "hotel", "travel", "limits", "noon", "served", "refund", "policy", "desk", "badge",
@@ -47,15 +50,6 @@ fn filled(dir: &Path, prefix: &str) -> PathBuf {
     path
 }
 
-fn reader(path: &Path, shared: bool) -> Store {
-    small_options()
-        .create(false)
-        .read_only(true)
-        .shared_segments(shared)
-        .open(path)
-        .expect("reader")
-}
-
 /// Per query, the lexical hits with their score bits.
 fn answers(store: &Store) -> Vec<Vec<(String, u32)>> {
     let queries = [
@@ -81,20 +75,9 @@ fn answers(store: &Store) -> Vec<Vec<(String, u32)>> {
         .collect()
 }
 
-fn folder(path: &Path) -> PathBuf {
-    path.with_file_name("s.folio.segments")
-}
-
 /// The shared postings files beside the store.
 fn postings_files(path: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(folder(path))
-        .map(|entries| {
-            entries
-                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".lex"))
-                .collect()
-        })
-        .unwrap_or_default()
+    shared_files(path, ".lex")
 }
 
 /// (segments whose postings are mapped, segments, the reason one is not shared).

@@ -9,8 +9,15 @@ use std::path::{Path, PathBuf};
 
 use folio::store::Store;
 use folio_testkit::versions::{
-    bulk_with_vectors, graph_options, small_options, vector_answers as answers,
+    bulk_with_vectors, graph_options, shared_files, shared_folder as folder,
+    shared_reader as reader, small_options, vector_answers as answers,
 };
+
+/// The shared segment files beside the store (the stats also map, and make, the postings'
+/// files: `shared_postings.rs`).
+fn files(path: &Path) -> BTreeSet<String> {
+    shared_files(path, ".seg")
+}
 
 /// A store of three segments with graphs (one with deletions) and one without, closed.
 fn filled(dir: &Path) -> PathBuf {
@@ -27,29 +34,6 @@ fn filled(dir: &Path) -> PathBuf {
     path
 }
 
-fn reader(path: &Path, shared: bool) -> Store {
-    small_options()
-        .create(false)
-        .read_only(true)
-        .shared_segments(shared)
-        .open(path)
-        .expect("reader")
-}
-
-/// The shared segment files beside the store.
-fn files(path: &Path) -> BTreeSet<String> {
-    let dir = folder(path);
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-                // The stats also map (and make) the postings' files (`shared_postings.rs`).
-                .filter(|name| name.ends_with(".seg"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// When each of the files `names` was last written.
 fn modified(path: &Path, names: &BTreeSet<String>) -> Vec<std::time::SystemTime> {
     names
@@ -59,10 +43,6 @@ fn modified(path: &Path, names: &BTreeSet<String>) -> Vec<std::time::SystemTime>
             meta.modified().expect("time")
         })
         .collect()
-}
-
-fn folder(path: &Path) -> PathBuf {
-    path.with_file_name("s.folio.segments")
 }
 
 /// (mapped segments, segments, the reason one is not mapped) of the default index.

@@ -2,6 +2,7 @@
 //! killed when dropped. The server is `$FOLIO_MILVUS_LITE`, else the pinned install
 //! `scripts/ci/install_milvus_lite.sh` makes in `target/milvus-lite`.
 
+use std::future::Future;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -118,4 +119,21 @@ impl Drop for LiteServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs `call` with a client of the server at `uri` on a runtime of its own: for a test that
+/// changes a collection behind folio's back.
+pub fn with_client<F: Future<Output = ()>>(
+    uri: &str,
+    call: impl FnOnce(milvus::v2::prelude::ClientV2) -> F,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = milvus::v2::prelude::ConnectConfig::new().uri(uri);
+        let client = milvus::v2::prelude::ClientV2::new(&config).await.unwrap();
+        call(client).await;
+    });
 }

@@ -30,12 +30,7 @@ fn store(dir: &std::path::Path, doc_prefix: &str) -> Store {
 }
 
 fn set_property(uri: &str, collection: &str, key: &str, value: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = ClientV2::new(&ConnectConfig::new().uri(uri)).await.unwrap();
+    common::with_client(uri, |client| async move {
         client
             .alter_collection_properties(
                 AlterCollectionPropertiesRequest::builder()

@@ -159,7 +159,7 @@ fn versions_without_new_segments_are_served_by_the_collection_they_derive_from()
 /// serves the versions that derive from it without new segments too.
 #[test]
 fn a_collection_without_recorded_segments_serves_its_own_version_only() {
-    use milvus::v2::prelude::{ClientV2, ConnectConfig, DropCollectionPropertiesRequest};
+    use milvus::v2::prelude::DropCollectionPropertiesRequest;
 
     let dir = tempfile::tempdir().unwrap();
     let store = Store::builder()
@@ -177,18 +177,12 @@ fn a_collection_without_recorded_segments_serves_its_own_version_only() {
     let published = remote
         .publish(&store, "default", &flat(), &NoProgress)
         .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = ClientV2::new(&ConnectConfig::new().uri(server.uri()))
-            .await
-            .unwrap();
+    let collection = &published.collection;
+    common::with_client(&server.uri(), |client| async move {
         client
             .drop_collection_properties(
                 DropCollectionPropertiesRequest::builder()
-                    .collection_name(&published.collection)
+                    .collection_name(collection)
                     .property_key("folio.segments")
                     .build()
                     .unwrap(),
@@ -236,7 +230,7 @@ fn a_collection_without_recorded_segments_serves_its_own_version_only() {
 /// refusal, and a version the connection has not searched yet is resolved afresh.
 #[test]
 fn a_steady_stream_of_searches_makes_one_milvus_call_each() {
-    use milvus::v2::prelude::{ClientV2, ConnectConfig, DropCollectionRequest};
+    use milvus::v2::prelude::DropCollectionRequest;
     use std::time::Instant;
 
     let dir = tempfile::tempdir().unwrap();
@@ -303,14 +297,7 @@ fn a_steady_stream_of_searches_makes_one_milvus_call_each() {
 
     // The collection dropped behind the connection's back: the next search of each version
     // names what to run.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = ClientV2::new(&ConnectConfig::new().uri(server.uri()))
-            .await
-            .unwrap();
+    common::with_client(&server.uri(), |client| async move {
         client
             .drop_collection(
                 DropCollectionRequest::builder()

@@ -796,7 +796,12 @@ fn a_hybrid_search_opens_a_tracing_span_per_stage() {
     store.upsert(doc("a", "apple kernel")).unwrap();
     let names = std::sync::Arc::new(SpanNames::default());
     let request = SearchRequest::text("apple").mode(SearchMode::Hybrid(Hybrid::default()));
-    tracing::subscriber::with_default(names.clone(), || store.search(&request).unwrap());
+    tracing::subscriber::with_default(names.clone(), || {
+        // Another test's thread may have registered these callsites while no subscriber
+        // wanted them; ask every callsite again now that this one is set.
+        tracing::callsite::rebuild_interest_cache();
+        store.search(&request).unwrap()
+    });
     let names = names.0.lock().unwrap();
     for expected in [
         "folio.search",

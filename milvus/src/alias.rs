@@ -69,7 +69,10 @@ impl Remote {
                 weight: 100,
             }],
         )?;
-        self.point(store, prefix, alias, &collection)
+        let report = self.point(store, prefix, alias, &collection)?;
+        // Search nodes resolve aliases with the catalog.
+        self.write_catalog(store, prefix)?;
+        Ok(report)
     }
 
     /// `folio rollback ALIAS VERSION` with the Milvus alias moved in the same step, refused
@@ -99,7 +102,10 @@ impl Remote {
             .collection_for(store, prefix, &index, version)?
             .collection;
         store.rollback(alias, version)?;
-        self.point(store, prefix, alias, &collection)
+        let report = self.point(store, prefix, alias, &collection)?;
+        // Search nodes resolve aliases with the catalog.
+        self.write_catalog(store, prefix)?;
+        Ok(report)
     }
 
     /// Every folio alias of one version gets a Milvus alias naming its collection, when

@@ -7,6 +7,8 @@
 //! stays without a gRPC client. See `docs/milvus.md` for the design.
 
 mod alias;
+mod catalog;
+mod documents;
 mod error;
 pub mod expr;
 mod publish;
@@ -18,6 +20,8 @@ mod search;
 mod sync;
 
 pub use alias::{AliasOutcome, AliasReport};
+pub use catalog::catalog_name;
+pub use documents::documents_name;
 pub use error::Error;
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,

@@ -98,10 +98,10 @@ pub(crate) const COMPLETE: &str = "folio.complete";
 pub(crate) const PAGE: u32 = 8_192;
 
 impl Remote {
-    /// Publishes `target`'s version (`index`, `index@version`, `index@tag` or an alias) as
-    /// one collection, or finishes an interrupted publish of it. Complete only when every
-    /// row was acknowledged, flushed and counted.
-    pub fn publish(
+    /// The children collection of [`Remote::publish`]: `target`'s version as one
+    /// collection, or an interrupted publish of it finished. Complete only when every row
+    /// was acknowledged, flushed and counted.
+    pub(crate) fn publish_children(
         &self,
         store: &Store,
         target: &str,
@@ -402,6 +402,23 @@ pub(crate) async fn delete(client: &ClientV2, name: &str, ids: &[String]) -> Res
         "{ID} in {}",
         crate::expr::string_list(ids.iter().map(String::as_str))
     );
+    client
+        .delete(
+            DeleteRequest::builder()
+                .collection_name(name)
+                .filter(filter)
+                .build()?,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Deletes the rows `filter` selects.
+pub(crate) async fn delete_where(
+    client: &ClientV2,
+    name: &str,
+    filter: String,
+) -> Result<(), Error> {
     client
         .delete(
             DeleteRequest::builder()

@@ -36,17 +36,23 @@ pub struct SyncReport {
 
 impl Remote {
     /// Syncs every collection published with `prefix` of a version the store keeps (see
-    /// [`Remote::sync_collection`]).
+    /// [`Remote::sync_collection`]), then writes the catalog search nodes read
+    /// ([`Remote::write_catalog`]).
     pub fn sync(
         &self,
         store: &Store,
         prefix: &str,
         batch: usize,
     ) -> Result<Vec<SyncReport>, Error> {
-        self.published(store, prefix)?
+        let reports = self
+            .published(store, prefix)?
             .iter()
             .map(|name| self.sync_collection(store, name, batch))
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        // Search nodes learn the versions made since (an ACL change, a delete) from the
+        // catalog.
+        self.write_catalog(store, prefix)?;
+        Ok(reports)
     }
 
     /// Brings collection `name` up to its version's documents now: rows of deleted

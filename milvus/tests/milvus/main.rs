@@ -6,6 +6,7 @@
 mod common;
 mod failures;
 mod milvus_api;
+mod node;
 mod publish;
 mod pushdown;
 mod remote;

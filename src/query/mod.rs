@@ -580,46 +580,9 @@ fn search_from(
 ) -> Result<SearchResponse, QueryError> {
     let _span = tracing::debug_span!("folio.search", mode = request.mode.name()).entered();
     let started = Instant::now();
-    request.expand.validate()?;
-    if let Some(threshold) = request.dedup {
-        check_threshold(threshold)?;
-    }
-    if let Some(n) = request.rescore {
-        check("rescore", n, &RESCORE)?;
-    }
-    if let SearchMode::Hybrid(hybrid) = &request.mode {
-        hybrid.validate()?;
-    }
-    let reranking = match (&request.rerank, &request.query) {
-        (None, _) => None,
-        (Some(rerank), Query::Text(text)) => {
-            rerank.validate()?;
-            Some((rerank, text.as_str()))
-        }
-        (Some(rerank), Query::Vector(_)) => {
-            let refused = InvalidParameter::new(
-                "rerank",
-                rerank.reranker.name(),
-                "none (a vector query has no text to rerank against)",
-            );
-            return Err(refused.into());
-        }
-    };
-    // The earlier stages gather the units the reranker scores, whole: the budget applies
-    // to the reranked answer.
-    let widened;
-    let gather = match reranking {
-        Some((rerank, _)) => {
-            widened = SearchRequest {
-                k: rerank.units(request.k),
-                token_budget: None,
-                rerank: None,
-                ..request.clone()
-            };
-            &widened
-        }
-        None => request,
-    };
+    let reranking = checked(request)?;
+    let widened = widened(request, reranking);
+    let gather = widened.as_ref().unwrap_or(request);
     let target = request.target.as_deref().unwrap_or(DEFAULT_INDEX);
     let (state, view) = snapshot
         .resolve_for(target, &route_key(request))
@@ -633,7 +596,7 @@ fn search_from(
     let chunks = units::SnapshotChunks::new(snapshot, &state);
     let seen = visible.len();
     let mut stages = StageTimes::default();
-    let mut collected = match (source, request.mode) {
+    let collected = match (source, request.mode) {
         (Some(source), SearchMode::Dense) => {
             let query = query_vector(handle, &state, request, &mut stages.embed)?;
             let mut through = rank::Timed::new(
@@ -711,12 +674,157 @@ fn search_from(
             collected
         }
     };
+    finish(
+        collected,
+        Finish {
+            request,
+            reranking,
+            chunks: &chunks,
+            index: state.name(),
+            version: view.version(),
+            visible: visible.len(),
+            started,
+            before_collect,
+            stages,
+        },
+    )
+}
+
+/// Where a search's children were ranked, when not in a store's segments: the index and
+/// version they belong to, and how many children the caller may see in it (what a ranking
+/// can return: `k` and the children gathered are clamped to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ranked<'a> {
+    /// The index the children belong to, named in the response.
+    pub index: &'a str,
+    /// Its version, named in the response.
+    pub version: u64,
+    /// Children the caller may see (and the filter matches); at least what `rank` can
+    /// return.
+    pub visible: u64,
+}
+
+/// The stages after ranking, as [`crate::Store::search`] runs them: the children `rank`
+/// ranks are grouped into units, expanded, budgeted and de-duplicated over `chunks` (and
+/// reranked when the request asks), and the answer names `ranked`'s index and version.
+/// For an engine that holds both the ranking and the chunks elsewhere, with no store file
+/// (a search node over Milvus): it implements [`Rank`] and [`Chunks`] and reuses the rest.
+/// The request's target and filter are the caller's to apply (`rank` returns only what the
+/// caller may see); a mode other than [`SearchMode::Dense`] is refused (the ranking is by
+/// vector).
+pub fn search_ranked(
+    request: &SearchRequest,
+    rank: &mut dyn Rank,
+    chunks: &dyn Chunks,
+    ranked: Ranked<'_>,
+) -> Result<SearchResponse, QueryError> {
+    let _span = tracing::debug_span!("folio.search", mode = request.mode.name()).entered();
+    let started = Instant::now();
+    if request.mode != SearchMode::Dense {
+        let allowed = "dense (the children are ranked by vector)";
+        return Err(InvalidParameter::new("mode", request.mode.name(), allowed).into());
+    }
+    let reranking = checked(request)?;
+    let widened = widened(request, reranking);
+    let gather = widened.as_ref().unwrap_or(request);
+    let before_collect = started.elapsed().as_micros() as u64;
+    let mut stages = StageTimes::default();
+    let mut dense = rank::Timed::new("dense", rank);
+    let mut collected = collect(&mut dense, chunks, gather, ranked.visible)?;
+    stages.dense = dense.micros;
+    stage_scores(&mut collected, |_, s| StageScores {
+        dense: Some(s),
+        ..StageScores::default()
+    });
+    finish(
+        collected,
+        Finish {
+            request,
+            reranking,
+            chunks,
+            index: ranked.index,
+            version: ranked.version,
+            visible: ranked.visible,
+            started,
+            before_collect,
+            stages,
+        },
+    )
+}
+
+/// Checks the request's settings; the reranker and the query text it scores against, when
+/// the request reranks.
+fn checked(request: &SearchRequest) -> Result<Option<(&Rerank, &str)>, QueryError> {
+    request.expand.validate()?;
+    if let Some(threshold) = request.dedup {
+        check_threshold(threshold)?;
+    }
+    if let Some(n) = request.rescore {
+        check("rescore", n, &RESCORE)?;
+    }
+    if let SearchMode::Hybrid(hybrid) = &request.mode {
+        hybrid.validate()?;
+    }
+    match (&request.rerank, &request.query) {
+        (None, _) => Ok(None),
+        (Some(rerank), Query::Text(text)) => {
+            rerank.validate()?;
+            Ok(Some((rerank, text.as_str())))
+        }
+        (Some(rerank), Query::Vector(_)) => {
+            let refused = InvalidParameter::new(
+                "rerank",
+                rerank.reranker.name(),
+                "none (a vector query has no text to rerank against)",
+            );
+            Err(refused.into())
+        }
+    }
+}
+
+/// What the earlier stages gather when a reranker runs: the units it scores, whole (the
+/// budget applies to the reranked answer); `None` gathers what `request` asks.
+fn widened(request: &SearchRequest, reranking: Option<(&Rerank, &str)>) -> Option<SearchRequest> {
+    reranking.map(|(rerank, _)| SearchRequest {
+        k: rerank.units(request.k),
+        token_budget: None,
+        rerank: None,
+        ..request.clone()
+    })
+}
+
+/// What [`finish`] needs besides the collected units.
+struct Finish<'a> {
+    request: &'a SearchRequest,
+    reranking: Option<(&'a Rerank, &'a str)>,
+    chunks: &'a dyn Chunks,
+    index: &'a str,
+    version: u64,
+    visible: u64,
+    started: Instant,
+    before_collect: u64,
+    stages: StageTimes,
+}
+
+/// The rerank stage when there is one, then the response with its statistics.
+fn finish(mut collected: Collected, f: Finish<'_>) -> Result<SearchResponse, QueryError> {
+    let Finish {
+        request,
+        reranking,
+        chunks,
+        index,
+        version,
+        visible,
+        started,
+        before_collect,
+        mut stages,
+    } = f;
     if let Some((rerank, query)) = reranking {
         collected.hits = timed("rerank", &mut stages.rerank, || {
             rerank::rerank(
                 collected.hits,
                 &collected.best_children,
-                &chunks,
+                chunks,
                 query,
                 rerank,
                 request,
@@ -734,8 +842,8 @@ fn search_from(
         ..
     } = collected;
     Ok(SearchResponse {
-        index: state.name().to_string(),
-        version: view.version(),
+        index: index.to_string(),
+        version,
         mode: request.mode,
         reranker: reranking.map(|(rerank, _)| rerank.reranker.name().to_string()),
         results: hits,
@@ -745,7 +853,7 @@ fn search_from(
             distances: search.distances,
             rescored: search.rescored,
             link_lists: search.lists,
-            visible: visible.len(),
+            visible,
             duplicates_dropped: duplicates,
             micros: collecting,
             stage_micros: stages,
@@ -852,8 +960,11 @@ fn query_vector(
     QueryVector::new(vector, identity.metric).map_err(|ZeroQuery| ReadError::ZeroVector.into())
 }
 
-/// What routes `request` through an alias: its route key, else its query.
-fn route_key(request: &SearchRequest) -> Vec<u8> {
+/// What routes `request` through an alias that splits traffic
+/// ([`crate::store::route_bucket`] of the alias and this): its route key, else its query's
+/// text, else its vector's little-endian bytes. Public so that a search resolving an alias
+/// elsewhere (a search node) routes the same request to the same version.
+pub fn route_key(request: &SearchRequest) -> Vec<u8> {
     match (&request.route_key, &request.query) {
         (Some(key), _) => key.as_bytes().to_vec(),
         (None, Query::Text(text)) => text.as_bytes().to_vec(),

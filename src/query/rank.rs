@@ -25,6 +25,13 @@ pub trait Rank {
     fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError>;
 }
 
+/// A ranker borrowed: what [`super::search_ranked`] is handed.
+impl<R: Rank + ?Sized> Rank for &mut R {
+    fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+        (**self).rank(wanted)
+    }
+}
+
 /// A ranker whose time is counted: `micros` adds up every call (the stage `name` of
 /// [`super::StageTimes`]).
 pub(crate) struct Timed<R> {

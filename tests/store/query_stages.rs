@@ -1,9 +1,10 @@
 //! The query path's stages (issue 29, item 3) answer as the documented semantics say: a
 //! reference computed here from an exhaustive ranking of the visible children (grouped by
 //! unit with the max score, expanded, merged, deduplicated, budgeted) equals what
-//! `Store::search` returns, whatever the widening the collector went through, and what
+//! `Store::search` returns, whatever the widening the collector went through, what
 //! `Store::search_through` returns from a source that ranks the same way, or that ranks
-//! differently at each ask (the collector then groups the last ranking again).
+//! differently at each ask (the collector then groups the last ranking again), and what
+//! `folio::query::search_ranked` returns over the same ranking and the snapshot's records.
 //!
 //! What [`folio::Hit::children`] guarantees, asserted below: the unit's children that the
 //! search took, best first (equal scores in index order), the best one first with the
@@ -12,13 +13,19 @@
 //! taken (every visible child when fewer units were found).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 
 use folio::chunk::{ChildPiece, Chunked, ParentPiece, SourceFormat, Span};
 use folio::document::Document;
 use folio::embed::{default_embedder, Embedder};
-use folio::index::{merge_top_k, Neighbor, SearchOptions, Strategy as Path};
-use folio::query::{Ask, Candidate, ChildSource, Expand, SearchRequest, SourceError};
-use folio::store::{Access, Store};
+use folio::index::{merge_top_k, ChildSearch, Neighbor, SearchOptions, Strategy as Path};
+use folio::query::{
+    search_ranked, Ask, Candidate, ChildSource, Chunks, Expand, QueryError, Rank,
+    Ranked as RankedAt, SearchRequest, SourceError,
+};
+use folio::store::{
+    Access, ChunkRanges, DocView, IndexState, Snapshot, Store, StoredChild, StoredParent,
+};
 use proptest::prelude::*;
 
 const WORDS: &[&str] = &[
@@ -406,6 +413,46 @@ impl ChildSource for Ranked<'_> {
     }
 }
 
+/// A ranking given whole, asked for its best `wanted`.
+struct Fixed<'a>(&'a [Neighbor]);
+
+impl Rank for Fixed<'_> {
+    fn rank(&mut self, wanted: usize) -> Result<ChildSearch, QueryError> {
+        Ok(ChildSearch {
+            neighbors: self.0.iter().take(wanted).copied().collect(),
+            paths: Vec::new(),
+            distances: 0,
+            rescored: 0,
+            lists: 0,
+        })
+    }
+}
+
+/// The records of one index read through a snapshot's public reads: a `Chunks` of the
+/// caller's own.
+struct Records<'a> {
+    snapshot: &'a Snapshot<'a>,
+    state: &'a IndexState,
+}
+
+impl Chunks for Records<'_> {
+    fn child(&self, number: u32) -> Result<Rc<StoredChild>, QueryError> {
+        Ok(Rc::new(self.snapshot.child(self.state, number)?))
+    }
+
+    fn parent(&self, number: u32) -> Result<StoredParent, QueryError> {
+        Ok(self.snapshot.parent(self.state, number)?)
+    }
+
+    fn chunk_ranges(&self, child: &StoredChild) -> Result<ChunkRanges, QueryError> {
+        Ok(self.snapshot.chunk_ranges(self.state, child)?)
+    }
+
+    fn doc(&self, rev: u64) -> Result<Rc<DocView>, QueryError> {
+        Ok(self.snapshot.doc(rev)?)
+    }
+}
+
 fn no_jitter(_: u32, _: usize) -> f32 {
     0.0
 }
@@ -544,7 +591,22 @@ proptest! {
                 last: Vec::new(),
             };
             let through = store.search_through(&request, &mut same).expect("search through");
-            prop_assert_eq!(answer(&through), expected);
+            prop_assert_eq!(answer(&through), expected.clone());
+
+            // The stages alone (`search_ranked`), over the same ranking and the records
+            // read through a snapshot, as an engine holding both elsewhere calls them.
+            let snapshot = store.snapshot().expect("snapshot");
+            let (state, view) = snapshot.resolve("default").expect("resolve");
+            let records = Records { snapshot: &snapshot, state: &state };
+            let at = RankedAt {
+                index: "default",
+                version: view.version(),
+                visible: visible.len() as u64,
+            };
+            let ranked = search_ranked(&request, &mut Fixed(&ranking), &records, at)
+                .expect("search ranked");
+            prop_assert_eq!(answer(&ranked), expected);
+            prop_assert_eq!((ranked.index.as_str(), ranked.version), ("default", view.version()));
 
             // A ranking that changes at each ask: the answer of the last one.
             let mut moving = Ranked {

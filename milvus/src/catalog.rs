@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use folio::index::Metric;
-use folio::store::Progress;
+use folio::store::{route_bucket, Progress};
 use folio::Store;
 use milvus::v2::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,7 @@ use std::result::Result;
 use crate::documents::{create_with_dummy, documents_name, dummy_field, dummy_vector};
 use crate::error::Error;
 use crate::publish::{delete_where, flush, upsert, PublishOptions, PublishReport};
-use crate::remote::{Remote, Tally};
+use crate::remote::{Call, Remote, Tally};
 
 /// The catalog collection of `prefix`.
 pub fn catalog_name(prefix: &str) -> String {
@@ -42,6 +42,17 @@ pub(crate) struct PublishedEmbedder {
     pub(crate) dimension: u32,
     /// `cosine`, `dot` or `l2`.
     pub(crate) metric: String,
+}
+
+impl PublishedEmbedder {
+    pub(crate) fn metric(&self) -> Option<Metric> {
+        match self.metric.as_str() {
+            "cosine" => Some(Metric::Cosine),
+            "dot" => Some(Metric::Dot),
+            "l2" => Some(Metric::L2),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for PublishedEmbedder {
@@ -81,6 +92,63 @@ pub(crate) struct RouteEntry {
     pub(crate) index: String,
     pub(crate) version: u64,
     pub(crate) weight: u32,
+}
+
+/// Every row of a catalog.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    pub(crate) indexes: BTreeMap<String, IndexEntry>,
+    pub(crate) aliases: BTreeMap<String, Vec<RouteEntry>>,
+}
+
+/// What a target names in a catalog.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    /// `index@version`.
+    Version(String, u64),
+    /// The catalog holds no such index, tag or alias.
+    Unknown,
+}
+
+impl Catalog {
+    /// `name@version`, `name@tag`, a bare index name (the version it serves) or an alias
+    /// (its route for `route_key`), as the store resolves them.
+    pub(crate) fn resolve(&self, target: &str, route_key: &[u8]) -> Resolved {
+        if let Some((name, after)) = target.rsplit_once('@') {
+            let Some(entry) = self.indexes.get(name) else {
+                return Resolved::Unknown;
+            };
+            let version = match after.parse::<u64>() {
+                Ok(version) => Some(version),
+                Err(_) => entry.tags.get(after).copied(),
+            };
+            return match version {
+                Some(version) => Resolved::Version(name.to_string(), version),
+                None => Resolved::Unknown,
+            };
+        }
+        if let Some(entry) = self.indexes.get(target) {
+            return Resolved::Version(target.to_string(), entry.serving);
+        }
+        let Some(routes) = self.aliases.get(target) else {
+            return Resolved::Unknown;
+        };
+        // The store's rule (`folio::store::route_bucket`, cumulative weights), so a route
+        // key gets the version it gets locally.
+        let bucket = route_bucket(target, route_key);
+        let mut upto = 0u32;
+        let picked = routes
+            .iter()
+            .find(|route| {
+                upto = upto.saturating_add(route.weight);
+                bucket < upto
+            })
+            .or(routes.last());
+        match picked {
+            Some(route) => Resolved::Version(route.index.clone(), route.version),
+            None => Resolved::Unknown,
+        }
+    }
 }
 
 impl Remote {
@@ -208,6 +276,35 @@ impl Remote {
         self.run_on(&name, flush(&self.client, &name))?;
         Ok(())
     }
+
+    /// Every entry of the catalog of `prefix`; `None` when there is no catalog (nothing
+    /// was published for nodes there).
+    pub(crate) fn read_catalog(
+        &self,
+        prefix: &str,
+        tally: &mut Tally,
+    ) -> Result<Option<Catalog>, Error> {
+        let name = catalog_name(prefix);
+        if !self.has_collection_counted(&name, tally)? {
+            return Ok(None);
+        }
+        let rows = self.timed(tally, Call::Query, &name, catalog_rows(&self.client, &name))?;
+        let mut catalog = Catalog::default();
+        for (key, value) in rows {
+            let unreadable = |e: serde_json::Error| Error::Collection {
+                collection: name.clone(),
+                problem: format!("entry `{key}` does not read ({e}): publish again"),
+            };
+            if let Some(index) = key.strip_prefix("index:") {
+                let entry: IndexEntry = serde_json::from_str(&value).map_err(unreadable)?;
+                catalog.indexes.insert(index.to_string(), entry);
+            } else if let Some(alias) = key.strip_prefix("alias:") {
+                let routes: Vec<RouteEntry> = serde_json::from_str(&value).map_err(unreadable)?;
+                catalog.aliases.insert(alias.to_string(), routes);
+            }
+        }
+        Ok(Some(catalog))
+    }
 }
 
 fn encode<T: Serialize>(collection: &str, value: &T) -> Result<String, Error> {
@@ -282,4 +379,52 @@ async fn catalog_rows(client: &ClientV2, name: &str) -> Result<BTreeMap<String, 
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(serving: u64) -> IndexEntry {
+        IndexEntry {
+            embedder: PublishedEmbedder {
+                name: "e".into(),
+                fingerprint: "f".into(),
+                dimension: 2,
+                metric: "cosine".into(),
+            },
+            serving,
+            tags: BTreeMap::from([("stable".to_string(), 2)]),
+            versions: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn targets_resolve_as_the_store_resolves_them() {
+        let mut catalog = Catalog::default();
+        catalog.indexes.insert("docs".into(), entry(3));
+        let v = |n| Resolved::Version("docs".into(), n);
+        assert_eq!(catalog.resolve("docs", b""), v(3));
+        assert_eq!(catalog.resolve("docs@7", b""), v(7));
+        assert_eq!(catalog.resolve("docs@stable", b""), v(2));
+        assert_eq!(catalog.resolve("docs@nope", b""), Resolved::Unknown);
+        assert_eq!(catalog.resolve("other", b""), Resolved::Unknown);
+        let route = |version, weight| RouteEntry {
+            index: "docs".into(),
+            version,
+            weight,
+        };
+        catalog
+            .aliases
+            .insert("prod".into(), vec![route(1, 30), route(2, 70)]);
+        // Each key gets the version of its bucket, as `folio::store::route_bucket` splits.
+        for key in ["a", "b", "c", "d", "e", "f"] {
+            let expected = if route_bucket("prod", key.as_bytes()) < 30 {
+                1
+            } else {
+                2
+            };
+            assert_eq!(catalog.resolve("prod", key.as_bytes()), v(expected));
+        }
+    }
 }

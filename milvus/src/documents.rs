@@ -11,10 +11,13 @@
 //! document of any length fits. Milvus needs a vector field in every collection: a
 //! documents collection carries a 2-float zero vector (8 bytes a row), never searched.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 use folio::filter::MetadataValue;
-use folio::store::ChunkRanges;
+use folio::query::{Chunks, QueryError};
+use folio::store::{chunk_id, ChunkRanges, DocView, StoredChild, StoredParent};
 use folio::{ReadError, SourceFormat, Store};
 use milvus::v2::prelude::*;
 use roaring::RoaringBitmap;
@@ -24,7 +27,7 @@ use std::result::Result;
 
 use crate::error::Error;
 use crate::publish::{flush, upsert, COMPLETE, INDEX, VERSION};
-use crate::remote::Remote;
+use crate::remote::{Call, Remote, Tally};
 
 /// The documents collection of collection `collection`.
 pub fn documents_name(collection: &str) -> String {
@@ -35,6 +38,8 @@ pub fn documents_name(collection: &str) -> String {
 const PIECE: usize = 60_000;
 /// Bytes of rows one upsert carries (gRPC servers refuse messages over 4 MiB by default).
 const UPSERT_BYTES: usize = 2_000_000;
+/// Documents whose first pieces one query reads (at most `PIECE` bytes each).
+const FETCH: usize = 32;
 /// The dummy vector field: Milvus needs one in every collection.
 const DUMMY: &str = "dummy";
 const DUMMY_DIMENSION: u32 = 2;
@@ -357,4 +362,332 @@ async fn set_property(client: &ClientV2, name: &str, key: &str, value: &str) -> 
         )
         .await?;
     Ok(())
+}
+
+/// One document fetched from a documents collection, as the read path's records.
+struct Fetched {
+    rev: u64,
+    view: Rc<DocView>,
+    parents_start: u32,
+    parents: Vec<StoredParent>,
+    children_start: u32,
+    children: Vec<Rc<StoredChild>>,
+}
+
+impl Fetched {
+    fn from_record(record: Record) -> Fetched {
+        let path = |i: u32| record.paths.get(i as usize).cloned().unwrap_or_default();
+        let parents = record
+            .parents
+            .iter()
+            .enumerate()
+            .map(|(i, &(ordinal, start, end, p))| StoredParent {
+                number: record.parents_start + i as u32,
+                rev: record.rev,
+                ordinal,
+                start,
+                end,
+                section_path: path(p),
+            })
+            .collect();
+        let children = record
+            .children
+            .iter()
+            .enumerate()
+            .map(
+                |(i, &(parent, parent_ordinal, ordinal, start, end, p, oversized))| {
+                    Rc::new(StoredChild {
+                        number: record.children_start + i as u32,
+                        parent,
+                        parent_ordinal,
+                        rev: record.rev,
+                        ordinal,
+                        start,
+                        end,
+                        section_path: path(p),
+                        oversized,
+                    })
+                },
+            )
+            .collect();
+        let metadata = record
+            .metadata
+            .into_iter()
+            .map(|(key, value)| {
+                let value = match value {
+                    Value::String(s) => MetadataValue::String(s),
+                    Value::Number(n) => MetadataValue::Number(n),
+                    Value::Bool(b) => MetadataValue::Bool(b),
+                    Value::Date(d) => MetadataValue::Date(d),
+                    Value::List(l) => MetadataValue::List(l),
+                };
+                (key, value)
+            })
+            .collect();
+        Fetched {
+            rev: record.rev,
+            view: Rc::new(DocView {
+                doc_id: record.doc_id,
+                title: record.title,
+                source_uri: record.source_uri,
+                published_at: record.published_at,
+                updated_at: record.updated_at,
+                format: record.format,
+                text: record.text,
+                metadata,
+            }),
+            parents_start: record.parents_start,
+            parents,
+            children_start: record.children_start,
+            children,
+        }
+    }
+
+    fn child(&self, number: u32) -> Option<&Rc<StoredChild>> {
+        self.children
+            .get(number.checked_sub(self.children_start)? as usize)
+    }
+
+    fn parent(&self, number: u32) -> Option<&StoredParent> {
+        self.parents
+            .get(number.checked_sub(self.parents_start)? as usize)
+    }
+}
+
+/// `folio::query::Chunks` over the records a search node fetched from a documents
+/// collection: every child a ranking returns has its document fetched first
+/// ([`NodeChunks::fetch`]), and expansion reads only within that document.
+pub(crate) struct NodeChunks<'r> {
+    remote: &'r Remote,
+    collection: String,
+    /// The name a failure is reported under (`QueryError::Remote`).
+    source_name: &'static str,
+    by_doc: RefCell<HashMap<String, Rc<Fetched>>>,
+    /// Documents by their first child number, and by their first parent number.
+    by_child: RefCell<BTreeMap<u32, Rc<Fetched>>>,
+    by_parent: RefCell<BTreeMap<u32, Rc<Fetched>>>,
+    by_rev: RefCell<HashMap<u64, Rc<Fetched>>>,
+    pub(crate) tally: RefCell<Tally>,
+}
+
+impl<'r> NodeChunks<'r> {
+    /// The records of documents collection `collection`; failures are reported as
+    /// `source_name`'s.
+    pub(crate) fn new(remote: &'r Remote, collection: String, source_name: &'static str) -> Self {
+        NodeChunks {
+            remote,
+            collection,
+            source_name,
+            by_doc: RefCell::new(HashMap::new()),
+            by_child: RefCell::new(BTreeMap::new()),
+            by_parent: RefCell::new(BTreeMap::new()),
+            by_rev: RefCell::new(HashMap::new()),
+            tally: RefCell::new(Tally::default()),
+        }
+    }
+
+    /// Fetches the records of the documents `doc_ids` not fetched yet. A document the
+    /// collection lacks is an error (the collection is not the children collection's).
+    pub(crate) fn fetch<'a>(
+        &self,
+        doc_ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), Error> {
+        let missing: Vec<String> = {
+            let known = self.by_doc.borrow();
+            let mut seen = HashSet::new();
+            doc_ids
+                .into_iter()
+                .filter(|d| !known.contains_key(*d) && seen.insert(*d))
+                .map(str::to_string)
+                .collect()
+        };
+        for ids in missing.chunks(FETCH) {
+            let firsts = self.query(
+                &format!(
+                    "doc_id in {} and piece == 0",
+                    crate::expr::string_list(ids.iter().map(String::as_str))
+                ),
+                ids.len(),
+            )?;
+            for id in ids {
+                let Some((pieces, first)) = firsts.get(id) else {
+                    return Err(self.lacks(&format!("document `{id}`")));
+                };
+                let mut data = first.clone();
+                let mut next = 1;
+                while next < *pieces {
+                    let upto = (next + FETCH as i64).min(*pieces);
+                    let more = self.pieces(id, next, upto)?;
+                    for piece in next..upto {
+                        let Some(part) = more.get(&piece) else {
+                            return Err(self.lacks(&format!("piece {piece} of document `{id}`")));
+                        };
+                        data.push_str(part);
+                    }
+                    next = upto;
+                }
+                let record: Record =
+                    serde_json::from_str(&data).map_err(|e| Error::Collection {
+                        collection: self.collection.clone(),
+                        problem: format!("the record of document `{id}` does not read: {e}"),
+                    })?;
+                let fetched = Rc::new(Fetched::from_record(record));
+                self.by_child
+                    .borrow_mut()
+                    .insert(fetched.children_start, fetched.clone());
+                self.by_parent
+                    .borrow_mut()
+                    .insert(fetched.parents_start, fetched.clone());
+                self.by_rev
+                    .borrow_mut()
+                    .insert(fetched.rev, fetched.clone());
+                self.by_doc.borrow_mut().insert(id.clone(), fetched);
+            }
+        }
+        Ok(())
+    }
+
+    /// doc_id → (pieces, data) of the rows `filter` selects (first pieces).
+    fn query(&self, filter: &str, limit: usize) -> Result<HashMap<String, (i64, String)>, Error> {
+        let name = self.collection.clone();
+        let client = &self.remote.client;
+        let mut tally = self.tally.borrow_mut();
+        self.remote.timed(&mut tally, Call::Query, &name, async {
+            let response = client
+                .query(
+                    QueryRequest::builder()
+                        .collection_name(name.as_str())
+                        .filter(filter)
+                        .output_fields(["doc_id", "pieces", "data"])
+                        .limit(limit as i64)
+                        .consistency_level(ConsistencyLevel::Strong)
+                        .build()?,
+                )
+                .await?;
+            let mut out = HashMap::new();
+            for row in response.results().rows()? {
+                out.insert(
+                    row.get_str("doc_id")?.to_string(),
+                    (row.get_i64("pieces")?, row.get_str("data")?.to_string()),
+                );
+            }
+            Ok(out)
+        })
+    }
+
+    /// piece → data of document `doc_id`'s pieces `from..upto`.
+    fn pieces(&self, doc_id: &str, from: i64, upto: i64) -> Result<HashMap<i64, String>, Error> {
+        let name = self.collection.clone();
+        let client = &self.remote.client;
+        let filter = format!(
+            "doc_id == {} and piece >= {from} and piece < {upto}",
+            crate::expr::string_literal(doc_id)
+        );
+        let mut tally = self.tally.borrow_mut();
+        self.remote.timed(&mut tally, Call::Query, &name, async {
+            let response = client
+                .query(
+                    QueryRequest::builder()
+                        .collection_name(name.as_str())
+                        .filter(filter)
+                        .output_fields(["piece", "data"])
+                        .limit(upto - from)
+                        .consistency_level(ConsistencyLevel::Strong)
+                        .build()?,
+                )
+                .await?;
+            let mut out = HashMap::new();
+            for row in response.results().rows()? {
+                out.insert(row.get_i64("piece")?, row.get_str("data")?.to_string());
+            }
+            Ok(out)
+        })
+    }
+
+    fn lacks(&self, what: &str) -> Error {
+        Error::Collection {
+            collection: self.collection.clone(),
+            problem: format!(
+                "holds no record of {what}: it is not the documents collection of the same publish; publish again"
+            ),
+        }
+    }
+
+    /// The chunk id of child `number`, by its document's record (`None` when no fetched
+    /// document holds it).
+    pub(crate) fn chunk_id(&self, number: u32) -> Option<String> {
+        let by_child = self.by_child.borrow();
+        let (_, doc) = by_child.range(..=number).next_back()?;
+        let child = doc.child(number)?;
+        Some(chunk_id(&doc.view.doc_id, child.ordinal))
+    }
+
+    /// Whether `filter` matches child `number` (its document fetched).
+    pub(crate) fn matches(&self, filter: &folio::Filter, number: u32) -> bool {
+        let by_child = self.by_child.borrow();
+        let Some((_, doc)) = by_child.range(..=number).next_back() else {
+            return false;
+        };
+        let Some(child) = doc.child(number) else {
+            return false;
+        };
+        let view = &doc.view;
+        filter.matches(&folio::filter::Attributes {
+            doc_id: &view.doc_id,
+            title: &view.title,
+            source_uri: &view.source_uri,
+            published_at: view.published_at.as_deref(),
+            updated_at: view.updated_at.as_deref(),
+            metadata: &view.metadata,
+            section_path: &child.section_path,
+        })
+    }
+
+    fn missing(&self, what: String) -> QueryError {
+        QueryError::Remote {
+            source_name: self.source_name.to_string(),
+            error: Box::new(self.lacks(&what)),
+        }
+    }
+}
+
+impl Chunks for NodeChunks<'_> {
+    fn child(&self, number: u32) -> Result<Rc<StoredChild>, QueryError> {
+        let by_child = self.by_child.borrow();
+        by_child
+            .range(..=number)
+            .next_back()
+            .and_then(|(_, doc)| doc.child(number))
+            .cloned()
+            .ok_or_else(|| self.missing(format!("child {number}")))
+    }
+
+    fn parent(&self, number: u32) -> Result<StoredParent, QueryError> {
+        let by_parent = self.by_parent.borrow();
+        by_parent
+            .range(..=number)
+            .next_back()
+            .and_then(|(_, doc)| doc.parent(number))
+            .cloned()
+            .ok_or_else(|| self.missing(format!("parent {number}")))
+    }
+
+    fn chunk_ranges(&self, child: &StoredChild) -> Result<ChunkRanges, QueryError> {
+        let by_rev = self.by_rev.borrow();
+        let doc = by_rev
+            .get(&child.rev)
+            .ok_or_else(|| self.missing(format!("revision {}", child.rev)))?;
+        Ok(ChunkRanges {
+            parents: doc.parents_start..doc.parents_start + doc.parents.len() as u32,
+            children: doc.children_start..doc.children_start + doc.children.len() as u32,
+        })
+    }
+
+    fn doc(&self, rev: u64) -> Result<Rc<DocView>, QueryError> {
+        let by_rev = self.by_rev.borrow();
+        by_rev
+            .get(&rev)
+            .map(|doc| doc.view.clone())
+            .ok_or_else(|| self.missing(format!("revision {rev}")))
+    }
 }

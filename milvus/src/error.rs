@@ -109,6 +109,55 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// A search node found no catalog or documents for what it was asked: the collection
+    /// was published before search nodes (see `docs/milvus.md`, "Search nodes").
+    #[error(
+        "{} on {uri} was published before search nodes (no {}): run `folio publish STORE {target} --milvus {uri}`",
+        collection.as_ref().map_or_else(|| format!("nothing under the prefix `{prefix}`"), |c| format!("collection `{c}`")),
+        if collection.is_some() { "documents collection a node reads units from" } else { "catalog a node resolves targets with" }
+    )]
+    PublishedBeforeNodes {
+        /// The server.
+        uri: String,
+        /// The collection prefix.
+        prefix: String,
+        /// What to publish: `INDEX@VERSION`, or the target asked for.
+        target: String,
+        /// The collection that lacks its documents, when known.
+        collection: Option<String>,
+    },
+    /// A search node's catalog holds no index, tag or alias of this name.
+    #[error(
+        "`{target}` names no index, tag or alias published on {uri} under the prefix `{prefix}`: run `folio publish STORE INDEX --milvus {uri}` (or `folio milvus sync STORE --milvus {uri}` after a change)"
+    )]
+    UnknownTarget {
+        /// The server.
+        uri: String,
+        /// The collection prefix.
+        prefix: String,
+        /// The target asked for.
+        target: String,
+    },
+    /// A search node was given a query embedder other than the one that made the index's
+    /// vectors (name, fingerprint or dimension differ).
+    #[error("index `{index}` was published with embedder {published}; the query embedder is {given}: pass the same model")]
+    EmbedderMismatch {
+        /// The index.
+        index: String,
+        /// The published embedder (name, dimension, metric, fingerprint).
+        published: String,
+        /// The query embedder given.
+        given: String,
+    },
+    /// A search node has a text query but no embedder for it, and cannot build the
+    /// published one from its name.
+    #[error("a text query of index `{index}` needs its embedder {published}: pass it (`Searcher::with_embedder`)")]
+    EmbedderNeeded {
+        /// The index.
+        index: String,
+        /// The published embedder.
+        published: String,
+    },
 }
 
 impl From<milvus::v2::error::Error> for Error {

@@ -11,6 +11,7 @@ mod catalog;
 mod documents;
 mod error;
 pub mod expr;
+mod node;
 mod publish;
 pub mod pushdown;
 mod remote;
@@ -23,6 +24,7 @@ pub use alias::{AliasOutcome, AliasReport};
 pub use catalog::catalog_name;
 pub use documents::documents_name;
 pub use error::Error;
+pub use node::{NodeCalls, Searcher};
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };

@@ -42,6 +42,8 @@ pub(crate) enum Call {
     HasCollection,
     DescribeCollection,
     Search,
+    /// A query by expression (a search node's catalog, documents and counts).
+    Query,
 }
 
 /// Milvus calls made and the wall time inside them (the client's encoding and decoding
@@ -51,6 +53,7 @@ pub(crate) struct Tally {
     pub(crate) has_collection: usize,
     pub(crate) describe_collection: usize,
     pub(crate) searches: usize,
+    pub(crate) queries: usize,
     pub(crate) in_milvus: Duration,
 }
 
@@ -128,6 +131,7 @@ impl Remote {
             Call::HasCollection => tally.has_collection += 1,
             Call::DescribeCollection => tally.describe_collection += 1,
             Call::Search => tally.searches += 1,
+            Call::Query => tally.queries += 1,
         }
         result
     }

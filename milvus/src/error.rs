@@ -151,7 +151,7 @@ pub enum Error {
     },
     /// A search node has a text query but no embedder for it, and cannot build the
     /// published one from its name.
-    #[error("a text query of index `{index}` needs its embedder {published}: pass it (`Searcher::with_embedder`)")]
+    #[error("a text query of index `{index}` needs its embedder {published}: pass it (`--embedder SPEC`, `Searcher::with_embedder`)")]
     EmbedderNeeded {
         /// The index.
         index: String,

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use folio::embed::EmbedderSpec;
 use folio::filter::Filter;
+use folio::query::Expand;
 use folio::{SearchRequest, Store};
-use folio_milvus::{Remote, DEFAULT_BATCH, DEFAULT_PREFIX};
+use folio_milvus::{Remote, Searcher, DEFAULT_BATCH, DEFAULT_PREFIX};
 
 /// Search published versions through folio; follow folio's aliases, ACL changes and deletes
 /// in Milvus.
@@ -34,11 +36,20 @@ struct Args {
 enum Command {
     /// Search through Milvus: folio resolves the version, Milvus ranks its children as the
     /// caller may see them, folio checks them and returns the same answer as `folio search`.
+    /// Without STORE, a search node: the catalog, children and documents published to
+    /// Milvus are all it reads (`--index` names what to search).
     Search {
-        /// The store file.
-        store: PathBuf,
-        /// What to look for, in words.
-        query: String,
+        /// [STORE] QUERY: the store file (optional), and what to look for, in words.
+        #[arg(value_name = "STORE", num_args = 1..=2, required = true)]
+        words: Vec<String>,
+        /// The query embedder (hash[:DIM], a named model, bert:DIR, …), which must be the
+        /// one the index was built with. Without it, the index's own when folio can rebuild
+        /// it from its name (the built-in hash embedder).
+        #[arg(long, value_name = "SPEC")]
+        embedder: Option<String>,
+        /// What to return around matching children: parent, section, or window:N.
+        #[arg(long, value_name = "UNIT", default_value = "parent")]
+        expand: String,
         /// Search as this principal (repeatable). Without any, only public documents are seen.
         #[arg(long = "as", value_name = "PRINCIPAL")]
         principals: Vec<String>,
@@ -108,8 +119,9 @@ fn run(args: Args) -> Result<(), String> {
     let prefix = args.prefix.as_str();
     match args.command {
         Command::Search {
-            store,
-            query,
+            words,
+            embedder,
+            expand,
             principals,
             k,
             budget,
@@ -118,8 +130,21 @@ fn run(args: Args) -> Result<(), String> {
             log,
             json,
         } => {
-            let store = open(&store, log, log)?;
-            let mut request = SearchRequest::text(query).as_principals(principals).k(k);
+            let (store, query) = match <[String; 2]>::try_from(words) {
+                Ok([store, query]) => (Some(PathBuf::from(store)), query),
+                Err(words) => (None, words.into_iter().next().unwrap_or_default()),
+            };
+            let embedder = embedder
+                .map(|spec| {
+                    let spec: EmbedderSpec =
+                        spec.parse().map_err(|e| format!("--embedder: {e}"))?;
+                    spec.build().map_err(|e| format!("--embedder: {e}"))
+                })
+                .transpose()?;
+            let mut request = SearchRequest::text(query)
+                .as_principals(principals)
+                .k(k)
+                .expand(parse_expand(&expand)?);
             if let Some(budget) = budget {
                 request = request.token_budget(budget);
             }
@@ -131,6 +156,25 @@ fn run(args: Args) -> Result<(), String> {
                 let filter: Filter = filter.parse().map_err(|e| format!("--where: {e}"))?;
                 request = request.filter(filter);
             }
+            let Some(store) = store else {
+                if log {
+                    return Err("--log needs STORE: a search node writes no request log".into());
+                }
+                let target = request.target.clone().ok_or(
+                    "--index NAME is needed without STORE: a search node has no default index",
+                )?;
+                let mut node = Searcher::on(remote, &target).prefix(prefix);
+                if let Some(embedder) = embedder {
+                    node = node.with_embedder(embedder);
+                }
+                let response = node.search(&request).map_err(|e| e.to_string())?;
+                return print_node(&response, json);
+            };
+            let mut builder = Store::builder().read_only(!log).log_requests(log);
+            if let Some(embedder) = embedder {
+                builder = builder.embedder(embedder);
+            }
+            let store = builder.open(&store).map_err(|e| e.to_string())?;
             let (response, calls) = remote
                 .search(&store, &request, prefix)
                 .map_err(|e| e.to_string())?;
@@ -162,15 +206,7 @@ fn run(args: Args) -> Result<(), String> {
                 println!("{text}");
             } else {
                 println!("{}@{} (through Milvus)", response.index, response.version);
-                for (rank, hit) in response.results.iter().enumerate() {
-                    println!(
-                        "{}. {:.4} {} {}",
-                        rank + 1,
-                        hit.score,
-                        hit.parent_id,
-                        hit.section_path.join(" > ")
-                    );
-                }
+                print_hits(&response);
                 if !calls.local_filter.is_empty() {
                     println!(
                         "filter checked by folio alone (not pushed to Milvus): {}",
@@ -235,6 +271,48 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A search node's answer: JSON, or the version and each unit.
+fn print_node(response: &folio::SearchResponse, json: bool) -> Result<(), String> {
+    if json {
+        let text = serde_json::to_string_pretty(response).map_err(|e| e.to_string())?;
+        println!("{text}");
+    } else {
+        println!("{}@{} (search node)", response.index, response.version);
+        print_hits(response);
+    }
+    Ok(())
+}
+
+fn print_hits(response: &folio::SearchResponse) {
+    for (rank, hit) in response.results.iter().enumerate() {
+        println!(
+            "{}. {:.4} {} {}",
+            rank + 1,
+            hit.score,
+            hit.parent_id,
+            hit.section_path.join(" > ")
+        );
+    }
+}
+
+/// `parent`, `section` or `window:N`, as `folio search --expand` reads them.
+fn parse_expand(s: &str) -> Result<Expand, String> {
+    let expand = match s {
+        "parent" => Expand::Parent,
+        "section" => Expand::Section,
+        _ => match s.strip_prefix("window:").map(str::parse::<usize>) {
+            Some(Ok(n)) => Expand::Window(n),
+            _ => {
+                return Err(format!(
+                    "--expand `{s}`: expected parent, section or window:N"
+                ))
+            }
+        },
+    };
+    expand.validate().map_err(|e| format!("--expand: {e}"))?;
+    Ok(expand)
 }
 
 fn describe(report: &folio_milvus::AliasReport) -> String {

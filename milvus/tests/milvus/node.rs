@@ -6,7 +6,7 @@
 //! FLAT publish; on the default HNSW publish, recall@10 against local exact is at least
 //! 0.95. Then a revocation, a grant and a delete, synced: equal again, nothing hidden shown.
 //! A query embedder with another fingerprint is refused, so is a collection published
-//! before search nodes. And what a node reads costs, measured.
+//! before search nodes; and the command answers without a store.
 
 use crate::common;
 use crate::remote::{flat, Rng};
@@ -339,6 +339,9 @@ fn a_node_answers_as_the_store_without_its_file() {
         "with the embedder given",
     );
 
+    // The CLI, without a store.
+    cli_answers_without_a_store(&store, &server.uri());
+
     // Published before search nodes: no documents collection, no catalog.
     let collection = format!("folio_default_v{v1}");
     common::with_client(&server.uri(), |client| async move {
@@ -400,6 +403,79 @@ fn a_node_answers_as_the_store_without_its_file() {
         &node.search(&request).unwrap(),
         &store.search(&request).unwrap(),
         "published again",
+    );
+}
+
+/// `folio milvus search --milvus URI --index default QUERY`: no store, the local answer.
+fn cli_answers_without_a_store(store: &Store, uri: &str) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio-milvus"))
+        .args([
+            "search",
+            QUERIES[0],
+            "--index",
+            "default",
+            "--as",
+            "alice",
+            "--where",
+            r#"team = "red""#,
+            "--expand",
+            "window:1",
+            "--k",
+            "4",
+            "--json",
+            "--milvus",
+            uri,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let local = store
+        .search(
+            &request(
+                QUERIES[0],
+                &["alice"],
+                Some(r#"team = "red""#),
+                Expand::Window(1),
+            )
+            .k(4),
+        )
+        .unwrap();
+    let texts = |results: &serde_json::Value| -> Vec<String> {
+        results
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        texts(&json["results"]),
+        local
+            .results
+            .iter()
+            .map(|h| h.text.clone())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(json["version"], local.version);
+    // Plain text names the version and says it came from a node.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio-milvus"))
+        .args(["search", QUERIES[0], "--index", "default", "--milvus", uri])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        printed.starts_with(&format!("default@{} (search node)", local.version)),
+        "{printed}"
     );
 }
 

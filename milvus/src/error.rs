@@ -109,12 +109,13 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
-    /// A search node found no catalog or documents for what it was asked: the collection
-    /// was published before search nodes (see `docs/milvus.md`, "Search nodes").
+    /// A search node found no catalog or no complete documents for what it was asked: the
+    /// collection was published before search nodes, or its publish was cut short before
+    /// its documents were written (see `docs/milvus.md`, "Search nodes").
     #[error(
         "{} on {uri} was published before search nodes (no {}): run `folio publish STORE {target} --milvus {uri}`",
         collection.as_ref().map_or_else(|| format!("nothing under the prefix `{prefix}`"), |c| format!("collection `{c}`")),
-        if collection.is_some() { "documents collection a node reads units from" } else { "catalog a node resolves targets with" }
+        if collection.is_some() { "complete documents collection a node reads units from: or its publish was cut short" } else { "catalog a node resolves targets with" }
     )]
     PublishedBeforeNodes {
         /// The server.

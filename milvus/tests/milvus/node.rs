@@ -17,7 +17,7 @@ use std::sync::Arc;
 use folio::embed::{HashConfig, HashEmbedder};
 use folio::filter::{parse_date, MetadataValue};
 use folio::query::Expand;
-use folio::store::NoProgress;
+use folio::store::{NoProgress, Route};
 use folio::{Document, Filter, SearchRequest, SearchResponse, SourceFormat, Store};
 use folio_milvus::{catalog_name, documents_name, Error, PublishOptions, Remote, Searcher};
 
@@ -310,6 +310,39 @@ fn a_node_answers_as_the_store_without_its_file() {
             "{principals:?}"
         );
     }
+
+    // Aliases: one moved with `folio milvus alias`, one splitting traffic between the two
+    // versions (set in the store, published by the next sync): the node routes each key to
+    // the version the store routes it to.
+    remote
+        .set_alias(&store, "prod", "default", changed, "folio")
+        .unwrap();
+    let split = |version, weight| Route {
+        index: "default".to_string(),
+        version,
+        weight,
+    };
+    store
+        .aliases()
+        .set("gray", &[split(v1, 50), split(changed, 50)])
+        .unwrap();
+    remote.sync(&store, "folio", 512).unwrap();
+    let mut versions = BTreeSet::new();
+    for key in ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"] {
+        for target in ["prod", "gray"] {
+            let request = request(QUERIES[2], &["alice"], None, Expand::Parent)
+                .target(target)
+                .route_key(key);
+            let local = store.search(&request).unwrap();
+            assert_same(
+                &node.search(&request).unwrap(),
+                &local,
+                &format!("{target} {key}"),
+            );
+            versions.insert(local.version);
+        }
+    }
+    assert_eq!(versions, BTreeSet::from([v1, changed]), "both routes taken");
 
     // A query embedder of the same name and dimension but other settings: refused.
     let other = HashEmbedder::with_config(HashConfig {

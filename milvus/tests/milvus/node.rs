@@ -274,6 +274,16 @@ fn a_node_answers_as_the_store_without_its_file() {
     let expands = [Expand::Parent, Expand::Section, Expand::Window(1)];
     let compared = compare_all(&store, &node, &expands);
     assert_eq!(compared, 4 * (3 * 3 + 3 * 3));
+    // The Milvus calls of one search: the catalog (`has_collection` and a query), the count
+    // of visible rows, one vector search, and one query for the documents not fetched yet.
+    let (_, calls) = node
+        .search_counted(&request(QUERIES[1], &["bob"], None, Expand::Section))
+        .unwrap();
+    assert_eq!(
+        (calls.has_collection, calls.queries, calls.searches),
+        (1, 3, 1),
+        "{calls:?}"
+    );
 
     let hnsw_node = Searcher::connect(&server.uri(), "default")
         .unwrap()
@@ -326,7 +336,12 @@ fn a_node_answers_as_the_store_without_its_file() {
         .aliases()
         .set("gray", &[split(v1, 50), split(changed, 50)])
         .unwrap();
+    store.versions("default").tag(v1, "first").unwrap();
     remote.sync(&store, "folio", 512).unwrap();
+    let tagged = request(QUERIES[3], &["bob"], None, Expand::Parent).target("default@first");
+    let answer = node.search(&tagged).unwrap();
+    assert_eq!(answer.version, v1);
+    assert_same(&answer, &store.search(&tagged).unwrap(), "a tag");
     let mut versions = BTreeSet::new();
     for key in ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"] {
         for target in ["prod", "gray"] {

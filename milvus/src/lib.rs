@@ -9,6 +9,7 @@
 mod alias;
 mod error;
 pub mod expr;
+mod follow;
 mod publish;
 pub mod pushdown;
 mod remote;
@@ -19,6 +20,10 @@ mod sync;
 
 pub use alias::{AliasOutcome, AliasReport};
 pub use error::Error;
+pub use follow::{
+    follow_status, DrainReport, FollowStatus, Follower, DEFAULT_DRAIN_BATCH, DEFAULT_INTERVAL,
+    MAX_BACKOFF,
+};
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };

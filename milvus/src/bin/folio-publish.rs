@@ -50,8 +50,9 @@ impl Progress for Bar {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    // Open for writing: the publish marks the index published, so that from then on its
+    // changes are recorded for `folio milvus follow`.
     let store = Store::builder()
-        .read_only(true)
         .open(&args.store)
         .map_err(|e| e.to_string())?;
     let remote = Remote::connect(&args.milvus).map_err(|e| e.to_string())?;

@@ -463,3 +463,74 @@ fn milvus_killed_with_changes_pending_converges_once_it_is_back() {
     assert!(seen_by(&uri, &c1, "erin")
         .is_superset(&BTreeSet::from(["doc-1".to_string(), "doc-3".to_string()])));
 }
+
+/// Staleness, commit to remote visibility: a follower runs (`Follower::run`, every 100 ms),
+/// 40 revocations are committed one at a time, and after each a direct Milvus query of the
+/// revoked principal's expression is repeated until the document is gone. Prints p50 and
+/// p95 (the figures of `docs/milvus.md`, "Following a store").
+#[test]
+#[ignore = "measures; prints figures"]
+fn measure_staleness() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::LiteServer::start();
+    let uri = server.uri();
+    let remote = Remote::connect(&uri).unwrap();
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("kb.folio"))
+        .unwrap();
+    let mut rng = Rng(40);
+    let mut batch = store.batch();
+    for i in 0..200 {
+        batch.upsert(document(&mut rng, i).with_acl(["alice", "bob"]));
+    }
+    let v1 = batch.commit().unwrap().versions["default"];
+    remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    let c1 = collection_name("folio", "default", v1);
+    let stop = AtomicBool::new(false);
+    let mut lags = Vec::new();
+    let mut polls = 0usize;
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            Follower::new(&store, &remote).run(Duration::from_millis(100), &stop, |_| {})
+        });
+        for i in 0..40 {
+            let id = format!("doc-{i}");
+            let committed = Instant::now();
+            store.set_acl(&id, ["bob"]).unwrap();
+            loop {
+                polls += 1;
+                let alice = query(
+                    &uri,
+                    &c1,
+                    &format!(
+                        "({}) and doc_id == \"{id}\"",
+                        visible_now_to(&["alice".to_string()])
+                    ),
+                );
+                if alice.is_empty() {
+                    break;
+                }
+                assert!(
+                    committed.elapsed() < Duration::from_secs(60),
+                    "never applied"
+                );
+            }
+            lags.push(committed.elapsed());
+        }
+        stop.store(true, Ordering::Relaxed);
+        running.join().unwrap().unwrap();
+    });
+    lags.sort();
+    let at = |q: f64| lags[((lags.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "staleness, commit to remote visibility, {} revocations, follower every 100 ms: p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms ({:.1} polls each)",
+        lags.len(),
+        at(0.5).as_secs_f64() * 1000.0,
+        at(0.95).as_secs_f64() * 1000.0,
+        lags[lags.len() - 1].as_secs_f64() * 1000.0,
+        polls as f64 / lags.len() as f64
+    );
+}

@@ -697,6 +697,14 @@ impl Outbox<'_> {
         self.store.inner.catalog.outbox(limit)
     }
 
+    /// Waits until every entry committed before this call is acknowledged (a follower
+    /// applied it), up to `timeout`; returns whether they were. The synchronous mode: a
+    /// revocation followed by this call is visible on the remote copy when it returns
+    /// `true`. Reads the outbox every 10 ms; returns `true` at once when nothing is pending.
+    pub fn wait_acknowledged(&self, timeout: std::time::Duration) -> Result<bool, ReadError> {
+        self.store.inner.catalog.wait_acknowledged(timeout)
+    }
+
     /// Removes every entry numbered `through` or lower: its changes were applied. Returns
     /// how many were removed.
     pub fn acknowledge(&self, through: u64) -> Result<u64, IndexError> {

@@ -336,3 +336,41 @@ proptest! {
         }
     }
 }
+
+/// The synchronous mode: waiting returns at once with nothing pending, `false` when no
+/// follower acknowledges in time, and `true` as soon as one acknowledges every entry that
+/// was committed before the wait (entries committed during it are not waited for).
+#[test]
+fn waiting_for_the_followers_acknowledgement() {
+    use std::time::{Duration, Instant};
+    let (_dir, store) = seeded();
+    assert!(store
+        .outbox()
+        .wait_acknowledged(Duration::ZERO)
+        .expect("wait"));
+    store
+        .outbox()
+        .mark_published("default", URI, "folio")
+        .expect("mark");
+    store.set_acl("a", ["ops"]).expect("acl");
+    let started = Instant::now();
+    assert!(!store
+        .outbox()
+        .wait_acknowledged(Duration::from_millis(100))
+        .expect("wait"));
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    let through = store.outbox().pending(usize::MAX).expect("pending")[0].seq;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(150));
+            // A later commit's entry stays pending: only the earlier one is waited for.
+            store.set_acl("b", ["ops"]).expect("acl");
+            store.outbox().acknowledge(through).expect("ack");
+        });
+        assert!(store
+            .outbox()
+            .wait_acknowledged(Duration::from_secs(30))
+            .expect("wait"));
+    });
+    assert_eq!(pending(&store), vec![audience("default", "b")]);
+}

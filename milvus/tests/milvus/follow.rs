@@ -19,6 +19,15 @@ use folio_milvus::schema::{collection_name, visible_now_to};
 use folio_milvus::{DrainReport, Error, Follower, Remote};
 use milvus::v2::prelude::*;
 
+/// Sets its flag when dropped: a follower thread in a scope ends when the test panics.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A row as a follower leaves it: (child, public now, principals now, sorted).
 type Row = (i64, bool, Vec<String>);
 
@@ -433,6 +442,8 @@ fn milvus_killed_with_changes_pending_converges_once_it_is_back() {
     let stop = AtomicBool::new(false);
     let retried = AtomicUsize::new(0);
     std::thread::scope(|scope| {
+        // Dropped as a failing assertion unwinds, before the scope waits for the follower.
+        let _stop = StopOnDrop(&stop);
         let running = scope.spawn(|| {
             Follower::new(&store, &remote).run(Duration::from_millis(100), &stop, |drained| {
                 if drained.is_err() {
@@ -464,6 +475,43 @@ fn milvus_killed_with_changes_pending_converges_once_it_is_back() {
         .is_superset(&BTreeSet::from(["doc-1".to_string(), "doc-3".to_string()])));
 }
 
+/// The synchronous mode: a revocation followed by `Outbox::wait_acknowledged` is already
+/// applied in Milvus when the wait returns, with no polling of Milvus.
+#[test]
+fn a_revocation_waited_for_is_in_milvus_when_the_wait_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::LiteServer::start();
+    let uri = server.uri();
+    let remote = Remote::connect(&uri).unwrap();
+    let (store, v1) = published(&dir.path().join("kb.folio"), &remote);
+    let c1 = collection_name("folio", "default", v1);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // Dropped as a failing assertion unwinds, before the scope waits for the follower.
+        let _stop = StopOnDrop(&stop);
+        let running = scope
+            .spawn(|| Follower::new(&store, &remote).run(Duration::from_millis(50), &stop, |_| {}));
+        for (acl, principal) in [
+            (&["alice"][..], "alice"),
+            (&["carol"], "carol"),
+            (&["bob", "carol"], "bob"),
+        ] {
+            let id = with_acl(&store, acl);
+            assert!(seen_by(&uri, &c1, principal).contains(&id));
+            store.set_acl(&id, ["zoe"]).unwrap();
+            assert!(store
+                .outbox()
+                .wait_acknowledged(Duration::from_secs(60))
+                .unwrap());
+            assert!(!seen_by(&uri, &c1, principal).contains(&id), "{id}");
+            assert!(seen_by(&uri, &c1, "zoe").contains(&id), "{id}");
+        }
+        stop.store(true, Ordering::Relaxed);
+        running.join().unwrap().unwrap();
+    });
+    assert_eq!(rows(&uri, &c1), expected(&store, "default", v1));
+}
+
 /// Staleness, commit to remote visibility: a follower runs (`Follower::run`, every 100 ms),
 /// 40 revocations are committed one at a time, and after each a direct Milvus query of the
 /// revoked principal's expression is repeated until the document is gone. Prints p50 and
@@ -493,6 +541,8 @@ fn measure_staleness() {
     let mut lags = Vec::new();
     let mut polls = 0usize;
     std::thread::scope(|scope| {
+        // Dropped as a failing assertion unwinds, before the scope waits for the follower.
+        let _stop = StopOnDrop(&stop);
         let running = scope.spawn(|| {
             Follower::new(&store, &remote).run(Duration::from_millis(100), &stop, |_| {})
         });

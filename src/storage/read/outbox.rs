@@ -1,6 +1,8 @@
 //! Reading the outbox: which indexes are published, and the changes to them a follower
 //! has not acknowledged (see `storage-format.md`, "Outbox").
 
+use std::time::{Duration, Instant};
+
 use crate::storage::error::ReadError;
 use crate::storage::file::outbox::{decode_entry, decode_published, ChangeRecord};
 use crate::storage::file::sealed::ReadSealed;
@@ -109,4 +111,24 @@ impl Catalog {
         }
         Ok(out)
     }
+
+    pub(crate) fn wait_acknowledged(&self, timeout: Duration) -> Result<bool, ReadError> {
+        // Every entry committed before this call is numbered at most `last`.
+        let Some(last) = self.outbox(usize::MAX)?.last().map(|e| e.seq) else {
+            return Ok(true);
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.outbox(1)?.first().is_none_or(|e| e.seq > last) {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
+    }
 }
+
+/// How often [`Catalog::wait_acknowledged`] reads the outbox again.
+const WAIT_POLL: Duration = Duration::from_millis(10);

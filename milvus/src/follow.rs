@@ -51,6 +51,12 @@ pub struct DrainReport {
     /// Aliases whose version no complete collection serves: left where they were (publish
     /// the version, then `folio milvus sync`).
     pub aliases_unpublished: Vec<String>,
+    /// Collections dropped: the store collected (`gc`) the version each was published for,
+    /// so none serves anything.
+    pub collections_dropped: Vec<String>,
+    /// Collections of collected versions left in place because a Milvus alias still names
+    /// them (its folio alias's version is not published): drop them by hand once moved.
+    pub collections_aliased: Vec<String>,
     /// A collection still being published: the drain stopped before it, nothing from that
     /// step acknowledged, and the next drain tries again (its rows are written from the
     /// store as it was when that publish read it).
@@ -201,6 +207,7 @@ impl<'a> Follower<'a> {
             .collect();
         let mut documents: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         let mut aliases: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut collected: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
         for entry in entries {
             // An index dropped since, or no longer marked: nothing left to apply.
             let Some(mark) = entry.index.as_ref().and_then(|i| marks.get(i)) else {
@@ -219,6 +226,12 @@ impl<'a> Follower<'a> {
                 }
                 Change::Alias { alias } => {
                     aliases.entry(&mark.index).or_default().insert(alias);
+                }
+                Change::Collected { versions } => {
+                    collected
+                        .entry(&mark.index)
+                        .or_default()
+                        .extend(versions.iter().copied());
                 }
                 _ => {}
             }
@@ -242,7 +255,49 @@ impl<'a> Follower<'a> {
                 }
             }
         }
+        // Last: an alias moved above no longer holds a collection back.
+        for (index, versions) in collected {
+            let prefix = &marks[index].prefix;
+            for version in versions {
+                self.drop_collected(&collection_name(prefix, index, version), report)?;
+            }
+        }
         Ok(None)
+    }
+
+    /// Drops collection `name` of a collected version, unless a Milvus alias still names it.
+    fn drop_collected(&self, name: &str, report: &mut DrainReport) -> Result<(), Error> {
+        if !self.remote.has_collection(name)? {
+            return Ok(());
+        }
+        let client = &self.remote.client;
+        let aliased = self.remote.run_on(name, async {
+            Ok(!client
+                .list_aliases(
+                    ListAliasesRequest::builder()
+                        .collection_name(name)
+                        .build()?,
+                )
+                .await?
+                .aliases()
+                .is_empty())
+        })?;
+        if aliased {
+            report.collections_aliased.push(name.to_string());
+            return Ok(());
+        }
+        self.remote.run_on(name, async {
+            client
+                .drop_collection(
+                    DropCollectionRequest::builder()
+                        .collection_name(name)
+                        .build()?,
+                )
+                .await?;
+            Ok(())
+        })?;
+        report.collections_dropped.push(name.to_string());
+        Ok(())
     }
 
     /// The collections of `index` under `prefix` of a version the store keeps, with the

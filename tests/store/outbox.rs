@@ -374,3 +374,31 @@ fn waiting_for_the_followers_acknowledgement() {
     });
     assert_eq!(pending(&store), vec![audience("default", "b")]);
 }
+
+/// `gc` records the versions it collected of a published index (their copies serve
+/// nothing now), and nothing for an unpublished one.
+#[test]
+fn collected_versions_of_a_published_index_are_recorded() {
+    let (_dir, store) = seeded();
+    store
+        .outbox()
+        .mark_published("default", URI, "folio")
+        .expect("mark");
+    store.upsert(doc("d", "Delta.")).expect("v2");
+    store.upsert(doc("e", "Epsilon.")).expect("v3");
+    store.indexes().compact("other").ok();
+    let report = store.gc(1).expect("gc");
+    assert!(report.versions > 0);
+    let retained = &report.retained["default"];
+    let collected: Vec<u64> = (0..3).filter(|v| !retained.contains(v)).collect();
+    assert_eq!(
+        pending(&store),
+        vec![(
+            Some("default".to_string()),
+            Change::Collected {
+                versions: collected
+            }
+        )],
+        "nothing for `other`, whose versions were collected too"
+    );
+}

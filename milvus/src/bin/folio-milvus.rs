@@ -189,6 +189,18 @@ fn describe_drain(report: &DrainReport) -> String {
     if let Some(lag) = report.lag_ms {
         line.push_str(&format!(" (oldest {:.1}s ago)", lag as f64 / 1000.0));
     }
+    if !report.collections_dropped.is_empty() {
+        line.push_str(&format!(
+            "; dropped the collections of collected versions: {}",
+            report.collections_dropped.join(", ")
+        ));
+    }
+    if !report.collections_aliased.is_empty() {
+        line.push_str(&format!(
+            "; kept, a Milvus alias still names them: {}",
+            report.collections_aliased.join(", ")
+        ));
+    }
     if let Some(collection) = &report.waiting_for {
         line.push_str(&format!(
             "; waiting for the publish of `{collection}` to finish"

@@ -475,6 +475,32 @@ fn milvus_killed_with_changes_pending_converges_once_it_is_back() {
         .is_superset(&BTreeSet::from(["doc-1".to_string(), "doc-3".to_string()])));
 }
 
+/// `gc` collects a published version: the follower drops its collection, and keeps the one
+/// of the version still retained.
+#[test]
+fn the_collection_of_a_collected_version_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::LiteServer::start();
+    let uri = server.uri();
+    let remote = Remote::connect(&uri).unwrap();
+    let (store, v1) = published(&dir.path().join("kb.folio"), &remote);
+    let v2 = store.upsert(document(&mut Rng(7), 50)).unwrap().versions["default"];
+    remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    let (c1, c2) = (
+        collection_name("folio", "default", v1),
+        collection_name("folio", "default", v2),
+    );
+    store.gc(1).unwrap();
+    assert_eq!(kinds(&store), ["collected"]);
+    let report = Follower::new(&store, &remote).drain_once().unwrap();
+    assert_eq!(report.collections_dropped, std::slice::from_ref(&c1), "{report:?}");
+    assert!(!remote.has_collection(&c1).unwrap());
+    assert!(remote.has_collection(&c2).unwrap());
+    assert_eq!(rows(&uri, &c2), expected(&store, "default", v2));
+}
+
 /// The synchronous mode: a revocation followed by `Outbox::wait_acknowledged` is already
 /// applied in Milvus when the wait returns, with no polling of Milvus.
 #[test]

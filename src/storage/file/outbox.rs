@@ -31,6 +31,8 @@ pub(crate) enum ChangeRecord {
     Deleted(String),
     /// 2: an alias was set, rolled back or removed.
     Alias(String),
+    /// 3: `gc` collected these versions of the index.
+    Collected(Vec<u64>),
 }
 
 /// `outbox` value.

@@ -45,15 +45,21 @@ pub enum Change {
         /// The alias.
         alias: String,
     },
+    /// `gc` collected versions of the index: a copy of them elsewhere serves nothing now.
+    Collected {
+        /// The versions collected.
+        versions: Vec<u64>,
+    },
 }
 
 impl Change {
-    /// `audience`, `deleted` or `alias`: what `folio milvus status` counts by.
+    /// `audience`, `deleted`, `alias` or `collected`: what `folio milvus status` counts by.
     pub fn kind(&self) -> &'static str {
         match self {
             Change::Audience { .. } => "audience",
             Change::Deleted { .. } => "deleted",
             Change::Alias { .. } => "alias",
+            Change::Collected { .. } => "collected",
         }
     }
 }
@@ -106,6 +112,7 @@ impl Catalog {
                     ChangeRecord::Audience(doc_id) => Change::Audience { doc_id },
                     ChangeRecord::Deleted(doc_id) => Change::Deleted { doc_id },
                     ChangeRecord::Alias(alias) => Change::Alias { alias },
+                    ChangeRecord::Collected(versions) => Change::Collected { versions },
                 },
             });
         }

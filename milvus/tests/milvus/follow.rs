@@ -495,7 +495,11 @@ fn the_collection_of_a_collected_version_is_dropped() {
     store.gc(1).unwrap();
     assert_eq!(kinds(&store), ["collected"]);
     let report = Follower::new(&store, &remote).drain_once().unwrap();
-    assert_eq!(report.collections_dropped, std::slice::from_ref(&c1), "{report:?}");
+    assert_eq!(
+        report.collections_dropped,
+        std::slice::from_ref(&c1),
+        "{report:?}"
+    );
     assert!(!remote.has_collection(&c1).unwrap());
     assert!(remote.has_collection(&c2).unwrap());
     assert_eq!(rows(&uri, &c2), expected(&store, "default", v2));

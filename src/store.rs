@@ -32,6 +32,7 @@ pub use crate::storage::options::{
 pub use crate::storage::read::check::{IntegrityReport, RedbCheck};
 pub use crate::storage::read::docs::{chunk_id, parent_id, ChunkInfo};
 pub use crate::storage::read::export::{Audience, Export, ExportedChild};
+pub use crate::storage::read::outbox::{Change, OutboxEntry, Published};
 pub use crate::storage::read::snapshot::{
     ChunkRanges, DocView, Snapshot, StoredChild, StoredParent, VersionVectors,
 };
@@ -660,6 +661,54 @@ impl Store {
     /// The request log: record, annotate, read, select, report, trim.
     pub fn log(&self) -> Log<'_> {
         Log { store: self }
+    }
+
+    /// The outbox of changes to published indexes: mark an index published, read what a
+    /// follower has not applied yet, acknowledge what it applied.
+    pub fn outbox(&self) -> Outbox<'_> {
+        Outbox { store: self }
+    }
+}
+
+/// The outbox of a store ([`Store::outbox`]; `storage-format.md`, "Outbox"): once an
+/// index is marked published, every commit that changes a document's audience, deletes a
+/// document or moves an alias of it appends an entry in the same transaction, until a
+/// follower acknowledges it.
+#[derive(Clone, Copy)]
+pub struct Outbox<'s> {
+    store: &'s Store,
+}
+
+impl Outbox<'_> {
+    /// Marks `index` as published to `uri` under collection prefix `prefix`, replacing an
+    /// earlier mark. Mark before reading what to publish: a change committed after the
+    /// mark is recorded, one before it is in what the publish reads.
+    pub fn mark_published(&self, index: &str, uri: &str, prefix: &str) -> Result<(), IndexError> {
+        self.store.writer().mark_published(index, uri, prefix)
+    }
+
+    /// The published indexes, by index name.
+    pub fn published(&self) -> Result<Vec<Published>, ReadError> {
+        self.store.inner.catalog.published()
+    }
+
+    /// The oldest `limit` entries not yet acknowledged, in commit order.
+    pub fn pending(&self, limit: usize) -> Result<Vec<OutboxEntry>, ReadError> {
+        self.store.inner.catalog.outbox(limit)
+    }
+
+    /// Waits until every entry committed before this call is acknowledged (a follower
+    /// applied it), up to `timeout`; returns whether they were. The synchronous mode: a
+    /// revocation followed by this call is visible on the remote copy when it returns
+    /// `true`. Reads the outbox every 10 ms; returns `true` at once when nothing is pending.
+    pub fn wait_acknowledged(&self, timeout: std::time::Duration) -> Result<bool, ReadError> {
+        self.store.inner.catalog.wait_acknowledged(timeout)
+    }
+
+    /// Removes every entry numbered `through` or lower: its changes were applied. Returns
+    /// how many were removed.
+    pub fn acknowledge(&self, through: u64) -> Result<u64, IndexError> {
+        self.store.writer().acknowledge(through)
     }
 }
 

@@ -53,6 +53,22 @@ fn parse_wait(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{s}`: expected a number of seconds, 0 or more"))
 }
 
+/// `--wait-followers`: the synchronous mode. Fails, the change committed, when no follower
+/// applied it in time.
+fn wait_for_followers(store: &Store, limit: Option<Duration>) -> Result<(), String> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    if store.outbox().wait_acknowledged(limit).map_err(err)? {
+        Ok(())
+    } else {
+        Err(format!(
+            "committed, but no follower applied the change within {:.1}s: is `folio milvus follow` running?",
+            limit.as_secs_f64()
+        ))
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Build a store from the sample corpus and run a few searches as different principals.
@@ -233,6 +249,10 @@ enum Command {
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
+        /// After the commit, wait up to SECONDS until `folio milvus follow` applied it (the
+        /// store's outbox acknowledged); fail if it did not.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_wait)]
+        wait_followers: Option<Duration>,
     },
     /// Change who may see a document (no re-chunking): `folio acl STORE DOC P,Q`, or
     /// `--public` for everyone.
@@ -250,6 +270,10 @@ enum Command {
         /// Print what was done as JSON.
         #[arg(long)]
         json: bool,
+        /// After the commit, wait up to SECONDS until `folio milvus follow` applied it (the
+        /// store's outbox acknowledged); fail if it did not.
+        #[arg(long, value_name = "SECONDS", value_parser = parse_wait)]
+        wait_followers: Option<Duration>,
     },
     /// Measure chunking strategies on questions with gold evidence spans.
     Eval(eval::EvalArgs),
@@ -617,6 +641,7 @@ fn run(command: Command) -> CliResult {
             store,
             doc_ids,
             json,
+            wait_followers,
         } => {
             let store = open_store(&store, Store::builder())?;
             let mut batch = store.batch();
@@ -624,6 +649,7 @@ fn run(command: Command) -> CliResult {
                 batch.delete(id);
             }
             let receipt = batch.commit().map_err(err)?;
+            wait_for_followers(&store, wait_followers)?;
             let done = Changed {
                 doc_ids,
                 principals: None,
@@ -645,6 +671,7 @@ fn run(command: Command) -> CliResult {
             principals,
             public,
             json,
+            wait_followers,
         } => {
             // `--public` and a list are exclusive (clap); an empty list is never public.
             if !public && principals.iter().all(|p| p.trim().is_empty()) {
@@ -657,6 +684,7 @@ fn run(command: Command) -> CliResult {
             store
                 .set_acl(&doc_id, principals.iter().cloned())
                 .map_err(err)?;
+            wait_for_followers(&store, wait_followers)?;
             let done = Changed {
                 doc_ids: vec![doc_id],
                 principals: Some(principals),

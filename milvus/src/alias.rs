@@ -162,7 +162,7 @@ impl Remote {
     }
 
     /// Points the Milvus alias of `alias` at `collection`.
-    fn point(
+    pub(crate) fn point(
         &self,
         store: &Store,
         prefix: &str,
@@ -236,7 +236,7 @@ impl Remote {
     }
 
     /// Milvus alias → collection, over the published collections of `prefix`.
-    fn milvus_aliases(
+    pub(crate) fn milvus_aliases(
         &self,
         store: &Store,
         prefix: &str,

@@ -101,6 +101,17 @@ pub enum Error {
     /// The async runtime the client runs on could not start.
     #[error("could not start the client's runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// A follower's server is not the one the index was last published to (each index is
+    /// followed on one server: the one its latest publish named).
+    #[error("index `{index}` was last published to {published_to}, not {following}: follow it with `folio milvus follow STORE --milvus {published_to}`, or publish it to {following}")]
+    PublishedElsewhere {
+        /// The index.
+        index: String,
+        /// The server its latest publish named.
+        published_to: String,
+        /// The server the follower applies changes to.
+        following: String,
+    },
     /// A collection holds what folio did not publish, or lacks what it did.
     #[error("collection `{collection}`: {problem}")]
     Collection {

@@ -11,6 +11,7 @@ mod catalog;
 mod documents;
 mod error;
 pub mod expr;
+mod follow;
 mod node;
 mod publish;
 pub mod pushdown;
@@ -24,6 +25,10 @@ pub use alias::{AliasOutcome, AliasReport};
 pub use catalog::catalog_name;
 pub use documents::documents_name;
 pub use error::Error;
+pub use follow::{
+    follow_status, DrainReport, FollowStatus, Follower, DEFAULT_DRAIN_BATCH, DEFAULT_INTERVAL,
+    MAX_BACKOFF,
+};
 pub use node::{NodeCalls, Searcher};
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,

@@ -108,7 +108,7 @@ impl Remote {
         options: &PublishOptions,
         progress: &dyn Progress,
     ) -> Result<PublishReport, Error> {
-        let export = store.export(target)?;
+        let export = self.mark(store, target, &options.prefix)?;
         let segments = store.versions(export.index()).segments(export.version())?;
         let segments = segments_property(&segments);
         let name = collection_name(&options.prefix, export.index(), export.version());
@@ -170,6 +170,23 @@ impl Remote {
         }
         self.set(&name, COMPLETE, "true")?;
         Ok(report)
+    }
+
+    /// Reads `target`'s version for publishing; first, on a store open for writing, marks
+    /// its index published here (`Store::outbox`), so that every later change to it is in
+    /// the outbox, and every earlier one in what is read after the mark. A read-only store
+    /// is published without the mark: nothing records its changes for a follower.
+    fn mark<'s>(&self, store: &'s Store, target: &str, prefix: &str) -> Result<Export<'s>, Error> {
+        let export = store.export(target)?;
+        if store.is_read_only() {
+            return Ok(export);
+        }
+        let pinned = format!("{}@{}", export.index(), export.version());
+        store
+            .outbox()
+            .mark_published(export.index(), self.uri(), prefix)?;
+        drop(export);
+        Ok(store.export(&pinned)?)
     }
 
     /// Creates the collection (fields, vector index, what it holds) unless it exists, and

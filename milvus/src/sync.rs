@@ -126,7 +126,7 @@ impl Remote {
 }
 
 /// Whether two audiences admit the same callers (principal order aside).
-fn same(a: &Audience, b: &Audience) -> bool {
+pub(crate) fn same(a: &Audience, b: &Audience) -> bool {
     let mut x = a.principals.clone();
     let mut y = b.principals.clone();
     x.sort_unstable();

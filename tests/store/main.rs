@@ -14,6 +14,7 @@ mod html_hits;
 mod hybrid;
 mod index_props;
 mod live_acl_props;
+mod outbox;
 mod query_stages;
 mod rerank;
 mod search_results;

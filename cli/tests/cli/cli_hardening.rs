@@ -127,6 +127,59 @@ fn acl_without_principals_is_refused_and_public_takes_a_flag() {
     assert_eq!(hits(&[]), 1);
 }
 
+/// `--wait-followers`: nothing published, it returns at once; an index published and no
+/// follower running, it fails once the time is up, the change committed; once the entry is
+/// acknowledged, it succeeds.
+#[test]
+fn acl_and_delete_wait_for_the_followers_when_asked() {
+    let (_dir, store, docs) = fixture(
+        "{\"doc_id\": \"a\", \"text\": \"Alpha notes.\", \"acl\": [\"hr\"]}\n{\"doc_id\": \"b\", \"text\": \"Beta notes.\"}\n",
+    );
+    let s = store.as_str();
+    ok(&["ingest", s, utf8(&docs)]);
+    ok(&["acl", s, "a", "ops", "--wait-followers", "5"]);
+    {
+        let opened = folio::Store::open(&store).expect("open");
+        opened
+            .outbox()
+            .mark_published("default", "http://127.0.0.1:19530", "folio")
+            .expect("mark");
+    }
+    let out = folio(&["acl", s, "a", "eng", "--wait-followers", "0.2"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no follower applied the change within 0.2s"),
+        "{}",
+        stderr(&out)
+    );
+    let opened = folio::Store::open(&store).expect("open");
+    assert_eq!(
+        opened.document("a").expect("read").expect("kept").acl,
+        ["eng"],
+        "committed"
+    );
+    let pending = opened.outbox().pending(usize::MAX).expect("pending");
+    assert_eq!(pending.len(), 1);
+    opened.outbox().acknowledge(pending[0].seq).expect("ack");
+    drop(opened);
+    // The delete's entry is acknowledged by another process while the command waits.
+    let path = store.clone();
+    let acknowledger = std::thread::spawn(move || {
+        let opened = folio::Store::open(&path).expect("open");
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(30) {
+            if let Some(entry) = opened.outbox().pending(1).expect("pending").first() {
+                opened.outbox().acknowledge(entry.seq).expect("ack");
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    });
+    ok(&["delete", s, "b", "--wait-followers", "30"]);
+    assert!(acknowledger.join().expect("thread"));
+}
+
 #[test]
 fn file_ids_are_stable_however_the_path_is_spelled() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -4,13 +4,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use folio::embed::EmbedderSpec;
 use folio::filter::Filter;
 use folio::query::Expand;
 use folio::{SearchRequest, Store};
-use folio_milvus::{Remote, Searcher, DEFAULT_BATCH, DEFAULT_PREFIX};
+use folio_milvus::{
+    follow_status, DrainReport, Follower, Remote, Searcher, DEFAULT_BATCH, DEFAULT_PREFIX,
+};
 
 /// Search published versions through folio; follow folio's aliases, ACL changes and deletes
 /// in Milvus.
@@ -103,7 +107,165 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_BATCH)]
         batch: usize,
     },
+    /// Apply the store's outbox to Milvus as commits add to it (ACL changes, deletes, alias
+    /// moves of published indexes), acknowledging each change once Milvus has applied it.
+    /// Runs until killed; keeps the store open for writing without locking it while idle.
+    Follow {
+        /// The store file.
+        store: PathBuf,
+        /// Drain what is pending once, then exit.
+        #[arg(long)]
+        once: bool,
+        /// Time between two drains: `500ms`, `2s`, `1m`, or seconds.
+        #[arg(long, value_name = "D", default_value = "1s", value_parser = parse_duration)]
+        interval: Duration,
+        /// Print each drain's report as a line of JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The published indexes, the outbox's pending entries by kind, and the lag (the age of
+    /// the oldest). Reads the store only: no server needed.
+    Status {
+        /// The store file.
+        store: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
+
+/// `500ms`, `2s`, `1m` or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (500ms, 2s, 1m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("`{text}`: the unit is ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("`{text}`: {e}"))
+}
+
+/// `folio milvus status`.
+fn status(path: &PathBuf, json: bool) -> Result<(), String> {
+    let store = open(path, false, false)?;
+    let status = follow_status(&store).map_err(|e| e.to_string())?;
+    if json {
+        let text = serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?;
+        println!("{text}");
+        return Ok(());
+    }
+    if status.published.is_empty() {
+        println!("no index is published");
+    }
+    for mark in &status.published {
+        println!(
+            "published: {} to {} (collections {}_{}_v*)",
+            mark.index, mark.uri, mark.prefix, mark.index
+        );
+    }
+    let kinds: Vec<String> = status
+        .by_kind
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    match status.lag_ms {
+        Some(lag) => println!(
+            "pending: {} ({}); oldest committed {:.1}s ago",
+            status.pending,
+            kinds.join(", "),
+            lag as f64 / 1000.0
+        ),
+        None => println!("pending: 0"),
+    }
+    Ok(())
+}
+
+/// One line about a drain: what it applied, and what is left.
+fn describe_drain(report: &DrainReport) -> String {
+    let mut line = format!(
+        "applied {} entries: {} rows updated, {} deleted, {} aliases moved, {} dropped; {} pending",
+        report.entries,
+        report.rows_updated,
+        report.rows_deleted,
+        report.aliases_moved,
+        report.aliases_dropped,
+        report.pending
+    );
+    if let Some(lag) = report.lag_ms {
+        line.push_str(&format!(" (oldest {:.1}s ago)", lag as f64 / 1000.0));
+    }
+    if !report.collections_dropped.is_empty() {
+        line.push_str(&format!(
+            "; dropped the collections of collected versions: {}",
+            report.collections_dropped.join(", ")
+        ));
+    }
+    if !report.collections_aliased.is_empty() {
+        line.push_str(&format!(
+            "; kept, a Milvus alias still names them: {}",
+            report.collections_aliased.join(", ")
+        ));
+    }
+    if let Some(collection) = &report.waiting_for {
+        line.push_str(&format!(
+            "; waiting for the publish of `{collection}` to finish"
+        ));
+    }
+    if !report.aliases_unpublished.is_empty() {
+        line.push_str(&format!(
+            "; aliases on an unpublished version, left as they were: {} (publish it, then `folio milvus sync`)",
+            report.aliases_unpublished.join(", ")
+        ));
+    }
+    line
+}
+
+fn follow(
+    remote: &Remote,
+    path: &PathBuf,
+    once: bool,
+    interval: Duration,
+    json: bool,
+) -> Result<(), String> {
+    let store = open(path, true, false)?;
+    // A call gives up after this, so a server that went away is retried with back-off.
+    remote.retry_for(FOLLOW_CALL_LIMIT);
+    let follower = Follower::new(&store, remote);
+    let print = |report: &DrainReport| {
+        if json {
+            if let Ok(line) = serde_json::to_string(report) {
+                println!("{line}");
+            }
+        } else {
+            println!("{}", describe_drain(report));
+        }
+    };
+    if once {
+        let report = follower.drain_once().map_err(|e| e.to_string())?;
+        print(&report);
+        return Ok(());
+    }
+    let stop = AtomicBool::new(false);
+    follower
+        .run(interval, &stop, |drained| match drained {
+            // Quiet while nothing happens.
+            Ok(report) if report.entries > 0 || report.waiting_for.is_some() => print(report),
+            Ok(_) => {}
+            Err(e) => eprintln!("retrying: {e}"),
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// How long one Milvus call of a follower may retry before the drain fails and is retried.
+const FOLLOW_CALL_LIMIT: Duration = Duration::from_secs(10);
 
 /// The store, opened for writing only when a command writes (an alias, the request log).
 fn open(path: &PathBuf, write: bool, log: bool) -> Result<Store, String> {
@@ -115,6 +277,9 @@ fn open(path: &PathBuf, write: bool, log: bool) -> Result<Store, String> {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    if let Command::Status { store, json } = &args.command {
+        return status(store, *json);
+    }
     let remote = Remote::connect(&args.milvus).map_err(|e| e.to_string())?;
     let prefix = args.prefix.as_str();
     match args.command {
@@ -269,6 +434,14 @@ fn run(args: Args) -> Result<(), String> {
                 println!("{}", describe(&report));
             }
         }
+        Command::Follow {
+            store,
+            once,
+            interval,
+            json,
+        } => follow(&remote, &store, once, interval, json)?,
+        // Answered above, without a server.
+        Command::Status { .. } => {}
     }
     Ok(())
 }

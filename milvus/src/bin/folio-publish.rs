@@ -50,10 +50,22 @@ impl Progress for Bar {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let store = Store::builder()
-        .read_only(true)
-        .open(&args.store)
-        .map_err(|e| e.to_string())?;
+    // Open for writing: the publish marks the index published, so that from then on its
+    // changes are recorded for `folio milvus follow`. A store this user may only read is
+    // published all the same, unmarked.
+    let store = match Store::builder().open(&args.store) {
+        Ok(store) => store,
+        Err(writing) => {
+            let store = Store::builder()
+                .read_only(true)
+                .open(&args.store)
+                .map_err(|_| writing.to_string())?;
+            eprintln!(
+                "note: the store cannot be written here ({writing}): published without the mark, so `folio milvus follow` will not apply its changes (use `folio milvus sync`)"
+            );
+            store
+        }
+    };
     let remote = Remote::connect(&args.milvus).map_err(|e| e.to_string())?;
     let mut options = PublishOptions {
         prefix: args.prefix,

@@ -5,6 +5,7 @@
 
 mod common;
 mod failures;
+mod follow;
 mod milvus_api;
 mod node;
 mod publish;

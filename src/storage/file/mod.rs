@@ -8,6 +8,7 @@ pub(crate) mod backup;
 pub(crate) mod current;
 pub(crate) mod format;
 pub(crate) mod open;
+pub(crate) mod outbox;
 pub(crate) mod postings;
 pub(crate) mod records;
 pub(crate) mod recover;

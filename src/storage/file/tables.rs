@@ -9,7 +9,7 @@ use crate::storage::file::sealed::{Sealed, WriteSealed};
 
 /// The version of the file layout this build reads and writes. Independent of the crate
 /// version; bumped whenever a table, key or value changes meaning.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The oldest layout this build opens; older supported files are upgraded in place on open
 /// (see `storage-format.md`, "Format versions").
@@ -76,12 +76,27 @@ pub(crate) const SERVING: TableDefinition<u32, Sealed> = TableDefinition::new("s
 /// request id -> [`LoggedRequest`](crate::storage::log::LoggedRequest).
 pub(crate) const REQUEST_LOG: TableDefinition<u64, Sealed> = TableDefinition::new("request_log");
 
+/// index id -> [`PublishedRecord`](crate::storage::file::outbox::PublishedRecord): the
+/// index is published elsewhere, so commits that change it record what in `outbox`
+/// (format 11).
+pub(crate) const PUBLISHED: TableDefinition<u32, Sealed> = TableDefinition::new("published");
+/// sequence number -> [`OutboxRecord`](crate::storage::file::outbox::OutboxRecord): a change
+/// to a published index not yet acknowledged by its follower (format 11).
+pub(crate) const OUTBOX: TableDefinition<u64, Sealed> = TableDefinition::new("outbox");
+
 /// Opens the tables format version 2 added, so readers never meet a missing one.
 pub(crate) fn create_tables(txn: &WriteTransaction) -> Result<(), StorageError> {
     txn.open_table(TAGS)?;
     txn.open_table(ALIASES)?;
     txn.open_table(SERVING)?;
     txn.open_table(REQUEST_LOG)?;
+    create_outbox_tables(txn)
+}
+
+/// Opens the tables format version 11 added.
+pub(crate) fn create_outbox_tables(txn: &WriteTransaction) -> Result<(), StorageError> {
+    txn.open_table(PUBLISHED)?;
+    txn.open_table(OUTBOX)?;
     Ok(())
 }
 

@@ -9,9 +9,9 @@
 //! after every value (`sealed.rs`), added first; format 10 each index's lexical language
 //! (`IndexRecord::lexical`: `Auto` for every older index), each segment's lexical
 //! postings (`postings.rs`), built from the stored texts, and each logged request's mode
-//! (dense) and reranker (none). The whole upgrade is one redb write
+//! (dense) and reranker (none); format 11 the empty outbox tables (`outbox.rs`). The whole upgrade is one redb write
 //! transaction: a crash, a full disk or a failed write leaves the file as it was (redb falls
-//! back to the last committed header), and the commit switches it to format 10 at once. See
+//! back to the last committed header), and the commit switches it to format 11 at once. See
 //! `storage-format.md`, "Format versions".
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -32,7 +32,7 @@ use crate::storage::file::records::{
 use crate::storage::file::sealed::{ReadSealed, Sealed, WriteSealed};
 use crate::storage::file::tables::*;
 
-/// Brings a file of format `from` (1 to 9) to [`FORMAT_VERSION`] inside `txn`; the caller
+/// Brings a file of format `from` (1 to 10) to [`FORMAT_VERSION`] inside `txn`; the caller
 /// commits. First every value of a file older than 9 is sealed with its checksum
 /// ([`seal_tables`]). Formats 1 and
 /// 2 then become format 3: every table whose values are bincode
@@ -46,7 +46,8 @@ use crate::storage::file::tables::*;
 /// (format 5: the old string values stay strings), formats 1 to 3 what format 4 keeps
 /// ([`derive_current`]), logged requests the fields formats 6 and 10 added ([`upgrade_log`]),
 /// and every segment its
-/// lexical postings ([`build_postings`]).
+/// lexical postings ([`build_postings`]); then every file gets the empty outbox tables
+/// (format 11).
 pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     if from < 9 {
         seal_tables(txn)?;
@@ -66,6 +67,19 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         reencode::<&str, AliasRecord>(txn, ALIASES, "alias record")?;
         reencode::<u64, LoggedRequestV5>(txn, REQUEST_LOG, "logged request")?;
     }
+    if from < 10 {
+        upgrade_to_10(txn, from)?;
+    }
+    // Format 11: no index is published yet, so both tables start empty.
+    crate::storage::file::tables::create_outbox_tables(txn)?;
+    txn.open_table(META)?
+        .put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+    Ok(())
+}
+
+/// Formats 1 to 9 to 10 (after the steps of formats 1 to 3): index records, typed
+/// metadata, the current ACLs, the logged requests' fields and the lexical postings.
+fn upgrade_to_10(txn: &WriteTransaction, from: u32) -> Result<(), StorageError> {
     // The indexes keep the form their children were embedded in (format 7), their vectors
     // in memory (format 8) and get the `Auto` language (format 10); first, as
     // `derive_current` and `build_postings` read index records.
@@ -90,10 +104,7 @@ pub(crate) fn upgrade(txn: &WriteTransaction, from: u32) -> Result<(), StorageEr
         derive_current(txn)?;
     }
     upgrade_log(txn, from)?;
-    build_postings(txn)?;
-    txn.open_table(META)?
-        .put("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
-    Ok(())
+    build_postings(txn)
 }
 
 /// Format 9 to 10: the lexical postings of every stored segment of every index, built

@@ -254,7 +254,9 @@ fn check_values(txn: &ReadTransaction, report: &mut IntegrityReport) -> Result<(
     check_table(txn, TAGS, report)?;
     check_table(txn, ALIASES, report)?;
     check_table(txn, SERVING, report)?;
-    check_table(txn, REQUEST_LOG, report)
+    check_table(txn, REQUEST_LOG, report)?;
+    check_table(txn, PUBLISHED, report)?;
+    check_table(txn, OUTBOX, report)
 }
 
 fn check_table<K: Key + 'static>(

@@ -9,6 +9,7 @@ pub(crate) mod export;
 pub(crate) mod filters;
 pub(crate) mod follow;
 pub(crate) mod lexical;
+pub(crate) mod outbox;
 pub(crate) mod refs;
 pub(crate) mod snapshot;
 pub(crate) mod state;

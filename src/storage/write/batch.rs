@@ -20,6 +20,7 @@ use crate::progress::{NoProgress, Progress};
 use crate::storage::error::{StorageError, WriteError};
 use crate::storage::file::current::principals_of;
 use crate::storage::file::current::CurrentAcl;
+use crate::storage::file::outbox::{append, published_ids, ChangeRecord};
 use crate::storage::file::records::{
     decode, encode, encode_bitmap, ChildRecord, ChildRun, DocChunks, DocEntry, IndexRecord,
     ParentRecord, RevisionRecord,
@@ -364,7 +365,9 @@ impl<'s> Batch<'s> {
         }
         drop((built, given));
         let txn = turn.txn()?;
-        let (mut receipt, documents) = apply(&txn, &ops, &staged, &mut plans)?;
+        let (mut receipt, documents, changes) = apply(&txn, &ops, &staged, &mut plans)?;
+        // In the commit that makes the changes, so a follower never misses one.
+        append(&txn, changes)?;
         let large = ops.len() >= TRIM_AFTER_OPS;
         // Freed before the segments are written: they pass through redb's cache.
         drop((ops, staged));
@@ -637,14 +640,25 @@ fn is_whole<'a>(slab: &[f32], rows: impl Iterator<Item = &'a Cow<'a, [f32]>>) ->
     at == slab.len()
 }
 
-/// Runs the operations inside `txn` (documents, chunks, ACLs); returns what they did and
-/// the number of documents after them. The new versions are written after it.
+/// What a batch records in the outbox: (index id, change), for published indexes only.
+type Changes = Vec<(u32, ChangeRecord)>;
+
+/// Runs the operations inside `txn` (documents, chunks, ACLs); returns what they did, the
+/// number of documents after them and the outbox entries they make. The new versions are
+/// written after it.
 fn apply(
     txn: &WriteTransaction,
     ops: &[Op],
     staged: &StagedDocs,
     plans: &mut [IndexPlan],
-) -> Result<(CommitReceipt, u64), WriteError> {
+) -> Result<(CommitReceipt, u64, Changes), WriteError> {
+    let published = published_ids(txn)?;
+    let mut changes: Changes = Vec::new();
+    let mut record = |change: fn(String) -> ChangeRecord, doc_id: &str| {
+        for &index in &published {
+            changes.push((index, change(doc_id.to_string())));
+        }
+    };
     let mut receipt = CommitReceipt {
         versions: BTreeMap::new(),
         upserted: 0,
@@ -719,6 +733,13 @@ fn apply(
                     receipt.children += run.count as usize;
                     entry.add_run(plan.record.id, run);
                 }
+                // Rows of its older children, published, now answer to the new ACL.
+                if old
+                    .as_ref()
+                    .is_some_and(|o| principals_of(&o.acl) != principals_of(&doc.acl))
+                {
+                    record(ChangeRecord::Audience, &doc.doc_id);
+                }
                 entry.acl = doc.acl;
                 pending.insert(Cow::Owned(doc.doc_id), Some(encode(&entry)));
                 receipt.upserted += 1;
@@ -736,6 +757,7 @@ fn apply(
                     let id = plan.record.id;
                     plan.current.revoke(txn, &old.children_in(id), &old.acl)?;
                 }
+                record(ChangeRecord::Deleted, doc_id);
                 receipt.deleted += 1;
             }
             Op::SetAcl(doc_id, acl) => {
@@ -752,6 +774,7 @@ fn apply(
                 }
                 entry.acl = acl.clone();
                 pending.insert(Cow::Borrowed(doc_id), Some(encode(&entry)));
+                record(ChangeRecord::Audience, doc_id);
                 receipt.acl_changed += 1;
             }
         }
@@ -767,7 +790,7 @@ fn apply(
         }
     }
     meta.put("next_rev", next_rev.to_le_bytes().as_slice())?;
-    Ok((receipt, docs.len()?))
+    Ok((receipt, docs.len()?, changes))
 }
 
 fn describe(receipt: &CommitReceipt) -> String {

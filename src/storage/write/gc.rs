@@ -15,6 +15,7 @@ use roaring::RoaringBitmap;
 use crate::limits::InvalidParameter;
 use crate::storage::error::{IndexError, StorageError};
 use crate::storage::file::current;
+use crate::storage::file::outbox::{append, published_ids, ChangeRecord};
 use crate::storage::file::records::{
     decode, decode_bitmap, ChildRecord, DocChunks, DocEntry, Retention, VersionRecord,
 };
@@ -193,6 +194,17 @@ impl Writer<'_> {
             }
             report.revisions = unused.len() as u64;
         }
+        // A published index's collected versions: their collections serve nothing now.
+        let published = published_ids(&txn)?;
+        append(
+            &txn,
+            indexes
+                .values()
+                .zip(&garbage)
+                .filter(|(state, g)| published.contains(&state.id()) && !g.versions.is_empty())
+                .map(|(state, g)| (state.id(), ChangeRecord::Collected(g.versions.clone())))
+                .collect(),
+        )?;
         let kept: HashMap<u32, &RoaringBitmap> = indexes
             .values()
             .zip(&garbage)

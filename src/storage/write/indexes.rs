@@ -317,6 +317,8 @@ impl Writer<'_> {
         txn.open_table(TAGS)?
             .retain_in((id, "")..(id.saturating_add(1), ""), |_, _| false)?;
         txn.open_table(SERVING)?.remove(id)?;
+        // Its pending entries stay for the follower, which finds nothing left to apply.
+        txn.open_table(PUBLISHED)?.remove(id)?;
         self.commit_deleting(txn, |indexes| {
             indexes.remove(name);
         })?;

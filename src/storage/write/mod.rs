@@ -7,6 +7,7 @@ pub(crate) mod commit;
 pub(crate) mod compact;
 pub(crate) mod gc;
 pub(crate) mod indexes;
+pub(crate) mod outbox;
 pub(crate) mod plan;
 pub(crate) mod refs;
 pub(crate) mod root;

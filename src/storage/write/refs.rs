@@ -13,6 +13,7 @@ use crate::storage::file::sealed::{ReadSealed, WriteSealed};
 use crate::storage::file::tables::{ALIASES, INDEXES, SERVING, TAGS, VERSIONS};
 use crate::storage::read::state::IndexState;
 use crate::storage::read::targets::{name_in, Rollback, Route};
+use crate::storage::write::outbox::record_alias;
 use crate::storage::write::writer::Writer;
 
 /// The longest index, alias or tag name.
@@ -40,6 +41,16 @@ pub(crate) fn validate_name(name: &str, kind: NameKind) -> Result<(), IndexError
         kind,
         rule,
     })
+}
+
+fn read_alias_record(
+    txn: &WriteTransaction,
+    alias: &str,
+) -> Result<Option<AliasRecord>, StorageError> {
+    txn.open_table(ALIASES)?
+        .read(alias)?
+        .map(|v| decode::<AliasRecord>(v.value(), "alias record"))
+        .transpose()
 }
 
 fn version_exists(txn: &WriteTransaction, index: u32, version: u64) -> Result<bool, StorageError> {
@@ -158,8 +169,10 @@ impl Writer<'_> {
             stored.push(entry);
         }
         let record = AliasRecord { routes: stored };
+        let before = read_alias_record(&txn, alias)?;
         txn.open_table(ALIASES)?
             .put(alias, encode(&record).as_slice())?;
+        record_alias(&txn, alias, before.as_ref(), Some(&record))?;
         txn.commit()?;
         Ok(())
     }
@@ -167,11 +180,15 @@ impl Writer<'_> {
     pub(crate) fn remove_alias(&self, alias: &str) -> Result<(), IndexError> {
         let mut turn = self.lock_writer()?;
         let txn = turn.txn()?;
-        if txn.open_table(ALIASES)?.remove(alias)?.is_none() {
-            return Err(IndexError::UnknownAlias {
+        let before = txn
+            .open_table(ALIASES)?
+            .take(alias)?
+            .map(|bytes| decode::<AliasRecord>(&bytes, "alias record"))
+            .transpose()?
+            .ok_or_else(|| IndexError::UnknownAlias {
                 name: alias.to_string(),
-            });
-        }
+            })?;
+        record_alias(&txn, alias, Some(&before), None)?;
         txn.commit()?;
         Ok(())
     }
@@ -221,7 +238,7 @@ impl Writer<'_> {
                     version,
                 });
             }
-            let record = AliasRecord {
+            let rolled = AliasRecord {
                 routes: vec![AliasRoute {
                     index,
                     version,
@@ -229,7 +246,8 @@ impl Writer<'_> {
                 }],
             };
             txn.open_table(ALIASES)?
-                .put(target, encode(&record).as_slice())?;
+                .put(target, encode(&rolled).as_slice())?;
+            record_alias(&txn, target, Some(&record), Some(&rolled))?;
             Rollback {
                 target: target.to_string(),
                 index: name,

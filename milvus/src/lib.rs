@@ -24,7 +24,7 @@ pub use alias::{AliasOutcome, AliasReport};
 pub use catalog::catalog_name;
 pub use documents::documents_name;
 pub use error::Error;
-pub use node::{NodeCalls, Searcher};
+pub use node::{NodeCalls, Searcher, DEFAULT_DOCUMENTS_CACHE};
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };

@@ -13,6 +13,7 @@ use crate::remote::{flat, Rng};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use folio::embed::{HashConfig, HashEmbedder};
 use folio::filter::{parse_date, MetadataValue};
@@ -274,16 +275,7 @@ fn a_node_answers_as_the_store_without_its_file() {
     let expands = [Expand::Parent, Expand::Section, Expand::Window(1)];
     let compared = compare_all(&store, &node, &expands);
     assert_eq!(compared, 4 * (3 * 3 + 3 * 3));
-    // The Milvus calls of one search: the catalog (`has_collection` and a query), the count
-    // of visible rows, one vector search, and one query for the documents not fetched yet.
-    let (_, calls) = node
-        .search_counted(&request(QUERIES[1], &["bob"], None, Expand::Section))
-        .unwrap();
-    assert_eq!(
-        (calls.has_collection, calls.queries, calls.searches),
-        (1, 3, 1),
-        "{calls:?}"
-    );
+    calls_per_search(&server.uri(), &store);
 
     let hnsw_node = Searcher::connect(&server.uri(), "default")
         .unwrap()
@@ -323,10 +315,44 @@ fn a_node_answers_as_the_store_without_its_file() {
 
     // Aliases: one moved with `folio milvus alias`, one splitting traffic between the two
     // versions (set in the store, published by the next sync): the node routes each key to
-    // the version the store routes it to.
+    // the version the store routes it to. Searchers kept open follow the move as their
+    // catalog age allows, and what it costs in calls.
+    remote
+        .set_alias(&store, "prod", "default", v1, "folio")
+        .unwrap();
+    let on_prod = request(QUERIES[2], &["carol"], None, Expand::Parent).target("prod");
+    let fresh = Searcher::connect(&server.uri(), "prod").unwrap();
+    let stale = Searcher::connect(&server.uri(), "prod")
+        .unwrap()
+        .catalog_max_age(Duration::from_secs(3600));
+    let bounded = Searcher::connect(&server.uri(), "prod")
+        .unwrap()
+        .catalog_max_age(Duration::from_millis(1500));
+    for node in [&fresh, &stale, &bounded] {
+        assert_eq!(node.search(&on_prod).unwrap().version, v1);
+    }
+    // The version prod moves to, searched directly first: its records are kept.
+    let direct = on_prod.clone().target(format!("default@{changed}"));
+    assert_eq!(fresh.search(&direct).unwrap().version, changed);
+    let bounded_read = std::time::Instant::now();
     remote
         .set_alias(&store, "prod", "default", changed, "folio")
         .unwrap();
+    // Read at every search: the move is seen at once; `changed` is served by v1's
+    // collection (an ACL change and a delete add no segment), whose records are kept, so
+    // the move costs no call beyond a search of that version: the catalog and the search.
+    let (answer, calls) = fresh.search_counted(&on_prod).unwrap();
+    assert_eq!(answer.version, changed);
+    assert_same(&answer, &store.search(&on_prod).unwrap(), "prod moved");
+    assert_eq!(calls.milvus_calls(), 2, "{calls:?}");
+    // An hour's catalog: still the version it read, in one call (the search).
+    let (answer, calls) = stale.search_counted(&on_prod).unwrap();
+    assert_eq!(answer.version, v1);
+    assert_eq!(calls.milvus_calls(), 1, "{calls:?}");
+    // Past its age, the bounded one reads the catalog again and follows.
+    let left = Duration::from_millis(1500).saturating_sub(bounded_read.elapsed());
+    std::thread::sleep(left + Duration::from_millis(50));
+    assert_eq!(bounded.search(&on_prod).unwrap().version, changed);
     let split = |version, weight| Route {
         index: "default".to_string(),
         version,
@@ -452,6 +478,40 @@ fn a_node_answers_as_the_store_without_its_file() {
         &store.search(&request).unwrap(),
         "published again",
     );
+}
+
+/// The Milvus calls of a searcher kept open: its first search reads the catalog (one
+/// query), ranks (one search) and fetches the documents (a query per 32); the same search
+/// again makes two calls (catalog, search), the records kept; with a catalog allowed to be
+/// an hour old, one (the search). A searcher that keeps no records fetches them again.
+fn calls_per_search(uri: &str, store: &Store) {
+    let request = request(QUERIES[1], &["bob"], None, Expand::Section);
+    let local = store.search(&request).unwrap();
+    let node = Searcher::connect(uri, "default").unwrap();
+    let (first, calls) = node.search_counted(&request).unwrap();
+    assert_same(&first, &local, "first search");
+    assert_eq!((calls.has_collection, calls.searches), (0, 1), "{calls:?}");
+    let documents = calls.queries - 1;
+    assert!(documents >= 1, "{calls:?}");
+    assert!(calls.in_milvus > Duration::ZERO);
+    assert_eq!(calls.short, None);
+    let (again, calls) = node.search_counted(&request).unwrap();
+    assert_same(&again, &local, "second search");
+    assert_eq!((calls.queries, calls.searches), (1, 1), "{calls:?}");
+    let cached = Searcher::connect(uri, "default")
+        .unwrap()
+        .catalog_max_age(Duration::from_secs(3600));
+    cached.search(&request).unwrap();
+    let (answer, calls) = cached.search_counted(&request).unwrap();
+    assert_same(&answer, &local, "catalog cached");
+    assert_eq!(calls.milvus_calls(), 1, "{calls:?}");
+    let forgetful = Searcher::connect(uri, "default")
+        .unwrap()
+        .documents_cache(0);
+    forgetful.search(&request).unwrap();
+    let (answer, calls) = forgetful.search_counted(&request).unwrap();
+    assert_same(&answer, &local, "no records kept");
+    assert_eq!(calls.queries, 1 + documents, "{calls:?}");
 }
 
 /// `folio milvus search --milvus URI --index default QUERY`: no store, the local answer.
@@ -586,4 +646,85 @@ fn published_bytes(store: &Store, uri: &str, version: u64) {
         "{bytes} bytes for {texts} of text"
     );
     assert!(catalog > 0);
+}
+
+/// Hidden rows outnumber the asker's visible ones about 100 to 1: 3,000 one-paragraph notes,
+/// `dave` sees 30 (one in a hundred), `erin` 3, `alice` the rest. On a FLAT publish, for
+/// each query, with no filter, a filter Milvus evaluates and one the node checks alone, the
+/// node's answer is the local exact one (ids, order, texts, scores), filled to min(k,
+/// visible) and not marked short; when it holds fewer children than asked, the node
+/// counted, and its count is the store's visible set.
+#[test]
+fn a_node_fills_answers_at_100_to_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::builder()
+        .create(true)
+        .open(dir.path().join("kb.folio"))
+        .unwrap();
+    let mut rng = Rng(100);
+    let mut batch = store.batch();
+    for i in 0..3_000usize {
+        let acl = if i % 100 == 0 {
+            "dave"
+        } else if i % 1_000 == 7 {
+            "erin"
+        } else {
+            "alice"
+        };
+        let text = format!("# Note {i}\n\n{}.\n", words(&mut rng, 12));
+        batch.upsert(
+            Document::new(format!("note-{i}"), SourceFormat::Markdown, text)
+                .with_acl([acl])
+                .with_metadata(
+                    "team",
+                    MetadataValue::String(["red", "blue"][(i / 100 + i % 7) % 2].to_string()),
+                )
+                .with_metadata(
+                    "due",
+                    MetadataValue::Date(
+                        parse_date("2024-01-01").unwrap() + ((i / 100) % 30) as i64 * DAY_MS,
+                    ),
+                ),
+        );
+    }
+    let version = batch.commit().unwrap().versions["default"];
+    let server = common::LiteServer::start();
+    let remote = Remote::connect(&server.uri()).unwrap();
+    remote
+        .publish(&store, &format!("default@{version}"), &flat(), &NoProgress)
+        .unwrap();
+    let node = Searcher::connect(&server.uri(), "default").unwrap();
+    let everything = store
+        .search(&SearchRequest::text("note").as_principals(["dave"]).k(1))
+        .unwrap();
+    let hidden = 3_000 - everything.stats.visible;
+    assert_eq!(everything.stats.visible, 30);
+    assert!(hidden >= 99 * everything.stats.visible, "{hidden} hidden");
+
+    let k = 20;
+    let mut counted = 0;
+    for query in QUERIES {
+        for principals in [vec!["dave"], vec!["erin"], vec!["alice"], vec![]] {
+            for filter in FILTERS {
+                let request = request(query, &principals, filter, Expand::Parent).k(k);
+                let local = store.search(&request).unwrap();
+                let (answer, calls) = node.search_counted(&request).unwrap();
+                let case = format!("{query:?} as {principals:?} where {filter:?}");
+                assert_same(&answer, &local, &case);
+                // One child a unit: filled means min(k, visible) units.
+                let visible = local.stats.visible;
+                assert_eq!(answer.results.len() as u64, visible.min(k as u64), "{case}");
+                assert_eq!(calls.short, None, "{case}: {calls:?}");
+                if let Some(seen) = calls.visible {
+                    assert_eq!(seen, visible, "{case}: the node's count");
+                    assert_eq!(answer.stats.visible, visible, "{case}");
+                    counted += 1;
+                } else {
+                    assert!(answer.results.len() == k, "{case}: full, not counted");
+                }
+            }
+        }
+    }
+    // Every answer below k was counted: dave's and erin's filtered ones, erin's, the public.
+    assert!(counted >= 4 * 6, "{counted} counted");
 }

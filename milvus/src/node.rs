@@ -77,6 +77,11 @@ pub struct NodeCalls {
     /// Why the answer holds fewer children than asked and than the caller may see; `None`
     /// when it is filled to min(k, visible) as Milvus's rows say.
     pub short: Option<Short>,
+    /// The expression of the Milvus searches (audience and pushed-down filter), as sent;
+    /// `None` when they searched without one.
+    pub expression: Option<String>,
+    /// Rows the last Milvus search asked for (its `limit`).
+    pub limit: usize,
 }
 
 impl NodeCalls {
@@ -286,6 +291,8 @@ impl Searcher {
             in_milvus: tally.in_milvus + fetched.in_milvus + rank.tally.in_milvus,
             visible,
             short,
+            limit: pass.limit,
+            expression,
         };
         Ok((response, calls))
     }
@@ -499,6 +506,8 @@ struct Pass {
     found: usize,
     /// Rows Milvus returned to the last search of the ranking.
     returned: usize,
+    /// Rows that search asked for.
+    limit: usize,
     /// Whether that search asked for Milvus's most rows ([`TOPK_MAX`]) and got them.
     hit_topk: bool,
 }
@@ -567,6 +576,7 @@ impl NodeRank<'_> {
             wanted,
             found: neighbors.len(),
             returned,
+            limit,
             hit_topk: limit >= TOPK_MAX && returned >= TOPK_MAX,
         };
         Ok(ChildSearch {

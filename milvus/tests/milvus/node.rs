@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use folio::embed::{HashConfig, HashEmbedder};
+use folio::embed::{Embedder, HashConfig, HashEmbedder};
 use folio::filter::{parse_date, MetadataValue};
 use folio::query::Expand;
 use folio::store::{NoProgress, Route};
@@ -727,4 +727,238 @@ fn a_node_fills_answers_at_100_to_1() {
     }
     // Every answer below k was counted: dave's and erin's filtered ones, erin's, the public.
     assert!(counted >= 4 * 6, "{counted} counted");
+}
+
+/// Peak resident memory (VmHWM, KiB) of `program args`, run as a child of milvus-lite's
+/// Python (its `RUSAGE_CHILDREN` maximum is that one child's); fails when the run fails.
+fn peak_kib(program: &std::path::Path, args: &[&str]) -> u64 {
+    let script = "import resource, subprocess, sys\n\
+        done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n\
+        assert done.returncode == 0, done\n\
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)";
+    let out = std::process::Command::new(common::python())
+        .args(["-c", script])
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{program:?} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The figures of `docs/milvus.md`, "Search nodes, measured", in one run (release build):
+/// a store of 3,000 two-section documents published with the default HNSW index; the peak
+/// memory of one `folio milvus search` without STORE (a node), the same search with STORE,
+/// and a local `folio search`, each a process of its own; then 40 searches (four queries,
+/// ten rounds, the three principals in turn, k = 5, a filter pushed down) on a node kept
+/// open, and on one whose catalog may be a minute old: latency,
+/// the node's own time outside Milvus calls, calls per search; beside pymilvus alone with
+/// the node's vectors, expressions and limits at the same `Strong` consistency, and local
+/// search. Prints a table; asserts the node's answers equal local ones in size and its
+/// calls per search after the first.
+#[test]
+#[ignore]
+fn measure_a_node() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.folio");
+    let store = Store::builder().create(true).open(&path).unwrap();
+    let mut rng = Rng(3_000);
+    let mut batch = store.batch();
+    for i in 0..3_000 {
+        batch.upsert(document(&mut rng, i));
+    }
+    batch.commit().unwrap();
+    let server = common::LiteServer::start();
+    let uri = server.uri();
+    let remote = Remote::connect(&uri).unwrap();
+    let started = Instant::now();
+    let report = remote
+        .publish(&store, "default", &PublishOptions::default(), &NoProgress)
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let file_bytes = std::fs::metadata(&path).unwrap().len();
+    println!(
+        "store: 3,000 documents, {} children, {:.1} MB file; publish (HNSW, children, documents, catalog): {:.1} s, {:.0} child rows/s",
+        report.rows,
+        file_bytes as f64 / 1e6,
+        seconds,
+        report.rows as f64 / seconds
+    );
+
+    // Memory: one search a process.
+    let filter = r#"team = "red""#;
+    let milvus_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_folio-milvus"));
+    let folio_bin = milvus_bin.with_file_name("folio");
+    assert!(
+        folio_bin.exists(),
+        "build folio beside folio-milvus: cargo build --release -p folio-cli"
+    );
+    let store_arg = path.to_str().unwrap();
+    let common_args = [
+        QUERIES[0], "--index", "default", "--as", "alice", "--where", filter, "--k", "5",
+    ];
+    let mut node_args = vec!["search"];
+    node_args.extend(common_args);
+    node_args.extend(["--milvus", &uri]);
+    let mut through_args = vec!["search", store_arg];
+    through_args.extend(common_args);
+    through_args.extend(["--milvus", &uri]);
+    let mut local_args = vec!["search", store_arg];
+    local_args.extend(common_args);
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let node_kib = median((0..3).map(|_| peak_kib(&milvus_bin, &node_args)).collect());
+    let through_kib = median(
+        (0..3)
+            .map(|_| peak_kib(&milvus_bin, &through_args))
+            .collect(),
+    );
+    let local_kib = median((0..3).map(|_| peak_kib(&folio_bin, &local_args)).collect());
+
+    // Latency on a node kept open.
+    let requests: Vec<SearchRequest> = (0..10)
+        .flat_map(|round| {
+            QUERIES.iter().enumerate().map(move |(i, query)| {
+                request(
+                    query,
+                    &[PRINCIPALS[(round + i) % 3]],
+                    Some(filter),
+                    Expand::Parent,
+                )
+            })
+        })
+        .collect();
+    let node = Searcher::connect(&uri, "default").unwrap();
+    let (_, first) = node.search_counted(&requests[0]).unwrap();
+    for request in &requests {
+        node.search(request).unwrap();
+        store.search(request).unwrap();
+    }
+    let aged = Searcher::connect(&uri, "default")
+        .unwrap()
+        .catalog_max_age(Duration::from_secs(60));
+    for request in &requests[..4] {
+        aged.search(request).unwrap();
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (mut local, mut total, mut own, mut calls) = (vec![], vec![], vec![], vec![]);
+    let (mut aged_total, mut aged_own, mut aged_calls) = (vec![], vec![], vec![]);
+    let mut direct = Vec::new();
+    for request in &requests {
+        let t = Instant::now();
+        let a = store.search(request).unwrap();
+        local.push(ms(t.elapsed()));
+        let t = Instant::now();
+        let (b, made) = node.search_counted(request).unwrap();
+        let elapsed = t.elapsed();
+        total.push(ms(elapsed));
+        own.push(ms(elapsed - made.in_milvus));
+        calls.push(made.milvus_calls());
+        assert_eq!(a.results.len(), b.results.len());
+        assert_eq!(made.milvus_calls(), 2, "{made:?}");
+        let t = Instant::now();
+        let (_, made_aged) = aged.search_counted(request).unwrap();
+        let elapsed = t.elapsed();
+        aged_total.push(ms(elapsed));
+        aged_own.push(ms(elapsed - made_aged.in_milvus));
+        aged_calls.push(made_aged.milvus_calls());
+        let query = HashEmbedder::default()
+            .embed_queries(&[request_text(request)])
+            .unwrap();
+        direct.push(serde_json::json!({
+            "vector": query,
+            "expr": made.expression,
+            "limit": made.limit,
+            "output_fields": ["child", "doc_id"],
+        }));
+    }
+    let spec = serde_json::json!({
+        "uri": uri,
+        "collection": report.collection,
+        "rounds": 1,
+        "searches": direct,
+    });
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench/milvus_direct.py");
+    let mut python = std::process::Command::new(common::python())
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(python.stdin.take().unwrap(), &spec).unwrap();
+    let output = python.wait_with_output().unwrap();
+    assert!(output.status.success(), "milvus_direct.py failed");
+    let pymilvus: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows = pymilvus["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), requests.len());
+    assert!(rows.iter().all(|r| r.as_u64().unwrap() > 0), "{pymilvus}");
+
+    let percentiles = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() * 95 / 100])
+    };
+    let per = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+    let (l50, l95) = percentiles(&mut local);
+    let (t50, t95) = percentiles(&mut total);
+    let (o50, o95) = percentiles(&mut own);
+    let (a50, a95) = percentiles(&mut aged_total);
+    let (ao50, ao95) = percentiles(&mut aged_own);
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "peak resident memory (VmHWM, median of 3 runs), one search `{}` as alice where {filter}, k = 5:",
+        QUERIES[0]
+    );
+    println!("| process | MiB |");
+    println!("|---|---|");
+    println!(
+        "| `folio milvus search` without STORE (search node) | {:.1} |",
+        mb(node_kib)
+    );
+    println!(
+        "| `folio milvus search STORE` (through the store) | {:.1} |",
+        mb(through_kib)
+    );
+    println!("| `folio search STORE` (local) | {:.1} |", mb(local_kib));
+    println!(
+        "{} searches, k = 5, filter `{filter}`, Strong consistency, {} child rows in `{}`",
+        requests.len(),
+        report.rows,
+        report.collection
+    );
+    println!("| path | p50 ms | p95 ms | Milvus calls per search |");
+    println!("|---|---|---|---|");
+    println!(
+        "| node, total | {t50:.2} | {t95:.2} | {:.2} (its first search: {}) |",
+        per(&calls),
+        first.milvus_calls()
+    );
+    println!("| node, own time (total − time in Milvus calls) | {o50:.2} | {o95:.2} | |");
+    println!(
+        "| node with a 60 s catalog age, total | {a50:.2} | {a95:.2} | {:.2} |",
+        per(&aged_calls)
+    );
+    println!("| node with a 60 s catalog age, own time | {ao50:.2} | {ao95:.2} | |");
+    println!(
+        "| pymilvus alone, the node's vectors, expressions, limits | {:.2} | {:.2} | 1 |",
+        pymilvus["p50_ms"].as_f64().unwrap(),
+        pymilvus["p95_ms"].as_f64().unwrap()
+    );
+    println!("| folio local | {l50:.2} | {l95:.2} | 0 |");
+}
+
+/// The text of a text request.
+fn request_text(request: &SearchRequest) -> &str {
+    match &request.query {
+        folio::query::Query::Text(text) => text,
+        folio::query::Query::Vector(_) => panic!("a text request"),
+    }
 }

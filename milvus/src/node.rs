@@ -82,6 +82,9 @@ pub struct NodeCalls {
     pub expression: Option<String>,
     /// Rows the last Milvus search asked for (its `limit`).
     pub limit: usize,
+    /// Whether the ranking was run again with a wider HNSW search (`ef`): Milvus had
+    /// returned fewer rows than its expression admits.
+    pub widened: bool,
 }
 
 impl NodeCalls {
@@ -221,6 +224,7 @@ impl Searcher {
             metric,
             expression: expression.as_deref(),
             filter: request.filter.as_ref(),
+            ef: None,
             tally: Tally::default(),
             last: Pass::default(),
         };
@@ -232,42 +236,32 @@ impl Searcher {
             version,
             visible: if nothing { 0 } else { u64::MAX },
         };
-        let answered = search_ranked(request, &mut rank, &chunks, ranked);
-        let fetched = *chunks.tally.borrow();
-        let mut response = match answered {
-            Ok(response) => response,
-            Err(QueryError::Remote { error, .. }) => {
-                return Err(match error.downcast::<Error>() {
-                    Ok(mine) => {
-                        if matches!(*mine, Error::Collection { .. }) {
-                            chunks.forget_cached();
-                        }
-                        *mine
-                    }
-                    Err(other) => Error::Query(QueryError::Remote {
-                        source_name: SOURCE_NAME.to_string(),
-                        error: other,
-                    }),
-                })
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let pass = rank.last;
+        let mut response = answer(request, &mut rank, &chunks, ranked)?;
+        let mut pass = rank.last;
+        let mut widened = false;
         let (visible, short) = if pass.found < pass.wanted && !nothing {
             let counted = self.count(&served.collection, expression.as_deref(), &mut tally)?;
-            let (visible, reason) = if pass.hit_topk {
-                // Rows the node's filter check hid filled Milvus's topk: how many more
-                // there are is unknown; the count (which the local tests cannot narrow)
-                // bounds it.
-                (counted, Some(ShortReason::TopkLimit))
-            } else if counted > pass.returned as u64 {
-                // Milvus returned fewer rows than its expression admits: an approximate
-                // index missed some under a selective filter.
-                (counted, Some(ShortReason::IndexMissed))
+            let mut reason = classify(pass, counted);
+            if reason == Some(ShortReason::IndexMissed) {
+                // An HNSW search under a selective filter stops before it finds every row
+                // the filter admits; searched again as wide as Milvus returns rows, it
+                // finds them (the count says how many to expect).
+                rank.ef = Some(WIDE_EF);
+                response = answer(request, &mut rank, &chunks, ranked)?;
+                pass = rank.last;
+                widened = true;
+                reason = if pass.found < pass.wanted {
+                    classify(pass, counted)
+                } else {
+                    None
+                };
+            }
+            // Exact only when every admitted row came back: otherwise the count, an upper
+            // bound when the node checks filter tests alone.
+            let visible = if reason.is_some() {
+                counted
             } else {
-                // Every row the expression admits was returned; those the node's filter
-                // check kept are exactly what the caller may see.
-                (pass.found as u64, None)
+                pass.found as u64
             };
             let short = reason
                 .filter(|_| (pass.found as u64) < visible)
@@ -283,6 +277,7 @@ impl Searcher {
         } else {
             (None, None)
         };
+        let fetched = *chunks.tally.borrow();
         response.stats.visible = visible.unwrap_or(pass.found as u64);
         let calls = NodeCalls {
             searches: rank.tally.searches,
@@ -293,6 +288,7 @@ impl Searcher {
             short,
             limit: pass.limit,
             expression,
+            widened,
         };
         Ok((response, calls))
     }
@@ -479,6 +475,53 @@ impl Searcher {
     }
 }
 
+/// HNSW's search width when a ranking is searched again (Milvus's `topk` limit: a wider
+/// search could not return more rows).
+const WIDE_EF: usize = TOPK_MAX;
+
+/// Runs folio's stages over `rank` and `chunks`, the node's own errors as they were raised
+/// (a collection whose rows its records do not match is forgotten from the cache).
+fn answer(
+    request: &SearchRequest,
+    rank: &mut NodeRank<'_>,
+    chunks: &NodeChunks<'_>,
+    ranked: Ranked<'_>,
+) -> Result<SearchResponse, Error> {
+    match search_ranked(request, rank, chunks, ranked) {
+        Ok(response) => Ok(response),
+        Err(QueryError::Remote { error, .. }) => Err(match error.downcast::<Error>() {
+            Ok(mine) => {
+                if matches!(*mine, Error::Collection { .. }) {
+                    chunks.forget_cached();
+                }
+                *mine
+            }
+            Err(other) => Error::Query(QueryError::Remote {
+                source_name: SOURCE_NAME.to_string(),
+                error: other,
+            }),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Why a ranking that found fewer children than it asked for is short, given Milvus's
+/// count of the rows its expression admits; `None` when every such row came back (those
+/// the node's filter check kept are then all the caller may see).
+fn classify(pass: Pass, counted: u64) -> Option<ShortReason> {
+    if pass.hit_topk {
+        // Rows the node's filter check hid filled Milvus's topk: how many more there are
+        // is unknown.
+        Some(ShortReason::TopkLimit)
+    } else if counted > pass.returned as u64 {
+        // Milvus returned fewer rows than its expression admits: an approximate index
+        // missed some under a selective filter.
+        Some(ShortReason::IndexMissed)
+    } else {
+        None
+    }
+}
+
 /// The children of one collection ranked by Milvus for a node: the audience and the
 /// pushed-down filter in the expression, the request's whole filter checked again on each
 /// row's document (the tests Milvus cannot evaluate exactly are admitted by the expression,
@@ -492,6 +535,8 @@ struct NodeRank<'a> {
     metric: Metric,
     expression: Option<&'a str>,
     filter: Option<&'a folio::Filter>,
+    /// HNSW's search width, when widened (else the index's default).
+    ef: Option<usize>,
     tally: Tally,
     /// What the last ranking found: whether the answer is short is decided on it.
     last: Pass,
@@ -528,6 +573,7 @@ impl NodeRank<'_> {
                     self.query,
                     self.expression,
                     limit,
+                    self.ef,
                 ),
             )?;
             returned = rows.len();
@@ -614,6 +660,7 @@ async fn search(
     query: &[f32],
     filter: Option<&str>,
     limit: usize,
+    ef: Option<usize>,
 ) -> Result<Vec<Row>, Error> {
     let mut request = VectorSearch::builder()
         .collection_name(collection)
@@ -624,6 +671,9 @@ async fn search(
         .consistency_level(ConsistencyLevel::Strong);
     if let Some(filter) = filter {
         request = request.filter(filter);
+    }
+    if let Some(ef) = ef {
+        request = request.extra_params(HashMap::from([("ef".to_string(), ef.to_string())]));
     }
     let response = client.search(request.build()?).await?;
     let Some(result) = response.results().get_results().first() else {

@@ -89,8 +89,9 @@ pub enum ShortReason {
     /// change not synced yet (`folio milvus sync`).
     NotSynced,
     /// Milvus returned fewer rows than its expression admits, as its count says: an
-    /// approximate index (HNSW) missed some under a selective filter. Reported by search
-    /// nodes, which count with the expression when a ranking comes back short.
+    /// approximate index (HNSW) missed some under a selective filter, even searched again
+    /// at its widest. Reported by search nodes, which count with the expression when a
+    /// ranking comes back short.
     IndexMissed,
 }
 

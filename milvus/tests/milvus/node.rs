@@ -727,6 +727,64 @@ fn a_node_fills_answers_at_100_to_1() {
     }
     // Every answer below k was counted: dave's and erin's filtered ones, erin's, the public.
     assert!(counted >= 4 * 6, "{counted} counted");
+
+    // The default HNSW publish: an approximate index under a 1% audience misses rows (on
+    // milvus-lite 3.2.2, most of these answers at the index's default width). The node
+    // counts, searches again wider, and every answer is then filled to min(k, visible) or
+    // marked short, with the reason `IndexMissed` and Milvus's count as what is visible
+    // (an upper bound when the node checks a filter test alone: such an answer may be
+    // filled and still marked).
+    let hnsw = PublishOptions {
+        prefix: "hnsw".to_string(),
+        ..PublishOptions::default()
+    };
+    remote
+        .publish(&store, &format!("default@{version}"), &hnsw, &NoProgress)
+        .unwrap();
+    let node = Searcher::connect(&server.uri(), "default")
+        .unwrap()
+        .prefix("hnsw");
+    let (mut filled, mut marked, mut widened) = (0, 0, 0);
+    for query in QUERIES {
+        for principals in [vec!["dave"], vec!["erin"]] {
+            for filter in FILTERS {
+                let request = request(query, &principals, filter, Expand::Parent).k(k);
+                let local = store.search(&request).unwrap();
+                let (answer, calls) = node.search_counted(&request).unwrap();
+                let case = format!("HNSW: {query:?} as {principals:?} where {filter:?}");
+                let wanted = local.stats.visible.min(k as u64);
+                let full = answer.results.len() as u64 == wanted;
+                assert!(answer.results.len() as u64 <= wanted, "{case}");
+                match &calls.short {
+                    None => assert!(full, "{case}: short, not marked"),
+                    Some(short) => {
+                        assert_eq!(
+                            short.reason,
+                            folio_milvus::ShortReason::IndexMissed,
+                            "{case}"
+                        );
+                        assert!((short.found as u64) < short.visible, "{case}: {short:?}");
+                        // Filled yet marked: only when a filter test the node checks alone
+                        // makes Milvus's count an upper bound of what is visible.
+                        assert!(!full || filter == FILTERS[2], "{case}: {short:?}");
+                        marked += 1;
+                    }
+                }
+                filled += usize::from(full);
+                if calls.widened {
+                    assert!(calls.searches >= 2, "{case}: {calls:?}");
+                    widened += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "HNSW at 100:1: {filled} of 24 answers filled, {marked} marked short, {widened} searched again wider"
+    );
+    assert!(
+        widened > 0,
+        "no answer needed a wider search: the case is not exercised"
+    );
 }
 
 /// Peak resident memory (VmHWM, KiB) of `program args`, run as a child of milvus-lite's

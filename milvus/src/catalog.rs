@@ -278,17 +278,24 @@ impl Remote {
     }
 
     /// Every entry of the catalog of `prefix`; `None` when there is no catalog (nothing
-    /// was published for nodes there).
+    /// was published for nodes there). One query; a `has_collection` only when it fails,
+    /// to tell "no catalog" from another refusal.
     pub(crate) fn read_catalog(
         &self,
         prefix: &str,
         tally: &mut Tally,
     ) -> Result<Option<Catalog>, Error> {
         let name = catalog_name(prefix);
-        if !self.has_collection_counted(&name, tally)? {
-            return Ok(None);
-        }
-        let rows = self.timed(tally, Call::Query, &name, catalog_rows(&self.client, &name))?;
+        let rows = match self.timed(tally, Call::Query, &name, catalog_rows(&self.client, &name)) {
+            Ok(rows) => rows,
+            Err(e @ Error::Milvus { .. }) => {
+                if self.has_collection_counted(&name, tally)? {
+                    return Err(e);
+                }
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
         let mut catalog = Catalog::default();
         for (key, value) in rows {
             let unreadable = |e: serde_json::Error| Error::Collection {

@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use folio::filter::MetadataValue;
 use folio::query::{Chunks, QueryError};
@@ -364,18 +365,19 @@ async fn set_property(client: &ClientV2, name: &str, key: &str, value: &str) -> 
     Ok(())
 }
 
-/// One document fetched from a documents collection, as the read path's records.
-struct Fetched {
+/// One document's record as read from a documents collection: what a search node keeps
+/// across searches ([`DocCache`]), owned (shared between threads).
+pub(crate) struct Parsed {
     rev: u64,
-    view: Rc<DocView>,
+    view: DocView,
     parents_start: u32,
     parents: Vec<StoredParent>,
     children_start: u32,
-    children: Vec<Rc<StoredChild>>,
+    children: Vec<StoredChild>,
 }
 
-impl Fetched {
-    fn from_record(record: Record) -> Fetched {
+impl Parsed {
+    fn from_record(record: Record) -> Parsed {
         let path = |i: u32| record.paths.get(i as usize).cloned().unwrap_or_default();
         let parents = record
             .parents
@@ -395,18 +397,16 @@ impl Fetched {
             .iter()
             .enumerate()
             .map(
-                |(i, &(parent, parent_ordinal, ordinal, start, end, p, oversized))| {
-                    Rc::new(StoredChild {
-                        number: record.children_start + i as u32,
-                        parent,
-                        parent_ordinal,
-                        rev: record.rev,
-                        ordinal,
-                        start,
-                        end,
-                        section_path: path(p),
-                        oversized,
-                    })
+                |(i, &(parent, parent_ordinal, ordinal, start, end, p, oversized))| StoredChild {
+                    number: record.children_start + i as u32,
+                    parent,
+                    parent_ordinal,
+                    rev: record.rev,
+                    ordinal,
+                    start,
+                    end,
+                    section_path: path(p),
+                    oversized,
                 },
             )
             .collect();
@@ -424,9 +424,9 @@ impl Fetched {
                 (key, value)
             })
             .collect();
-        Fetched {
+        Parsed {
             rev: record.rev,
-            view: Rc::new(DocView {
+            view: DocView {
                 doc_id: record.doc_id,
                 title: record.title,
                 source_uri: record.source_uri,
@@ -435,11 +435,116 @@ impl Fetched {
                 format: record.format,
                 text: record.text,
                 metadata,
-            }),
+            },
             parents_start: record.parents_start,
             parents,
             children_start: record.children_start,
             children,
+        }
+    }
+
+    /// Bytes it holds, roughly: its text and its chunks' records.
+    fn weight(&self) -> usize {
+        self.view.text.len()
+            + (self.parents.len() + self.children.len()) * std::mem::size_of::<StoredChild>()
+    }
+}
+
+/// Records a search node fetched, kept across its searches: a complete documents
+/// collection's records never change (a version's documents are written once), so a record
+/// read once serves every later search of a version that collection serves. Bounded by the
+/// bytes of the records (least recently used out first); keyed by collection and document.
+pub(crate) struct DocCache {
+    entries: HashMap<(String, String), (Arc<Parsed>, u64)>,
+    /// Bumped at each use: an entry's is its last.
+    tick: u64,
+    bytes: usize,
+    capacity: usize,
+}
+
+impl DocCache {
+    /// A cache of at most about `capacity` bytes of records (0 keeps none).
+    pub(crate) fn new(capacity: usize) -> DocCache {
+        DocCache {
+            entries: HashMap::new(),
+            tick: 0,
+            bytes: 0,
+            capacity,
+        }
+    }
+
+    fn get(&mut self, collection: &str, doc_id: &str) -> Option<Arc<Parsed>> {
+        self.tick += 1;
+        let tick = self.tick;
+        // A tuple key of owned strings cannot be looked up by borrowed parts.
+        let key = (collection.to_string(), doc_id.to_string());
+        let (parsed, used) = self.entries.get_mut(&key)?;
+        *used = tick;
+        Some(parsed.clone())
+    }
+
+    fn put(&mut self, collection: &str, doc_id: &str, parsed: Arc<Parsed>) {
+        let weight = parsed.weight();
+        if weight > self.capacity {
+            return;
+        }
+        self.tick += 1;
+        let key = (collection.to_string(), doc_id.to_string());
+        if let Some((old, _)) = self.entries.insert(key, (parsed, self.tick)) {
+            self.bytes -= old.weight();
+        }
+        self.bytes += weight;
+        if self.bytes > self.capacity {
+            // Down to three quarters at once, so a full cache does not sort at every put.
+            let mut by_age: Vec<(u64, (String, String))> = self
+                .entries
+                .iter()
+                .map(|(key, (_, used))| (*used, key.clone()))
+                .collect();
+            by_age.sort_unstable();
+            for (_, key) in by_age {
+                if self.bytes <= self.capacity / 4 * 3 {
+                    break;
+                }
+                if let Some((old, _)) = self.entries.remove(&key) {
+                    self.bytes -= old.weight();
+                }
+            }
+        }
+    }
+
+    /// Forgets the records of `collection` (it answered with rows they do not match).
+    pub(crate) fn forget(&mut self, collection: &str) {
+        let bytes = &mut self.bytes;
+        self.entries.retain(|(c, _), (parsed, _)| {
+            let keep = c != collection;
+            if !keep {
+                *bytes -= parsed.weight();
+            }
+            keep
+        });
+    }
+}
+
+/// One document's record as one search reads it (the read path's shared records).
+struct Fetched {
+    rev: u64,
+    view: Rc<DocView>,
+    parents_start: u32,
+    parents: Vec<StoredParent>,
+    children_start: u32,
+    children: Vec<Rc<StoredChild>>,
+}
+
+impl Fetched {
+    fn from_parsed(parsed: &Parsed) -> Fetched {
+        Fetched {
+            rev: parsed.rev,
+            view: Rc::new(parsed.view.clone()),
+            parents_start: parsed.parents_start,
+            parents: parsed.parents.clone(),
+            children_start: parsed.children_start,
+            children: parsed.children.iter().cloned().map(Rc::new).collect(),
         }
     }
 
@@ -467,13 +572,20 @@ pub(crate) struct NodeChunks<'r> {
     by_child: RefCell<BTreeMap<u32, Rc<Fetched>>>,
     by_parent: RefCell<BTreeMap<u32, Rc<Fetched>>>,
     by_rev: RefCell<HashMap<u64, Rc<Fetched>>>,
+    /// Records kept across searches: looked in before Milvus is asked.
+    cache: &'r Mutex<DocCache>,
     pub(crate) tally: RefCell<Tally>,
 }
 
 impl<'r> NodeChunks<'r> {
-    /// The records of documents collection `collection`; failures are reported as
-    /// `source_name`'s.
-    pub(crate) fn new(remote: &'r Remote, collection: String, source_name: &'static str) -> Self {
+    /// The records of documents collection `collection`, those in `cache` read from it;
+    /// failures are reported as `source_name`'s.
+    pub(crate) fn new(
+        remote: &'r Remote,
+        collection: String,
+        source_name: &'static str,
+        cache: &'r Mutex<DocCache>,
+    ) -> Self {
         NodeChunks {
             remote,
             collection,
@@ -482,8 +594,33 @@ impl<'r> NodeChunks<'r> {
             by_child: RefCell::new(BTreeMap::new()),
             by_parent: RefCell::new(BTreeMap::new()),
             by_rev: RefCell::new(HashMap::new()),
+            cache,
             tally: RefCell::new(Tally::default()),
         }
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, DocCache> {
+        // Each entry is inserted whole: a panic elsewhere leaves the cache usable.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Forgets what the cache holds of this collection (its rows did not match them).
+    pub(crate) fn forget_cached(&self) {
+        self.cache().forget(&self.collection);
+    }
+
+    fn keep(&self, id: &str, parsed: &Parsed) {
+        let fetched = Rc::new(Fetched::from_parsed(parsed));
+        self.by_child
+            .borrow_mut()
+            .insert(fetched.children_start, fetched.clone());
+        self.by_parent
+            .borrow_mut()
+            .insert(fetched.parents_start, fetched.clone());
+        self.by_rev
+            .borrow_mut()
+            .insert(fetched.rev, fetched.clone());
+        self.by_doc.borrow_mut().insert(id.to_string(), fetched);
     }
 
     /// Fetches the records of the documents `doc_ids` not fetched yet. A document the
@@ -501,6 +638,19 @@ impl<'r> NodeChunks<'r> {
                 .map(str::to_string)
                 .collect()
         };
+        let missing: Vec<String> = missing
+            .into_iter()
+            .filter(|id| {
+                let cached = self.cache().get(&self.collection, id);
+                match cached {
+                    Some(parsed) => {
+                        self.keep(id, &parsed);
+                        false
+                    }
+                    None => true,
+                }
+            })
+            .collect();
         for ids in missing.chunks(FETCH) {
             let firsts = self.query(
                 &format!(
@@ -531,17 +681,9 @@ impl<'r> NodeChunks<'r> {
                         collection: self.collection.clone(),
                         problem: format!("the record of document `{id}` does not read: {e}"),
                     })?;
-                let fetched = Rc::new(Fetched::from_record(record));
-                self.by_child
-                    .borrow_mut()
-                    .insert(fetched.children_start, fetched.clone());
-                self.by_parent
-                    .borrow_mut()
-                    .insert(fetched.parents_start, fetched.clone());
-                self.by_rev
-                    .borrow_mut()
-                    .insert(fetched.rev, fetched.clone());
-                self.by_doc.borrow_mut().insert(id.clone(), fetched);
+                let parsed = Arc::new(Parsed::from_record(record));
+                self.keep(id, &parsed);
+                self.cache().put(&self.collection, id, parsed);
             }
         }
         Ok(())

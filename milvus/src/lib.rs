@@ -29,7 +29,7 @@ pub use follow::{
     follow_status, DrainReport, FollowStatus, Follower, DEFAULT_DRAIN_BATCH, DEFAULT_INTERVAL,
     MAX_BACKOFF,
 };
-pub use node::{NodeCalls, Searcher};
+pub use node::{NodeCalls, Searcher, DEFAULT_DOCUMENTS_CACHE};
 pub use publish::{
     PublishOptions, PublishReport, VectorIndex, DEFAULT_BATCH, DEFAULT_CHECKPOINT, DEFAULT_PREFIX,
 };

@@ -88,6 +88,11 @@ pub enum ShortReason {
     /// Milvus holds fewer rows the caller may see than the store shows: a grant or an ACL
     /// change not synced yet (`folio milvus sync`).
     NotSynced,
+    /// Milvus returned fewer rows than its expression admits, as its count says: an
+    /// approximate index (HNSW) missed some under a selective filter, even searched again
+    /// at its widest. Reported by search nodes, which count with the expression when a
+    /// ranking comes back short.
+    IndexMissed,
 }
 
 impl RemoteCalls {
@@ -103,6 +108,7 @@ impl ShortReason {
         match self {
             ShortReason::TopkLimit => "topk_limit",
             ShortReason::NotSynced => "not_synced",
+            ShortReason::IndexMissed => "index_missed",
         }
     }
 }
@@ -111,16 +117,19 @@ impl fmt::Display for Short {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "short: {} of {} children ({} visible in the store): ",
+            "short: {} of {} children ({} visible): ",
             self.found, self.wanted, self.visible
         )?;
         match self.reason {
             ShortReason::TopkLimit => write!(
                 f,
-                "Milvus's topk limit ({TOPK_MAX}) was reached with rows still hidden by folio; run `folio milvus sync`"
+                "Milvus's topk limit ({TOPK_MAX}) was reached with rows still hidden by folio's own check (rows not synced: run `folio milvus sync`; or filter tests Milvus cannot evaluate: narrow the filter)"
             ),
             ShortReason::NotSynced => f.write_str(
                 "Milvus admits fewer rows than the store shows (a grant not synced): run `folio milvus sync`",
+            ),
+            ShortReason::IndexMissed => f.write_str(
+                "Milvus's index returned fewer rows than its expression admits (an approximate index under a selective filter): publish with `--flat`, or ask for a larger k",
             ),
         }
     }

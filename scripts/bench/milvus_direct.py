@@ -6,7 +6,8 @@ docs/milvus.md (milvus/tests/milvus/remote.rs, `measure_publish_and_search`, run
 
 The input is one JSON object: `uri`, `collection`, `rounds`, and `searches`, a list of
 {"vector": [...], "expr": "...", "limit": N} exactly as folio sent them to Milvus (the same
-query vector, filter expression and limit), searched at Strong consistency like folio's.
+query vector, filter expression and limit; optionally "output_fields", default ["child"]),
+searched at Strong consistency like folio's.
 One untimed warm-up pass, then `rounds` passes, each search timed alone around the client
 call. Prints one JSON line: {"searches": N, "p50_ms": ..., "p95_ms": ..., "rows": [...]},
 `rows` the number of rows each search of the first timed pass returned, for the caller's
@@ -26,7 +27,7 @@ def search(client, collection, item):
         anns_field="vector",
         filter=item["expr"],
         limit=item["limit"],
-        output_fields=["child"],
+        output_fields=item.get("output_fields", ["child"]),
         consistency_level="Strong",
     )
 

@@ -13,7 +13,7 @@ use folio::filter::Filter;
 use folio::query::Expand;
 use folio::{SearchRequest, Store};
 use folio_milvus::{
-    follow_status, DrainReport, Follower, Remote, Searcher, DEFAULT_BATCH, DEFAULT_PREFIX,
+    follow_status, DrainReport, Follower, Remote, Searcher, Short, DEFAULT_BATCH, DEFAULT_PREFIX,
 };
 
 /// Search published versions through folio; follow folio's aliases, ACL changes and deletes
@@ -332,8 +332,8 @@ fn run(args: Args) -> Result<(), String> {
                 if let Some(embedder) = embedder {
                     node = node.with_embedder(embedder);
                 }
-                let response = node.search(&request).map_err(|e| e.to_string())?;
-                return print_node(&response, json);
+                let (response, calls) = node.search_counted(&request).map_err(|e| e.to_string())?;
+                return print_node(&response, calls.short.as_ref(), json);
             };
             let mut builder = Store::builder().read_only(!log).log_requests(log);
             if let Some(embedder) = embedder {
@@ -349,16 +349,7 @@ fn run(args: Args) -> Result<(), String> {
                 // optional fields.
                 if let Some(object) = value.as_object_mut() {
                     if let Some(short) = &calls.short {
-                        object.insert(
-                            "short".into(),
-                            serde_json::json!({
-                                "reason": short.reason.name(),
-                                "wanted": short.wanted,
-                                "found": short.found,
-                                "visible": short.visible,
-                                "message": short.to_string(),
-                            }),
-                        );
+                        object.insert("short".into(), short_json(short));
                     }
                     if !calls.local_filter.is_empty() {
                         object.insert(
@@ -447,15 +438,37 @@ fn run(args: Args) -> Result<(), String> {
 }
 
 /// A search node's answer: JSON, or the version and each unit.
-fn print_node(response: &folio::SearchResponse, json: bool) -> Result<(), String> {
+fn print_node(
+    response: &folio::SearchResponse,
+    short: Option<&Short>,
+    json: bool,
+) -> Result<(), String> {
     if json {
-        let text = serde_json::to_string_pretty(response).map_err(|e| e.to_string())?;
+        let mut value = serde_json::to_value(response).map_err(|e| e.to_string())?;
+        if let (Some(object), Some(short)) = (value.as_object_mut(), short) {
+            object.insert("short".into(), short_json(short));
+        }
+        let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         println!("{text}");
     } else {
         println!("{}@{} (search node)", response.index, response.version);
         print_hits(response);
+        if let Some(short) = short {
+            println!("{short}");
+        }
     }
     Ok(())
+}
+
+/// A short answer in JSON output (absent when the answer is full).
+fn short_json(short: &Short) -> serde_json::Value {
+    serde_json::json!({
+        "reason": short.reason.name(),
+        "wanted": short.wanted,
+        "found": short.found,
+        "visible": short.visible,
+        "message": short.to_string(),
+    })
 }
 
 fn print_hits(response: &folio::SearchResponse) {

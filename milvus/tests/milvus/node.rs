@@ -6,7 +6,10 @@
 //! FLAT publish; on the default HNSW publish, recall@10 against local exact is at least
 //! 0.95. Then a revocation, a grant and a delete, synced: equal again, nothing hidden shown.
 //! A query embedder with another fingerprint is refused, so is a collection published
-//! before search nodes; and the command answers without a store.
+//! before search nodes; and the command answers without a store. At 100:1 hidden to
+//! visible, answers are filled; and with every change brought by the follower alone (a
+//! revocation, a grant, a delete, a second version, an alias set and moved), equal to the
+//! store's after each step.
 
 use crate::common;
 use crate::remote::{flat, Rng};
@@ -20,7 +23,9 @@ use folio::filter::{parse_date, MetadataValue};
 use folio::query::Expand;
 use folio::store::{NoProgress, Route};
 use folio::{Document, Filter, SearchRequest, SearchResponse, SourceFormat, Store};
-use folio_milvus::{catalog_name, documents_name, Error, PublishOptions, Remote, Searcher};
+use folio_milvus::{
+    catalog_name, documents_name, Error, Follower, PublishOptions, Remote, Searcher,
+};
 
 const PRINCIPALS: [&str; 3] = ["alice", "bob", "carol"];
 const WORDS: [&str; 20] = [
@@ -648,19 +653,27 @@ fn published_bytes(store: &Store, uri: &str, version: u64) {
     assert!(catalog > 0);
 }
 
-/// Hidden rows outnumber the asker's visible ones about 100 to 1: 3,000 one-paragraph notes,
-/// `dave` sees 30 (one in a hundred), `erin` 3, `alice` the rest. On a FLAT publish, for
-/// each query, with no filter, a filter Milvus evaluates and one the node checks alone, the
-/// node's answer is the local exact one (ids, order, texts, scores), filled to min(k,
-/// visible) and not marked short; when it holds fewer children than asked, the node
-/// counted, and its count is the store's visible set.
-#[test]
-fn a_node_fills_answers_at_100_to_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::builder()
-        .create(true)
-        .open(dir.path().join("kb.folio"))
-        .unwrap();
+/// Note `i` of the 100:1 stores: `dave` sees one in a hundred, `erin` one in a thousand,
+/// `alice` the rest; a team and a due date to filter on.
+fn note(rng: &mut Rng, i: usize, acl: &str) -> Document {
+    let text = format!("# Note {i}\n\n{}.\n", words(rng, 12));
+    Document::new(format!("note-{i}"), SourceFormat::Markdown, text)
+        .with_acl([acl])
+        .with_metadata(
+            "team",
+            MetadataValue::String(["red", "blue"][(i / 100 + i % 7) % 2].to_string()),
+        )
+        .with_metadata(
+            "due",
+            MetadataValue::Date(
+                parse_date("2024-01-01").unwrap() + ((i / 100) % 30) as i64 * DAY_MS,
+            ),
+        )
+}
+
+/// 3,000 notes at `path`, hidden rows outnumbering `dave`'s visible ones 99 to 1.
+fn notes_at(path: &std::path::Path) -> (Store, u64) {
+    let store = Store::builder().create(true).open(path).unwrap();
     let mut rng = Rng(100);
     let mut batch = store.batch();
     for i in 0..3_000usize {
@@ -671,23 +684,22 @@ fn a_node_fills_answers_at_100_to_1() {
         } else {
             "alice"
         };
-        let text = format!("# Note {i}\n\n{}.\n", words(&mut rng, 12));
-        batch.upsert(
-            Document::new(format!("note-{i}"), SourceFormat::Markdown, text)
-                .with_acl([acl])
-                .with_metadata(
-                    "team",
-                    MetadataValue::String(["red", "blue"][(i / 100 + i % 7) % 2].to_string()),
-                )
-                .with_metadata(
-                    "due",
-                    MetadataValue::Date(
-                        parse_date("2024-01-01").unwrap() + ((i / 100) % 30) as i64 * DAY_MS,
-                    ),
-                ),
-        );
+        batch.upsert(note(&mut rng, i, acl));
     }
     let version = batch.commit().unwrap().versions["default"];
+    (store, version)
+}
+
+/// Hidden rows outnumber the asker's visible ones about 100 to 1: 3,000 one-paragraph notes,
+/// `dave` sees 30 (one in a hundred), `erin` 3, `alice` the rest. On a FLAT publish, for
+/// each query, with no filter, a filter Milvus evaluates and one the node checks alone, the
+/// node's answer is the local exact one (ids, order, texts, scores), filled to min(k,
+/// visible) and not marked short; when it holds fewer children than asked, the node
+/// counted, and its count is the store's visible set.
+#[test]
+fn a_node_fills_answers_at_100_to_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, version) = notes_at(&dir.path().join("kb.folio"));
     let server = common::LiteServer::start();
     let remote = Remote::connect(&server.uri()).unwrap();
     remote
@@ -785,6 +797,128 @@ fn a_node_fills_answers_at_100_to_1() {
         widened > 0,
         "no answer needed a wider search: the case is not exercised"
     );
+}
+
+/// The case for a node with no file: the 100:1 notes (`notes_at`) published, the
+/// file moved away, and every change made by plain store commands and brought to Milvus by
+/// the follower alone (`Follower::drain_once`: rows and the catalog): a revocation, a grant
+/// and a delete, a second version with new notes (published), an alias set and moved. After
+/// each drain, for `dave` (1 in 100), `erin`, `alice` and the public, with and without a
+/// filter (one Milvus evaluates, one the node checks alone), through the index and through
+/// the alias: the node's answer is the local exact one (ids, order, texts, scores), names the
+/// same version, shows no hidden chunk, and holds min(k, visible) units, unmarked.
+#[test]
+fn a_node_follows_the_publisher_at_100_to_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kb.folio");
+    let (store, v1) = notes_at(&path);
+    let server = common::LiteServer::start();
+    let remote = Remote::connect(&server.uri()).unwrap();
+    remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    drop(store);
+    let moved = dir.path().join("moved.folio");
+    std::fs::rename(&path, &moved).unwrap();
+    // The store, opened again, makes the changes; the node never had its path.
+    let store = Store::builder().open(&moved).unwrap();
+    let node = Searcher::connect(&server.uri(), "default").unwrap();
+    let follower = Follower::new(&store, &remote);
+    let k = 20;
+    // Two queries a stage (a node search waits for Milvus's strong consistency).
+    let same = |target: &str, stage: &str| {
+        for query in &QUERIES[..2] {
+            for principals in [vec!["dave"], vec!["erin"], vec!["alice"], vec![]] {
+                for filter in FILTERS {
+                    let request = request(query, &principals, filter, Expand::Parent)
+                        .k(k)
+                        .target(target);
+                    let local = store.search(&request).unwrap();
+                    let (answer, calls) = node.search_counted(&request).unwrap();
+                    let case =
+                        format!("{stage}: {target} {query:?} as {principals:?} where {filter:?}");
+                    assert_same(&answer, &local, &case);
+                    let wanted = local.stats.visible.min(k as u64);
+                    assert_eq!(answer.results.len() as u64, wanted, "{case}");
+                    assert_eq!(calls.short, None, "{case}");
+                    for hit in &answer.results {
+                        let acl = store.document(&hit.doc_id).unwrap().unwrap().acl;
+                        assert!(
+                            acl.is_empty() || acl.iter().any(|p| principals.contains(&p.as_str())),
+                            "{case}: {} is hidden from the asker",
+                            hit.doc_id
+                        );
+                    }
+                }
+            }
+        }
+    };
+    let dave_sees = |target: &str| -> BTreeSet<String> {
+        let request = SearchRequest::text("note")
+            .as_principals(["dave"])
+            .k(100)
+            .target(target);
+        node.search(&request)
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|h| h.doc_id)
+            .collect()
+    };
+    same("default", "published");
+    assert_eq!(dave_sees("default").len(), 30);
+
+    // A revocation, a grant and a delete: in the outbox, not yet in Milvus.
+    store.set_acl("note-100", ["alice"]).unwrap();
+    store.set_acl("note-5", ["alice", "dave"]).unwrap();
+    store.delete("note-200").unwrap();
+    let before = dave_sees("default");
+    assert!(before.contains("note-100") && before.contains("note-200"));
+    assert!(!before.contains("note-5"));
+    let report = follower.drain_once().unwrap();
+    assert_eq!((report.entries, report.pending), (3, 0), "{report:?}");
+    let after = dave_sees("default");
+    assert!(!after.contains("note-100") && !after.contains("note-200"));
+    assert!(after.contains("note-5"));
+    same("default", "revoked, granted, deleted");
+    let v_changed = store
+        .versions("default")
+        .list()
+        .unwrap()
+        .last()
+        .unwrap()
+        .version;
+    assert!(v_changed > v1);
+
+    // A second version with a new segment (new notes, dave's among them), published; an
+    // alias on the changed version, then moved to the new one, by plain store commands.
+    let mut rng = Rng(7);
+    let mut batch = store.batch();
+    for i in 3_000..3_300usize {
+        batch.upsert(note(
+            &mut rng,
+            i,
+            if i % 100 == 0 { "dave" } else { "alice" },
+        ));
+    }
+    let v2 = batch.commit().unwrap().versions["default"];
+    remote
+        .publish(&store, "default", &flat(), &NoProgress)
+        .unwrap();
+    let route = |version| Route {
+        index: "default".into(),
+        version,
+        weight: 100,
+    };
+    store.aliases().set("prod", &[route(v_changed)]).unwrap();
+    follower.drain_once().unwrap();
+    same("default", "second version");
+    same("prod", "alias set");
+    assert_eq!(dave_sees("prod").len(), 29);
+    store.aliases().set("prod", &[route(v2)]).unwrap();
+    follower.drain_once().unwrap();
+    same("prod", "alias moved");
+    assert_eq!(dave_sees("prod").len(), 32);
 }
 
 /// Peak resident memory (VmHWM, KiB) of `program args`, run as a child of milvus-lite's

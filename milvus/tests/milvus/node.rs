@@ -9,11 +9,12 @@
 //! before search nodes; and the command answers without a store. At 100:1 hidden to
 //! visible, answers are filled; and with every change brought by the follower alone (a
 //! revocation, a grant, a delete, a second version, an alias set and moved), equal to the
-//! store's after each step.
+//! store's after each step on FLAT, recall@10 >= 0.95 on HNSW.
 
 use crate::common;
 use crate::remote::{flat, Rng};
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -805,17 +806,41 @@ fn a_node_fills_answers_at_100_to_1() {
 /// and a delete, a second version with new notes (published), an alias set and moved. After
 /// each drain, for `dave` (1 in 100), `erin`, `alice` and the public, with and without a
 /// filter (one Milvus evaluates, one the node checks alone), through the index and through
-/// the alias: the node's answer is the local exact one (ids, order, texts, scores), names the
-/// same version, shows no hidden chunk, and holds min(k, visible) units, unmarked.
+/// the alias, the node names the store's version and shows no hidden chunk; on a FLAT
+/// publish its answer is the local exact one (ids, order, texts, scores) and holds min(k,
+/// visible) units, unmarked.
 #[test]
 fn a_node_follows_the_publisher_at_100_to_1() {
+    follow_at_100_to_1(&flat(), Compare::Exact);
+}
+
+/// The same on the default HNSW publish: every answer filled to min(k, visible) or marked
+/// short, and recall@10 against local exact at least 0.95 over every stage's answers.
+#[test]
+fn a_node_follows_the_publisher_at_100_to_1_on_hnsw() {
+    let recall = follow_at_100_to_1(&PublishOptions::default(), Compare::Recall);
+    eprintln!("HNSW at 100:1, followed: recall@10 against local exact {recall:.3}");
+    assert!(recall >= 0.95, "HNSW recall@10 {recall}");
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    /// Equal to the local answer, filled, unmarked.
+    Exact,
+    /// Filled or marked short; units counted against local exact (k = 10).
+    Recall,
+}
+
+/// Runs the followed 100:1 case on a publish with `options`; returns the units of local
+/// exact answers the node also returned, over all of them.
+fn follow_at_100_to_1(options: &PublishOptions, compare: Compare) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kb.folio");
     let (store, v1) = notes_at(&path);
     let server = common::LiteServer::start();
     let remote = Remote::connect(&server.uri()).unwrap();
     remote
-        .publish(&store, "default", &flat(), &NoProgress)
+        .publish(&store, "default", options, &NoProgress)
         .unwrap();
     drop(store);
     let moved = dir.path().join("moved.folio");
@@ -824,7 +849,11 @@ fn a_node_follows_the_publisher_at_100_to_1() {
     let store = Store::builder().open(&moved).unwrap();
     let node = Searcher::connect(&server.uri(), "default").unwrap();
     let follower = Follower::new(&store, &remote);
-    let k = 20;
+    let k = match compare {
+        Compare::Exact => 20,
+        Compare::Recall => 10,
+    };
+    let (found, total) = (Cell::new(0usize), Cell::new(0usize));
     // Two queries a stage (a node search waits for Milvus's strong consistency).
     let same = |target: &str, stage: &str| {
         for query in &QUERIES[..2] {
@@ -837,17 +866,32 @@ fn a_node_follows_the_publisher_at_100_to_1() {
                     let (answer, calls) = node.search_counted(&request).unwrap();
                     let case =
                         format!("{stage}: {target} {query:?} as {principals:?} where {filter:?}");
-                    assert_same(&answer, &local, &case);
-                    let wanted = local.stats.visible.min(k as u64);
-                    assert_eq!(answer.results.len() as u64, wanted, "{case}");
-                    assert_eq!(calls.short, None, "{case}");
+                    assert_eq!(answer.version, local.version, "{case}");
                     for hit in &answer.results {
                         let acl = store.document(&hit.doc_id).unwrap().unwrap().acl;
                         assert!(
-                            acl.is_empty() || acl.iter().any(|p| principals.contains(&p.as_str())),
+                            acl.iter().any(|p| principals.contains(&p.as_str())),
                             "{case}: {} is hidden from the asker",
                             hit.doc_id
                         );
+                    }
+                    let wanted = local.stats.visible.min(k as u64);
+                    let filled = answer.results.len() as u64 == wanted;
+                    match compare {
+                        Compare::Exact => {
+                            assert_same(&answer, &local, &case);
+                            assert!(filled, "{case}");
+                            assert_eq!(calls.short, None, "{case}");
+                        }
+                        Compare::Recall => {
+                            assert!(filled || calls.short.is_some(), "{case}: short, not marked");
+                            let units = |r: &SearchResponse| -> BTreeSet<String> {
+                                r.results.iter().map(|h| h.parent_id.clone()).collect()
+                            };
+                            let local = units(&local);
+                            found.set(found.get() + local.intersection(&units(&answer)).count());
+                            total.set(total.get() + local.len());
+                        }
                     }
                 }
             }
@@ -865,29 +909,31 @@ fn a_node_follows_the_publisher_at_100_to_1() {
             .map(|h| h.doc_id)
             .collect()
     };
+    let exact = compare == Compare::Exact;
     same("default", "published");
-    assert_eq!(dave_sees("default").len(), 30);
+    assert!(!exact || dave_sees("default").len() == 30);
 
     // A revocation, a grant and a delete: in the outbox, not yet in Milvus.
     store.set_acl("note-100", ["alice"]).unwrap();
     store.set_acl("note-5", ["alice", "dave"]).unwrap();
     store.delete("note-200").unwrap();
     let before = dave_sees("default");
-    assert!(before.contains("note-100") && before.contains("note-200"));
+    assert!(!exact || (before.contains("note-100") && before.contains("note-200")));
     assert!(!before.contains("note-5"));
     let report = follower.drain_once().unwrap();
     assert_eq!((report.entries, report.pending), (3, 0), "{report:?}");
     let after = dave_sees("default");
     assert!(!after.contains("note-100") && !after.contains("note-200"));
-    assert!(after.contains("note-5"));
+    assert!(!exact || after.contains("note-5"));
     same("default", "revoked, granted, deleted");
     let v_changed = store
         .versions("default")
         .list()
         .unwrap()
-        .last()
-        .unwrap()
-        .version;
+        .iter()
+        .map(|v| v.version)
+        .max()
+        .unwrap();
     assert!(v_changed > v1);
 
     // A second version with a new segment (new notes, dave's among them), published; an
@@ -903,7 +949,7 @@ fn a_node_follows_the_publisher_at_100_to_1() {
     }
     let v2 = batch.commit().unwrap().versions["default"];
     remote
-        .publish(&store, "default", &flat(), &NoProgress)
+        .publish(&store, "default", options, &NoProgress)
         .unwrap();
     let route = |version| Route {
         index: "default".into(),
@@ -914,11 +960,12 @@ fn a_node_follows_the_publisher_at_100_to_1() {
     follower.drain_once().unwrap();
     same("default", "second version");
     same("prod", "alias set");
-    assert_eq!(dave_sees("prod").len(), 29);
+    assert!(!exact || dave_sees("prod").len() == 29);
     store.aliases().set("prod", &[route(v2)]).unwrap();
     follower.drain_once().unwrap();
     same("prod", "alias moved");
-    assert_eq!(dave_sees("prod").len(), 32);
+    assert!(!exact || dave_sees("prod").len() == 32);
+    found.get() as f64 / total.get().max(1) as f64
 }
 
 /// Peak resident memory (VmHWM, KiB) of `program args`, run as a child of milvus-lite's

@@ -21,9 +21,12 @@ use std::time::Duration;
 
 use folio::embed::{Embedder, HashConfig, HashEmbedder};
 use folio::filter::{parse_date, MetadataValue};
-use folio::query::Expand;
+use folio::query::{Expand, Hybrid};
 use folio::store::{NoProgress, Route};
-use folio::{Document, Filter, SearchRequest, SearchResponse, SourceFormat, Store};
+use folio::{
+    Document, Filter, QueryError, ReadError, SearchMode, SearchRequest, SearchResponse,
+    SourceFormat, Store,
+};
 use folio_milvus::{
     catalog_name, documents_name, Error, Follower, PublishOptions, Remote, Searcher,
 };
@@ -235,6 +238,21 @@ fn what_a_node_reads_is_published() {
     assert!(remote.is_complete(&documents).unwrap());
     assert!(remote.has_collection(&catalog_name("folio")).unwrap());
     published_bytes(&store, &server.uri(), v1);
+    // A node ranks by vector only: lexical and hybrid requests are refused, typed, naming the
+    // mode (docs/milvus.md, "Hybrid on Milvus").
+    let node = Searcher::connect(&server.uri(), "default").unwrap();
+    for mode in [SearchMode::Lexical, SearchMode::Hybrid(Hybrid::default())] {
+        let name = mode.name();
+        let refused = node.search(&SearchRequest::text("refund").mode(mode));
+        assert!(
+            matches!(
+                refused,
+                Err(Error::Query(QueryError::Read(ReadError::InvalidParameter(ref p))))
+                    if p.name == "mode" && p.value == name
+            ),
+            "{refused:?}"
+        );
+    }
     // A publish again writes nothing new: the same rows.
     remote
         .publish(&store, &format!("default@{v1}"), &flat(), &NoProgress)

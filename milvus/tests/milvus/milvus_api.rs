@@ -2,7 +2,8 @@
 //! milvus-lite 3.2.2 on 127.0.0.1. Collections with VARCHAR primary keys, ARRAY and JSON
 //! fields and collection properties; upsert by primary key (no duplicate rows), flush, delete
 //! by primary key; exact (FLAT) cosine search filtered by `array_contains_any`; aliases
-//! created, moved and searched through. milvus-lite 3.2.2 parses no filter templates (nor the
+//! created, moved and searched through; BM25 full-text and hybrid search, which folio does not
+//! use yet (probed so a change is seen). milvus-lite 3.2.2 parses no filter templates (nor the
 //! SDK's delete by ids, which sends one), so values go in filters as quoted literals.
 
 use crate::common;

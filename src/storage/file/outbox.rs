@@ -139,6 +139,16 @@ mod tests {
         expected.push(7);
         assert_eq!(encode(&mark), expected);
         assert_eq!(decode_entry(&encode(&entry)).expect("decode"), entry);
-        assert!(decode_entry(&[0x00, 0x05, 0x03, 0x00]).is_err());
+        let collected = OutboxRecord {
+            index: 1,
+            time_ms: 5,
+            change: ChangeRecord::Collected(vec![3, 251]),
+        };
+        assert_eq!(
+            encode(&collected),
+            [0x01, 0x05, 0x03, 0x02, 0x03, 0xFB, 0xFB, 0x00]
+        );
+        // A change tag past the last one is damage, not a change.
+        assert!(decode_entry(&[0x00, 0x05, 0x04, 0x00]).is_err());
     }
 }
